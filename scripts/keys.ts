@@ -1,0 +1,83 @@
+/**
+ * API key administration, against the database the server uses (DATABASE_URL;
+ * safe while the server runs).
+ *
+ *   npm run --silent keys -- create --plan free [--label NAME]   prints the key alone on stdout
+ *   npm run --silent keys -- create --plan enterprise --rpm 5000 --rpd 2000000
+ *   npm run keys -- list                                          no secrets are shown
+ *   npm run keys -- revoke <id>                                   refused by servers within seconds
+ */
+import { parseArgs } from 'node:util';
+import { loadConfig } from '../src/config';
+import { openStorage } from '../src/storage/open-storage';
+import { issueApiKey } from '../src/keys/api-key-service';
+import { PLANS, type Plan, type Storage } from '../src/storage/storage';
+
+const USAGE = `usage:
+  keys create --plan ${PLANS.join('|')} [--label NAME] [--rpm N --rpd N]
+  keys list
+  keys revoke <id>`;
+
+class UsageError extends Error {}
+
+function positiveInteger(value: string | undefined, flag: string): number | undefined {
+  if (value === undefined) return undefined;
+  if (!/^[1-9]\d*$/.test(value) || !Number.isSafeInteger(Number(value))) throw new UsageError(`${flag} must be a positive integer`);
+  return Number(value);
+}
+
+async function create(storage: Storage, args: string[]): Promise<void> {
+  const { values } = parseArgs({
+    args,
+    options: { plan: { type: 'string' }, label: { type: 'string' }, rpm: { type: 'string' }, rpd: { type: 'string' } },
+  });
+  if (!PLANS.includes(values.plan as Plan)) throw new UsageError(`--plan must be one of ${PLANS.join(', ')}`);
+  const { key, record } = await issueApiKey(storage.apiKeys, {
+    plan: values.plan as Plan,
+    label: values.label,
+    requestsPerMinute: positiveInteger(values.rpm, '--rpm'),
+    requestsPerDay: positiveInteger(values.rpd, '--rpd'),
+  });
+  console.error(`created key ${record.id} (${record.plan}${record.label ? `, "${record.label}"` : ''}); it is shown only now:`);
+  console.log(key);
+}
+
+async function list(storage: Storage): Promise<void> {
+  const rows = (await storage.apiKeys.list()).map((key) => ({
+    id: key.id,
+    prefix: `${key.prefix}…`,
+    plan: key.plan,
+    label: key.label,
+    'limits (rpm/rpd)': key.plan === 'enterprise' ? `${key.requestsPerMinute}/${key.requestsPerDay}` : 'plan',
+    created: key.createdAt,
+    revoked: key.revokedAt ?? '',
+  }));
+  if (rows.length === 0) console.log('no keys');
+  else console.table(rows);
+}
+
+async function revoke(storage: Storage, args: string[]): Promise<void> {
+  const id = positiveInteger(args[0], '<id>');
+  if (id === undefined) throw new UsageError('revoke needs the key id (see keys list)');
+  if (!(await storage.apiKeys.revoke(id))) throw new UsageError(`no key with id ${id}`);
+  console.log(`key ${id} revoked`);
+}
+
+async function main(argv: string[]): Promise<void> {
+  const [command, ...args] = argv;
+  const commands: Record<string, (storage: Storage, args: string[]) => Promise<void>> = { create, list, revoke };
+  const run = command === undefined ? undefined : commands[command];
+  if (!run) throw new UsageError(command ? `unknown command "${command}"` : 'missing command');
+  const storage = await openStorage(loadConfig(process.env).databaseUrl);
+  try {
+    await run(storage, args);
+  } finally {
+    await storage.close();
+  }
+}
+
+main(process.argv.slice(2)).catch((error: unknown) => {
+  console.error(`keys: ${(error as Error).message}`);
+  if (error instanceof UsageError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) console.error(USAGE);
+  process.exit(error instanceof UsageError ? 2 : 1);
+});

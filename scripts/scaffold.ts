@@ -1,0 +1,55 @@
+/**
+ * `npm run scaffold`: creates `src/handlers/<operationId>.ts` for every
+ * operation of the contract that has none (answering 501 not_implemented) and
+ * rewrites the registry `src/handlers/index.ts`. Never overwrites a handler.
+ * Run `npm run generate` first so it sees the latest contract.
+ */
+import { existsSync, readdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { operationTable, type OperationId } from '../generated/operations';
+
+const HANDLERS_DIR = path.resolve(__dirname, '..', 'src', 'handlers');
+
+const stub = (operationId: string): string => `import type { Handler } from '../http/handler';
+import { notImplemented } from '../errors/api-error';
+
+// Scaffolded by \`npm run scaffold\`: replace with the implementation.
+export const ${operationId}: Handler<'${operationId}'> = async () => ({
+  status: 501,
+  body: notImplemented('${operationId}'),
+});
+`;
+
+const registry = (operationIds: string[]): string => `/**
+ * One handler per operation of the contract. \`satisfies HandlerRegistry\` makes
+ * a missing handler, an extra one, or a handler whose responses the contract
+ * does not declare a compile error. Rewritten by \`npm run scaffold\`.
+ */
+import type { HandlerRegistry } from '../http/handler';
+${operationIds.map((id) => `import { ${id} } from './${id}';`).join('\n')}
+
+export const handlers = {
+${operationIds.map((id) => `  ${id},`).join('\n')}
+} satisfies HandlerRegistry;
+`;
+
+function main(): void {
+  const operationIds = (Object.keys(operationTable) as OperationId[]).sort();
+  for (const operationId of operationIds) {
+    const file = path.join(HANDLERS_DIR, `${operationId}.ts`);
+    if (existsSync(file)) continue;
+    writeFileSync(file, stub(operationId));
+    console.log(`created src/handlers/${operationId}.ts (answers 501 until implemented)`);
+  }
+  writeFileSync(path.join(HANDLERS_DIR, 'index.ts'), registry(operationIds));
+  const known = new Set<string>(operationIds);
+  for (const file of readdirSync(HANDLERS_DIR)) {
+    const id = file.replace(/\.ts$/, '');
+    if (file !== 'index.ts' && !known.has(id)) {
+      console.warn(`src/handlers/${file} matches no operation of the contract: delete it or restore the operation`);
+    }
+  }
+  console.log('src/handlers/index.ts lists every operation of the contract.');
+}
+
+main();

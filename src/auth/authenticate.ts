@@ -1,0 +1,57 @@
+import type { RequestHandler } from 'express';
+import { LRUCache } from 'lru-cache';
+import type { ApiKeyRepository } from '../storage/storage';
+import { ApiError } from '../errors/api-error';
+import type { Caller } from './caller';
+import { hashApiKey, hashesEqual, looksLikeApiKey } from './api-key';
+
+/** How long a successful key lookup is reused: a revoked key stops working within this time. */
+export const KEY_CACHE_TTL_MS = 2_000;
+
+const unauthorized = (message: string): ApiError =>
+  new ApiError(401, 'unauthorized', message, { 'WWW-Authenticate': 'Bearer realm="pet-adoption"' });
+
+declare module 'express-serve-static-core' {
+  interface Request {
+    /** Set by `authenticate` for every request that reaches a handler. */
+    caller?: Caller;
+  }
+}
+
+/**
+ * Resolves `Authorization: Bearer <key>` to the calling key, or answers 401.
+ * The scheme is case-insensitive (RFC 9110). Only valid keys are cached, so a
+ * key created by the CLI works at once and a revoked one is refused within
+ * KEY_CACHE_TTL_MS.
+ */
+export function authenticate(apiKeys: ApiKeyRepository, cacheTtlMs: number = KEY_CACHE_TTL_MS): RequestHandler {
+  const cache = new LRUCache<string, Caller>({ max: 10_000, ttl: cacheTtlMs, ttlAutopurge: false });
+
+  async function resolveCaller(header: string | undefined): Promise<Caller> {
+    if (header === undefined) throw unauthorized('missing API key: send Authorization: Bearer <API_KEY>');
+    const match = /^bearer +(\S+) *$/i.exec(header);
+    if (!match) throw unauthorized('Authorization header must use the Bearer scheme: Bearer <API_KEY>');
+    const key = match[1]!;
+    if (!looksLikeApiKey(key)) throw unauthorized('invalid API key');
+    const hash = hashApiKey(key);
+    const cached = cache.get(hash);
+    if (cached) return cached;
+    const record = await apiKeys.findByHash(hash);
+    if (!record || !hashesEqual(record.hash, hash)) throw unauthorized('invalid API key');
+    if (record.revokedAt !== null) throw unauthorized('API key has been revoked');
+    const caller: Caller = {
+      id: record.id,
+      plan: record.plan,
+      label: record.label,
+      requestsPerMinute: record.requestsPerMinute,
+      requestsPerDay: record.requestsPerDay,
+    };
+    cache.set(hash, caller);
+    return caller;
+  }
+
+  return async (req, _res, next) => {
+    req.caller = await resolveCaller(req.headers.authorization);
+    next();
+  };
+}

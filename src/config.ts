@@ -1,0 +1,58 @@
+import { z } from 'zod';
+import { DEFAULT_DATABASE_URL } from './storage/open-storage';
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
+const booleanFlag = z.enum(['true', 'false', '1', '0']).transform((value) => value === 'true' || value === '1');
+
+const environmentSchema = z.object({
+  PORT: z.coerce.number().int().min(0).max(65535).default(3000),
+  HOST: z.string().min(1).default('127.0.0.1'),
+  DATABASE_URL: z
+    .string()
+    .regex(/^sqlite:.+/, 'must be sqlite:PATH')
+    .default(DEFAULT_DATABASE_URL),
+  LOG_LEVEL: z.enum(LOG_LEVELS).default('info'),
+  NODE_ENV: z.enum(['development', 'test', 'production']).default('development'),
+  /** Response validation: on by default except in production. */
+  VALIDATE_RESPONSES: booleanFlag.optional(),
+  /** Seconds to wait for in-flight requests on SIGTERM before closing connections. */
+  SHUTDOWN_TIMEOUT_SECONDS: z.coerce.number().positive().default(10),
+});
+
+export type Config = Readonly<{
+  port: number;
+  host: string;
+  databaseUrl: string;
+  logLevel: (typeof LOG_LEVELS)[number];
+  nodeEnv: 'development' | 'test' | 'production';
+  validateResponses: boolean;
+  shutdownTimeoutMs: number;
+}>;
+
+/**
+ * Reads and validates the configuration once at start; the result is frozen.
+ * Throws a message naming every bad variable.
+ *
+ * @example const config = loadConfig(process.env);
+ */
+export function loadConfig(env: NodeJS.ProcessEnv): Config {
+  const parsed = environmentSchema.safeParse(
+    // An empty variable means "not set", as in most shells' `VAR= cmd`.
+    Object.fromEntries(Object.entries(env).filter(([, value]) => value !== '')),
+  );
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((issue) => `  ${issue.path.join('.')}: ${issue.message}`);
+    throw new Error(`invalid configuration:\n${problems.join('\n')}`);
+  }
+  const values = parsed.data;
+  return Object.freeze({
+    port: values.PORT,
+    host: values.HOST,
+    databaseUrl: values.DATABASE_URL,
+    logLevel: values.LOG_LEVEL,
+    nodeEnv: values.NODE_ENV,
+    validateResponses: values.VALIDATE_RESPONSES ?? values.NODE_ENV !== 'production',
+    shutdownTimeoutMs: values.SHUTDOWN_TIMEOUT_SECONDS * 1000,
+  });
+}

@@ -1,0 +1,99 @@
+import type { ErrorRequestHandler, Request, RequestHandler } from 'express';
+import type { Logger } from 'pino';
+import { ApiError, type ErrorCode } from './api-error';
+
+/** Validator errors carry one entry per broken rule, e.g. `{ path: '/query/limit', message: 'must be <= 100' }`. */
+interface ValidationIssue {
+  path?: string;
+  message: string;
+  errorCode?: string;
+}
+
+interface HttpLikeError {
+  status?: number;
+  statusCode?: number;
+  /** body-parser's error kind, e.g. `entity.parse.failed`. */
+  type?: string;
+  errors?: ValidationIssue[];
+  headers?: Record<string, string>;
+  message?: string;
+}
+
+const CODE_BY_STATUS: Record<number, ErrorCode> = {
+  400: 'invalid_request',
+  401: 'unauthorized',
+  404: 'not_found',
+  405: 'method_not_allowed',
+  413: 'payload_too_large',
+  415: 'unsupported_media_type',
+  429: 'rate_limited',
+  501: 'not_implemented',
+};
+
+/** `/query/limit` + `must be <= 100` -> `query.limit must be <= 100`. */
+function describeIssue(issue: ValidationIssue): string {
+  const field = (issue.path ?? '').replace(/^[./]+/, '').replace(/\//g, '.');
+  const message = issue.message
+    .replace(/^must have required property '([^']+)'$/, 'is required')
+    .replace(/^must NOT have additional properties$/, 'is not allowed (unknown property)')
+    .replace(/^Unknown query parameter '([^']+)'$/, 'is not a known query parameter');
+  return field ? `${field} ${message}` : message;
+}
+
+/** Turns anything thrown into an ApiError whose message is safe to send. */
+export function toApiError(error: unknown, req: Request): ApiError {
+  if (error instanceof ApiError) return error;
+  const http = (error ?? {}) as HttpLikeError;
+  const status = http.status ?? http.statusCode;
+  switch (http.type) {
+    case 'entity.parse.failed':
+      return new ApiError(400, 'invalid_request', 'body is not valid JSON');
+    case 'entity.too.large':
+      return new ApiError(413, 'payload_too_large', 'body must not be larger than 1 MB');
+    case 'encoding.unsupported':
+    case 'charset.unsupported':
+      return new ApiError(415, 'unsupported_media_type', http.message ?? 'unsupported body encoding');
+  }
+  const code = status === undefined ? undefined : CODE_BY_STATUS[status];
+  if (status === undefined || code === undefined) {
+    return new ApiError(500, 'internal_error', 'internal error: the failure was logged');
+  }
+  switch (status) {
+    case 404:
+      return new ApiError(404, 'not_found', 'no such route: see /docs for the API reference');
+    case 405:
+      return new ApiError(405, code, `${req.method} is not allowed on ${req.path}; allowed: ${http.headers?.['Allow']}`, http.headers);
+    case 415: {
+      const contentType = req.headers['content-type'];
+      const hasBody = Number(req.headers['content-length'] ?? 0) > 0 || req.headers['transfer-encoding'] !== undefined;
+      if (contentType === undefined && !hasBody) {
+        return new ApiError(400, 'invalid_request', 'body is required: send JSON with Content-Type: application/json');
+      }
+      return new ApiError(415, code, `Content-Type must be application/json, got ${contentType ?? 'none'}`);
+    }
+  }
+  const message = http.errors?.length ? http.errors.map(describeIssue).join('; ') : (http.message ?? code);
+  return new ApiError(status, code, message, http.headers ?? {});
+}
+
+/**
+ * The one place errors become responses: every failure is an Error object
+ * `{code, message, status}` served as application/json. Bugs are logged with
+ * their stack and answered with a bland 500.
+ */
+export function errorMapper(logger: Logger): ErrorRequestHandler {
+  return (error, req, res, _next) => {
+    const apiError = toApiError(error, req);
+    if (apiError.status >= 500) logger.error({ err: error, method: req.method, url: req.originalUrl }, 'request failed');
+    if (res.headersSent) {
+      res.destroy();
+      return;
+    }
+    res.status(apiError.status).set(apiError.headers).json(apiError.toBody());
+  };
+}
+
+/** Paths outside the contract (and outside the docs/health routes). */
+export const unknownRoute: RequestHandler = () => {
+  throw new ApiError(404, 'not_found', 'no such route: see /docs for the API reference');
+};

@@ -1,0 +1,6 @@
+import type { Handler } from '../http/handler';
+
+export const listPets: Handler<'listPets'> = async ({ query }, { pets }) => ({
+  status: 200,
+  body: await pets.list({ limit: query.limit, status: query.status }),
+});

@@ -1,0 +1,72 @@
+/**
+ * Handler types, derived entirely from the generated contract types: nothing
+ * about an operation's parameters, body or responses is written here by hand.
+ *
+ * @example
+ * export const getPet: Handler<'getPet'> = async ({ params }, { pets }) => {
+ *   const pet = await pets.get(params.petId);
+ *   return pet ? { status: 200, body: pet } : { status: 404, body: notFound(`pet ${params.petId} does not exist`) };
+ * };
+ */
+import type { operations } from '../../generated/openapi';
+import type { OperationId, operationTable } from '../../generated/operations';
+import type { PetRepository } from '../storage/storage';
+import type { Caller } from '../auth/caller';
+
+export type { OperationId };
+
+type Operation<K extends OperationId> = operations[K];
+type Defaulted<K extends OperationId> = (typeof operationTable)[K]['defaulted'];
+
+/** `T` with the keys `D` made required: the validator has applied their schema defaults. */
+type WithDefaults<T, D extends readonly string[]> = [T] extends [never]
+  ? Record<string, never>
+  : T & { [P in Extract<keyof T, D[number]>]-?: Exclude<T[P], undefined> };
+
+type JsonContent<T> = T extends { content: { 'application/json': infer Body } } ? Body : undefined;
+
+export type PathParams<K extends OperationId> = Operation<K>['parameters'] extends { path: infer P }
+  ? P
+  : Record<string, never>;
+
+export type QueryParams<K extends OperationId> = WithDefaults<
+  Exclude<Operation<K>['parameters']['query'], undefined>,
+  Defaulted<K>['query']
+>;
+
+export type RequestBody<K extends OperationId> = Operation<K> extends { requestBody: infer Body }
+  ? WithDefaults<JsonContent<Body>, Defaulted<K>['body']>
+  : undefined;
+
+type Responses<K extends OperationId> = Operation<K>['responses'];
+
+/** The statuses an operation declares explicitly (`default` is for the error mapper, not handlers). */
+export type DeclaredStatus<K extends OperationId> = Extract<Exclude<keyof Responses<K>, 'default'>, number>;
+
+/** One of the responses the contract declares for `K`: a status and the body the spec gives it. */
+export type HandlerResponse<K extends OperationId> = {
+  [S in DeclaredStatus<K>]: JsonContent<Responses<K>[S]> extends undefined
+    ? { status: S; body?: undefined; headers?: Record<string, string> }
+    : { status: S; body: JsonContent<Responses<K>[S]>; headers?: Record<string, string> };
+}[DeclaredStatus<K>];
+
+/** What a handler receives: already validated against the contract. */
+export interface HandlerRequest<K extends OperationId> {
+  params: PathParams<K>;
+  query: QueryParams<K>;
+  body: RequestBody<K>;
+}
+
+/** What a handler may use besides the request. */
+export interface HandlerContext {
+  pets: PetRepository;
+  caller: Caller;
+}
+
+export type Handler<K extends OperationId> = (
+  request: HandlerRequest<K>,
+  context: HandlerContext,
+) => Promise<HandlerResponse<K>>;
+
+/** Exactly one handler per operation of the contract: a missing or extra entry is a type error. */
+export type HandlerRegistry = { [K in OperationId]: Handler<K> };

@@ -1,0 +1,35 @@
+import * as OpenApiValidator from 'express-openapi-validator';
+import type { RequestHandler } from 'express';
+import type { OpenApiDocument } from '../spec/load-spec';
+
+/**
+ * express-openapi-validator's `int64` only checks "is an integer", so 2^63 and
+ * 1e20 pass. Ids must be exact in JavaScript: safe integers only.
+ */
+export const int64Format = {
+  type: 'number' as const,
+  validate: (value: number): boolean => Number.isSafeInteger(value),
+};
+
+export interface ValidatorOptions {
+  /** Validate handler responses too (always in development and test). */
+  validateResponses: boolean;
+}
+
+/**
+ * The contract enforced at run time. Requests are always validated at full
+ * strictness: unknown query parameters are refused, bodies are never
+ * type-coerced (only path and query strings are parsed as their schema types).
+ */
+export function contractValidator(spec: OpenApiDocument, basePath: string, options: ValidatorOptions): RequestHandler[] {
+  return OpenApiValidator.middleware({
+    // The validator matches request paths against `servers`; give it the base
+    // path we derived (the real servers use variables for whole URLs).
+    apiSpec: { ...structuredClone(spec), servers: [{ url: basePath }] } as never,
+    validateRequests: { allowUnknownQueryParameters: false, coerceTypes: false },
+    validateResponses: options.validateResponses ? { removeAdditional: false } : false,
+    validateSecurity: false,
+    ignoreUndocumented: false,
+    formats: { int64: int64Format },
+  }) as RequestHandler[];
+}

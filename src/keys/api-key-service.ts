@@ -1,0 +1,43 @@
+import type { ApiKeyRecord, ApiKeyRepository, Plan } from '../storage/storage';
+import { displayPrefix, generateApiKey, hashApiKey } from '../auth/api-key';
+
+export interface IssueKeyInput {
+  plan: Plan;
+  label?: string;
+  /** Required for `enterprise` (its custom limits), refused for other plans. */
+  requestsPerMinute?: number;
+  requestsPerDay?: number;
+}
+
+/**
+ * Issues a key: the secret is returned once and only its SHA-256 hash is stored.
+ *
+ * @example const { key, record } = await issueApiKey(storage.apiKeys, { plan: 'free', label: 'ci' });
+ */
+export async function issueApiKey(
+  apiKeys: ApiKeyRepository,
+  input: IssueKeyInput,
+): Promise<{ key: string; record: ApiKeyRecord }> {
+  validateLimits(input);
+  const key = generateApiKey();
+  const record = await apiKeys.create({
+    hash: hashApiKey(key),
+    prefix: displayPrefix(key),
+    plan: input.plan,
+    label: input.label ?? '',
+    requestsPerMinute: input.requestsPerMinute ?? null,
+    requestsPerDay: input.requestsPerDay ?? null,
+  });
+  return { key, record };
+}
+
+function validateLimits({ plan, requestsPerMinute, requestsPerDay }: IssueKeyInput): void {
+  const custom = [requestsPerMinute, requestsPerDay];
+  if (plan === 'enterprise') {
+    if (custom.some((value) => value === undefined || !Number.isSafeInteger(value) || value < 1)) {
+      throw new Error('an enterprise key needs --rpm N and --rpd N (positive integers)');
+    }
+  } else if (custom.some((value) => value !== undefined)) {
+    throw new Error(`--rpm and --rpd are only for enterprise keys; the ${plan} plan has fixed limits`);
+  }
+}

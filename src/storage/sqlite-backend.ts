@@ -1,0 +1,29 @@
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+import BetterSqlite3 from 'better-sqlite3';
+import { Kysely, SqliteDialect } from 'kysely';
+import type { Database } from './schema';
+import type { SqlFlavor } from './migrations';
+
+export const sqliteFlavor: SqlFlavor = {
+  addIdColumn: (table) => table.addColumn('id', 'integer', (col) => col.primaryKey().autoIncrement()),
+};
+
+/**
+ * Opens (creating it and its folder if needed) an SQLite file in WAL mode:
+ * readers never block the writer, so the keys CLI can use the file while the
+ * server runs. `:memory:` gives a private in-memory database.
+ *
+ * @example const db = openSqlite('data/pets.db');
+ */
+export function openSqlite(file: string): Kysely<Database> {
+  if (file !== ':memory:') mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
+  const connection = new BetterSqlite3(file);
+  connection.pragma('journal_mode = WAL');
+  // In WAL mode NORMAL keeps every committed transaction across a process
+  // crash (kill -9); only an OS crash or power loss may drop the last ones.
+  connection.pragma('synchronous = NORMAL');
+  connection.pragma('busy_timeout = 5000');
+  connection.pragma('foreign_keys = ON');
+  return new Kysely<Database>({ dialect: new SqliteDialect({ database: connection }) });
+}
