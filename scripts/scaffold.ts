@@ -33,23 +33,32 @@ ${operationIds.map((id) => `  ${id},`).join('\n')}
 } satisfies HandlerRegistry;
 `;
 
-function main(): void {
-  const operationIds = (Object.keys(operationTable) as OperationId[]).sort();
-  for (const operationId of operationIds) {
-    const file = path.join(HANDLERS_DIR, `${operationId}.ts`);
+/** Creates the missing handler stubs in `dir` and rewrites its registry; returns the operationIds created. */
+export function scaffold(dir: string, operationIds: readonly string[]): string[] {
+  const sorted = [...operationIds].sort();
+  const created: string[] = [];
+  for (const operationId of sorted) {
+    const file = path.join(dir, `${operationId}.ts`);
     if (existsSync(file)) continue;
-    writeFileSync(file, stub(operationId));
-    console.log(`created src/handlers/${operationId}.ts (answers 501 until implemented)`);
+    writeFileSync(file, stub(operationId), { flag: 'wx' });
+    created.push(operationId);
   }
-  writeFileSync(path.join(HANDLERS_DIR, 'index.ts'), registry(operationIds));
+  writeFileSync(path.join(dir, 'index.ts'), registry(sorted));
+  return created;
+}
+
+function main(): void {
+  const operationIds = Object.keys(operationTable) as OperationId[];
+  for (const id of scaffold(HANDLERS_DIR, operationIds)) {
+    console.log(`created src/handlers/${id}.ts (answers 501 until implemented)`);
+  }
   const known = new Set<string>(operationIds);
   for (const file of readdirSync(HANDLERS_DIR)) {
-    const id = file.replace(/\.ts$/, '');
-    if (file !== 'index.ts' && !known.has(id)) {
+    if (file !== 'index.ts' && !known.has(file.replace(/\.ts$/, ''))) {
       console.warn(`src/handlers/${file} matches no operation of the contract: delete it or restore the operation`);
     }
   }
-  console.log('src/handlers/index.ts lists every operation of the contract.');
+  console.log('src/handlers/index.ts lists every operation of the contract; run `npm run typecheck`.');
 }
 
-main();
+if (require.main === module) main();

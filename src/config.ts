@@ -6,7 +6,12 @@ const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'
 const booleanFlag = z.enum(['true', 'false', '1', '0']).transform((value) => value === 'true' || value === '1');
 
 const environmentSchema = z.object({
-  PORT: z.coerce.number().int().min(0).max(65535).default(3000),
+  PORT: z
+    .string()
+    .regex(/^\d{1,5}$/, 'must be an integer from 0 to 65535')
+    .transform(Number)
+    .refine((port) => port <= 65535, 'must be an integer from 0 to 65535')
+    .default(3000),
   HOST: z.string().min(1).default('127.0.0.1'),
   DATABASE_URL: z
     .string()
@@ -17,7 +22,7 @@ const environmentSchema = z.object({
   /** Response validation: on by default except in production. */
   VALIDATE_RESPONSES: booleanFlag.optional(),
   /** Seconds to wait for in-flight requests on SIGTERM before closing connections. */
-  SHUTDOWN_TIMEOUT_SECONDS: z.coerce.number().positive().default(10),
+  SHUTDOWN_TIMEOUT_SECONDS: z.coerce.number({ error: 'must be a number of seconds' }).positive().default(10),
 });
 
 export type Config = Readonly<{

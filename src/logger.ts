@@ -1,9 +1,15 @@
-import pino, { type Logger } from 'pino';
+import pino, { type DestinationStream, type Logger } from 'pino';
 
-/** JSON logs on stdout; API keys can never be logged, even by accident. */
-export function createLogger(level: string): Logger {
-  return pino({
+/** JSON logs (stdout by default); API keys can never be logged, even by accident. */
+export function createLogger(level: string, destination?: DestinationStream): Logger {
+  return pino(
+    {
     level,
-    redact: { paths: ['req.headers.authorization', 'headers.authorization', 'authorization', 'apiKey', 'key'], censor: '[redacted]' },
-  });
+      redact: {
+        paths: ['req.headers.authorization', 'headers.authorization', 'authorization', 'apiKey', 'key'],
+        censor: '[redacted]',
+      },
+    },
+    destination,
+  );
 }

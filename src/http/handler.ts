@@ -20,14 +20,14 @@ type Defaulted<K extends OperationId> = (typeof operationTable)[K]['defaulted'];
 
 /** `T` with the keys `D` made required: the validator has applied their schema defaults. */
 type WithDefaults<T, D extends readonly string[]> = [T] extends [never]
-  ? Record<string, never>
+  ? Record<never, never>
   : T & { [P in Extract<keyof T, D[number]>]-?: Exclude<T[P], undefined> };
 
 type JsonContent<T> = T extends { content: { 'application/json': infer Body } } ? Body : undefined;
 
 export type PathParams<K extends OperationId> = Operation<K>['parameters'] extends { path: infer P }
   ? P
-  : Record<string, never>;
+  : Record<never, never>;
 
 export type QueryParams<K extends OperationId> = WithDefaults<
   Exclude<Operation<K>['parameters']['query'], undefined>,

@@ -1,0 +1,123 @@
+import { mkdtempSync, readFileSync, writeFileSync, readdirSync } from 'node:fs';
+import path from 'node:path';
+import { spawnSync } from 'node:child_process';
+import { basePathOf } from '../src/spec/base-path';
+import { deprecationHeaders } from '../src/spec/deprecation';
+import { listOperations, loadSpec } from '../src/spec/load-spec';
+import { scaffold } from '../scripts/scaffold';
+import { operationTable } from '../generated/operations';
+import { PROJECT_ROOT, tempDir } from './support/paths';
+
+const spec = loadSpec();
+
+describe('the contract (openapi/openapi.yaml)', () => {
+  it('is OpenAPI 3.1, version 1.0.0, with production, staging and local servers all ending in /v1', () => {
+    expect(spec.openapi).toBe('3.1.0');
+    expect(spec.info.version).toBe('1.0.0');
+    expect(spec.servers?.map((server) => server.url)).toEqual(['{base_url}', '{staging_base_url}', 'http://localhost:3000/v1']);
+    expect(basePathOf(spec)).toBe('/v1');
+  });
+
+  it('declares the seed operations, getPet deprecated, every operation secured', () => {
+    const ops = listOperations(spec).map((op) => [op.operationId, op.method, op.path, op.operation.deprecated === true]);
+    expect(ops).toEqual([
+      ['listPets', 'get', '/pets', false],
+      ['createPet', 'post', '/pets', false],
+      ['getPet', 'get', '/pets/{petId}', true],
+      ['listStoreOrders', 'get', '/store/orders', false],
+    ]);
+    expect(spec['security']).toEqual([{ bearerAuth: [] }]);
+    for (const op of listOperations(spec)) expect(op.operation['security']).toBeUndefined();
+  });
+
+  it('servers that disagree on the base path are refused', () => {
+    expect(() => basePathOf({ ...spec, servers: [{ url: 'https://a.example/v1' }, { url: 'https://b.example/v2' }] })).toThrow(
+      /disagree/,
+    );
+  });
+});
+
+describe('deprecation headers derive from the contract', () => {
+  it('getPet: Deprecation (RFC 9745), Sunset (RFC 8594) and the successor link', () => {
+    expect(deprecationHeaders(spec, '/v1')).toEqual(
+      new Map([
+        [
+          'getPet',
+          {
+            Deprecation: '@1795219200',
+            Sunset: 'Thu, 05 Dec 2030 00:00:00 GMT',
+            Link: '</v1/pets>; rel="successor-version"',
+          },
+        ],
+      ]),
+    );
+  });
+
+  it('any operation marked deprecated in the YAML gets them, with no code change', () => {
+    const edited = structuredClone(spec) as any;
+    Object.assign(edited.paths['/store/orders'].get, { deprecated: true, 'x-deprecated-at': '2027-01-01', 'x-sunset': '2028-02-29' });
+    const headers = deprecationHeaders(edited, '/v1').get('listStoreOrders');
+    expect(headers).toEqual({ Deprecation: '@1798761600', Sunset: 'Tue, 29 Feb 2028 00:00:00 GMT' });
+  });
+
+  it('a deprecated operation with a bad date or successor is refused at start', () => {
+    const edited = structuredClone(spec) as any;
+    edited.paths['/pets/{petId}'].get['x-sunset'] = 'next year';
+    expect(() => deprecationHeaders(edited, '/v1')).toThrow(/x-sunset must be a YYYY-MM-DD date/);
+    edited.paths['/pets/{petId}'].get['x-sunset'] = '2030-12-05';
+    edited.paths['/pets/{petId}'].get['x-successor'] = { operationId: 'nope' };
+    expect(() => deprecationHeaders(edited, '/v1')).toThrow(/x-successor nope is not an operation/);
+  });
+});
+
+describe('generated/ (npm run generate)', () => {
+  const generate = (...args: string[]) =>
+    spawnSync(process.execPath, ['--import', 'tsx', 'scripts/generate.ts', ...args], { cwd: PROJECT_ROOT, encoding: 'utf8' });
+
+  it('is up to date with the YAML (npm run check:generated passes)', () => {
+    const result = generate('--check');
+    expect(result.stderr).toBe('');
+    expect(result.status).toBe(0);
+  });
+
+  it('check:generated fails, naming the stale files, when the YAML changed', () => {
+    const dir = tempDir();
+    const edited = path.join(dir, 'openapi.yaml');
+    writeFileSync(edited, readFileSync(path.join(PROJECT_ROOT, 'openapi/openapi.yaml'), 'utf8').replace('enum: [available, pending, sold]', 'enum: [available, pending, sold, adopted]'));
+    const result = generate('--check', '--spec', edited);
+    expect(result.status).toBe(1);
+    expect(result.stderr).toMatch(/Generated files are stale: generated\/openapi\.ts/);
+    // Regenerating into another folder writes the new value.
+    expect(generate('--spec', edited, '--out', dir).status).toBe(0);
+    expect(readFileSync(path.join(dir, 'openapi.ts'), 'utf8')).toContain('"adopted"');
+  });
+
+  it('the operation table records method, path and the schema defaults the validator applies', () => {
+    expect(operationTable.listPets).toEqual({ method: 'get', path: '/pets', defaulted: { query: ['limit'], body: [] } });
+    expect(operationTable.createPet.defaulted.body).toEqual(['status']);
+  });
+});
+
+describe('npm run scaffold', () => {
+  it('creates a 501 stub for each operation without a handler, never overwrites one, and rewrites the registry', () => {
+    const dir = tempDir();
+    writeFileSync(path.join(dir, 'getPet.ts'), '// my implementation\n');
+    const created = scaffold(dir, ['getPet', 'listPets', 'adoptPet']);
+    expect(created.sort()).toEqual(['adoptPet', 'listPets']);
+    expect(readFileSync(path.join(dir, 'getPet.ts'), 'utf8')).toBe('// my implementation\n');
+    expect(readFileSync(path.join(dir, 'adoptPet.ts'), 'utf8')).toContain("status: 501,\n  body: notImplemented('adoptPet')");
+    const registry = readFileSync(path.join(dir, 'index.ts'), 'utf8');
+    for (const id of ['adoptPet', 'getPet', 'listPets']) expect(registry).toContain(`import { ${id} } from './${id}';`);
+    expect(readdirSync(dir).sort()).toEqual(['adoptPet.ts', 'getPet.ts', 'index.ts', 'listPets.ts']);
+  });
+
+  it('the committed handlers are exactly what scaffold expects (one file per operation plus the registry)', () => {
+    const dir = path.join(PROJECT_ROOT, 'src', 'handlers');
+    const files = readdirSync(dir).sort();
+    expect(files).toEqual([...Object.keys(operationTable).map((id) => `${id}.ts`), 'index.ts'].sort());
+    const copy = mkdtempSync(path.join(tempDir(), 'h-'));
+    for (const file of files) writeFileSync(path.join(copy, file), readFileSync(path.join(dir, file)));
+    expect(scaffold(copy, Object.keys(operationTable))).toEqual([]);
+    expect(readFileSync(path.join(copy, 'index.ts'), 'utf8')).toBe(readFileSync(path.join(dir, 'index.ts'), 'utf8'));
+  });
+});

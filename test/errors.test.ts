@@ -1,0 +1,149 @@
+import request from 'supertest';
+import type { Express } from 'express';
+import express from 'express';
+import { handlers } from '../src/handlers';
+import type { Handler } from '../src/http/handler';
+import { contractValidator, int64Format } from '../src/http/validator';
+import { errorMapper } from '../src/errors/error-mapper';
+import { createLogger } from '../src/logger';
+import { assertConformsToSpec } from './support/spec-conformance';
+import { startTestApp, type TestApp } from './support/test-app';
+
+let t: TestApp;
+beforeEach(async () => {
+  t = await startTestApp();
+});
+afterEach(() => t.close());
+
+const expectErrorObject = (res: request.Response, status: number, code: string) => {
+  expect(res.status).toBe(status);
+  expect(res.headers['content-type']).toMatch(/^application\/json/);
+  expect(res.body).toEqual({ code, status, message: expect.any(String) });
+};
+
+describe('every error is an Error object {code, message, status}', () => {
+  it('404 for an unknown route under the base path', async () => {
+    const res = await t.api.get('/v1/kittens').set('Authorization', t.auth);
+    expectErrorObject(res, 404, 'not_found');
+  });
+
+  it('404 for an unknown route outside the base path', async () => {
+    expectErrorObject(await t.api.get('/pets'), 404, 'not_found');
+    expectErrorObject(await t.api.get('/v2/pets'), 404, 'not_found');
+  });
+
+  it('405 with Allow for a known path and an undeclared method', async () => {
+    const res = await t.api.delete('/v1/pets').set('Authorization', t.auth);
+    expectErrorObject(res, 405, 'method_not_allowed');
+    expect(res.headers.allow?.split(/, */).sort()).toEqual(['GET', 'POST']);
+    expect(res.body.message).toBe('DELETE is not allowed on /v1/pets; allowed: POST, GET');
+    const put = await t.api.put('/v1/pets/1').set('Authorization', t.auth).send({});
+    expectErrorObject(put, 405, 'method_not_allowed');
+    expect(put.headers.allow).toBe('GET');
+  });
+
+  it('415 for a body that is not application/json; nothing is stored', async () => {
+    const res = await t.api.post('/v1/pets').set('Authorization', t.auth).set('Content-Type', 'text/plain').send('name=Rex');
+    expectErrorObject(res, 415, 'unsupported_media_type');
+    expect(res.body.message).toBe('Content-Type must be application/json, got text/plain');
+    const form = await t.api.post('/v1/pets').set('Authorization', t.auth).type('form').send({ name: 'Rex', categoryId: 1 });
+    expectErrorObject(form, 415, 'unsupported_media_type');
+    expect(await t.storage.pets.list({ limit: 10 })).toEqual([]);
+  });
+
+  it('400 for malformed JSON', async () => {
+    const res = await t.api.post('/v1/pets').set('Authorization', t.auth).set('Content-Type', 'application/json').send('{"name":');
+    expectErrorObject(res, 400, 'invalid_request');
+    expect(res.body.message).toBe('body is not valid JSON');
+  });
+
+  it('413 for a body over 1 MB', async () => {
+    const body = JSON.stringify({ name: 'x'.repeat(1024 * 1024), categoryId: 1 });
+    const res = await t.api.post('/v1/pets').set('Authorization', t.auth).set('Content-Type', 'application/json').send(body);
+    expectErrorObject(res, 413, 'payload_too_large');
+  });
+
+  it('a body just under 1 MB reaches validation (400 for the long name, not 413)', async () => {
+    const body = JSON.stringify({ name: 'x'.repeat(1000 * 1000), categoryId: 1 });
+    const res = await t.api.post('/v1/pets').set('Authorization', t.auth).set('Content-Type', 'application/json').send(body);
+    expectErrorObject(res, 400, 'invalid_request');
+  });
+
+  it('500 for a thrown bug: no stack or internals in the body, the error is logged', async () => {
+    const broken: Handler<'listPets'> = async () => {
+      throw new Error('secret internal detail at /srv/db.ts:42');
+    };
+    const app = (await startTestApp({ handlers: { ...handlers, listPets: broken } })) as TestApp;
+    const res = await app.api.get('/v1/pets').set('Authorization', app.auth);
+    expectErrorObject(res, 500, 'internal_error');
+    expect(res.text).not.toMatch(/secret|db\.ts|at /);
+    expect(app.logs()).toContain('secret internal detail');
+    await app.close();
+  });
+
+  it('500 (never a silent contract breach) when a handler returns a body the contract forbids', async () => {
+    const wrong = (async () => ({ status: 200, body: [{ id: 'one', name: 'Rex' }] })) as unknown as Handler<'listPets'>;
+    const app = await startTestApp({ handlers: { ...handlers, listPets: wrong } });
+    const res = await app.api.get('/v1/pets').set('Authorization', app.auth);
+    expectErrorObject(res, 500, 'internal_error');
+    await app.close();
+  });
+});
+
+describe('the spec conformance check used by every test', () => {
+  it('rejects a response that breaks the contract', async () => {
+    const wrong = (async () => ({ status: 200, body: [{ id: 'one', name: 'Rex' }] })) as unknown as Handler<'listPets'>;
+    const app = await startTestApp({ handlers: { ...handlers, listPets: wrong }, validateResponses: false });
+    const res = await request(app.app).get('/v1/pets').set('Authorization', app.auth);
+    expect(res.status).toBe(200);
+    expect(() => assertConformsToSpec(res)).toThrow(/breaks the contract.*must be integer/s);
+    await app.close();
+  });
+
+  it('rejects an error that is not an Error object', async () => {
+    const app: Express = express();
+    app.get('/nowhere', (_req, res) => {
+      res.status(404).json({ error: 'nope' });
+    });
+    const res = await request(app).get('/nowhere');
+    expect(() => assertConformsToSpec(res)).toThrow(/must have required property/);
+  });
+});
+
+describe('int64 format: only JavaScript-safe integers', () => {
+  it('the format itself', () => {
+    expect(int64Format.validate(2 ** 53 - 1)).toBe(true);
+    expect(int64Format.validate(-(2 ** 53 - 1))).toBe(true);
+    expect(int64Format.validate(2 ** 53)).toBe(false);
+    expect(int64Format.validate(2 ** 63)).toBe(false);
+    expect(int64Format.validate(1e20)).toBe(false);
+  });
+
+  it('is registered with the validator (a bare int64 with no maximum refuses 2^63 and 1e20)', async () => {
+    const spec = {
+      openapi: '3.1.0',
+      info: { title: 't', version: '1' },
+      servers: [{ url: '/' }],
+      paths: {
+        '/n/{n}': {
+          get: {
+            operationId: 'n',
+            parameters: [{ name: 'n', in: 'path', required: true, schema: { type: 'integer', format: 'int64' } }],
+            responses: { '204': { description: 'ok' } },
+          },
+        },
+      },
+    };
+    const app = express();
+    app.use(contractValidator(spec, '', { validateResponses: false }));
+    app.get('/n/:n', (_req, res) => {
+      res.status(204).end();
+    });
+    app.use(errorMapper(createLogger('silent')));
+    await request(app).get('/n/9007199254740991').expect(204);
+    for (const n of ['9223372036854775808', '100000000000000000000', '9007199254740992']) {
+      const res = await request(app).get(`/n/${n}`).expect(400);
+      expect(res.body.message).toBe('params.n must match format "int64"');
+    }
+  });
+});

@@ -1,0 +1,140 @@
+import http from 'node:http';
+import path from 'node:path';
+import { existsSync } from 'node:fs';
+import { runKeysCli, runServerToExit, startServer } from './support/processes';
+import { tempDir } from './support/paths';
+
+const KEY = /pas_[A-Za-z0-9_-]{43}/;
+
+async function get(url: string, key?: string): Promise<{ status: number; body: string }> {
+  const res = await fetch(url, { headers: key ? { Authorization: `Bearer ${key}` } : {} });
+  return { status: res.status, body: await res.text() };
+}
+
+describe('server entry point (src/server.ts)', () => {
+  it('first start in development creates data/pets.db under the working directory and prints one usable key', async () => {
+    const cwd = tempDir();
+    const server = await startServer({ CWD: cwd, DATABASE_URL: '' });
+    try {
+      expect(existsSync(path.join(cwd, 'data', 'pets.db'))).toBe(true);
+      const key = KEY.exec(server.output())?.[0];
+      expect(key).toBeDefined();
+      expect((await get(`${server.url}/v1/pets`, key)).status).toBe(200);
+    } finally {
+      expect(await server.stop()).toBe(0);
+    }
+    // A second start finds the key and prints none.
+    const again = await startServer({ CWD: cwd, DATABASE_URL: '' });
+    expect(again.output()).not.toMatch(KEY);
+    expect(await again.stop()).toBe(0);
+  });
+
+  it('never creates a key in production', async () => {
+    const server = await startServer({ NODE_ENV: 'production', DATABASE_URL: `sqlite:${tempDir()}/pets.db` });
+    expect(server.output()).not.toMatch(KEY);
+    expect((await get(`${server.url}/healthz`)).status).toBe(200);
+    expect(await server.stop()).toBe(0);
+  });
+
+  it.each([
+    [{ PORT: 'abc' }, /PORT: must be an integer from 0 to 65535/],
+    [{ PORT: '70000' }, /PORT: must be an integer from 0 to 65535/],
+    [{ NODE_ENV: 'staging' }, /NODE_ENV/],
+    [{ LOG_LEVEL: 'loud' }, /LOG_LEVEL/],
+    [{ DATABASE_URL: 'mysql://x' }, /DATABASE_URL/],
+    [{ VALIDATE_RESPONSES: 'maybe' }, /VALIDATE_RESPONSES/],
+  ])('refuses to start on bad configuration %j with a clear message and exit 1', (env, message) => {
+    const result = runServerToExit(env as Record<string, string>);
+    expect(result.status).toBe(1);
+    expect(result.output).toMatch(/invalid configuration/);
+    expect(result.output).toMatch(message);
+    expect(result.output).not.toMatch(/\n\s+at /); // no stack trace
+  });
+
+  it('on SIGTERM finishes the in-flight request, closes the database and exits 0', async () => {
+    const databaseUrl = `sqlite:${tempDir()}/pets.db`;
+    const key = runKeysCli(['create', '--plan', 'free'], { DATABASE_URL: databaseUrl }).stdout.trim();
+    const server = await startServer({ DATABASE_URL: databaseUrl, NODE_ENV: 'production' });
+    const body = JSON.stringify({ name: 'Slow', categoryId: 1 });
+    // Send the headers and half the body, signal, then the rest.
+    const response = new Promise<{ status: number; text: string }>((resolve, reject) => {
+      const req = http.request(
+        `${server.url}/v1/pets`,
+        { method: 'POST', headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) } },
+        (res) => {
+          let text = '';
+          res.on('data', (chunk) => (text += chunk));
+          res.on('end', () => resolve({ status: res.statusCode!, text }));
+        },
+      );
+      req.on('error', reject);
+      req.write(body.slice(0, 10));
+      setTimeout(() => {
+        server.child.kill('SIGTERM');
+        setTimeout(() => req.end(body.slice(10)), 300);
+      }, 300);
+    });
+    const { status, text } = await response;
+    expect(status).toBe(201);
+    expect(JSON.parse(text)).toMatchObject({ name: 'Slow' });
+    expect(await server.stop()).toBe(0);
+    expect(server.output()).toContain('stopped');
+    // The acknowledged pet is on disk.
+    const again = await startServer({ DATABASE_URL: databaseUrl, NODE_ENV: 'production' });
+    expect(JSON.parse((await get(`${again.url}/v1/pets`, key)).body)).toEqual([JSON.parse(text)]);
+    expect(await again.stop('SIGINT')).toBe(0);
+  });
+});
+
+describe('keys CLI against the database of a running server', () => {
+  it('create prints the key alone on stdout; list shows no secrets; revoke stops it within 5 s', async () => {
+    const databaseUrl = `sqlite:${tempDir()}/pets.db`;
+    const env = { DATABASE_URL: databaseUrl };
+    const server = await startServer({ ...env, NODE_ENV: 'production' });
+    try {
+      const created = runKeysCli(['create', '--plan', 'pro', '--label', 'ci bot'], env);
+      expect(created.status).toBe(0);
+      expect(created.stdout).toMatch(new RegExp(`^${KEY.source}\\n$`));
+      const key = created.stdout.trim();
+      expect((await get(`${server.url}/v1/pets`, key)).status).toBe(200);
+
+      const listed = runKeysCli(['list'], env);
+      expect(listed.status).toBe(0);
+      expect(listed.stdout).toContain('ci bot');
+      expect(listed.stdout).toContain('pro');
+      expect(listed.stdout).toContain(key.slice(0, 10));
+      expect(listed.stdout).not.toContain(key.slice(10));
+
+      const id = /\│\s*\d+\s*│\s*(\d+)/.exec(listed.stdout)?.[1];
+      expect(runKeysCli(['revoke', id!], env).status).toBe(0);
+      const started = Date.now();
+      while ((await get(`${server.url}/v1/pets`, key)).status !== 401) {
+        expect(Date.now() - started).toBeLessThan(5_000);
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      expect(runKeysCli(['list'], env).stdout).toMatch(/\d{4}-\d\d-\d\dT.*\d{4}-\d\d-\d\dT/); // revoked timestamp shown
+    } finally {
+      await server.stop();
+    }
+  });
+
+  it.each([
+    [['create'], /--plan must be one of free, pro, business, enterprise/],
+    [['create', '--plan', 'enterprise'], /--rpm N and --rpd N/],
+    [['create', '--plan', 'enterprise', '--rpm', '10', '--rpd', 'lots'], /--rpd must be a positive integer/],
+    [['create', '--plan', 'free', '--rpm', '10'], /only for enterprise/],
+    [['revoke', '999'], /no key with id 999/],
+    [['rotate'], /unknown command "rotate"/],
+  ])('keys %j fails with a clear message and a non-zero exit', (args, message) => {
+    const result = runKeysCli(args, { DATABASE_URL: `sqlite:${tempDir()}/pets.db` });
+    expect(result.status).not.toBe(0);
+    expect(result.stderr).toMatch(message);
+    expect(result.stdout).toBe('');
+  });
+
+  it('creates enterprise keys with custom limits', () => {
+    const env = { DATABASE_URL: `sqlite:${tempDir()}/pets.db` };
+    expect(runKeysCli(['create', '--plan', 'enterprise', '--rpm', '5000', '--rpd', '2000000'], env).status).toBe(0);
+    expect(runKeysCli(['list'], env).stdout).toContain('5000/2000000');
+  });
+});

@@ -1,0 +1,72 @@
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { PROJECT_ROOT } from './paths';
+
+/** Runs TypeScript sources directly, from any working directory. */
+const TSX = ['--import', pathToFileURL(path.join(PROJECT_ROOT, 'node_modules/tsx/dist/loader.mjs')).href];
+
+export interface RunningServer {
+  port: number;
+  url: string;
+  child: ChildProcess;
+  output: () => string;
+  /** Sends the signal and resolves with the exit code. */
+  stop(signal?: NodeJS.Signals): Promise<number | null>;
+}
+
+/** Starts the real entry point (src/server.ts) on a free port and waits until it listens. */
+export async function startServer(env: Record<string, string>): Promise<RunningServer> {
+  const child = spawn(process.execPath, [...TSX, path.join(PROJECT_ROOT, 'src/server.ts')], {
+    cwd: env['CWD'] ?? PROJECT_ROOT,
+    env: { ...process.env, NODE_ENV: 'development', LOG_LEVEL: 'info', PORT: '0', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout!.on('data', (chunk) => (output += chunk));
+  child.stderr!.on('data', (chunk) => (output += chunk));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const port = await new Promise<number>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`server did not start:\n${output}`)), 20_000);
+    const check = (): void => {
+      const match = /"port":(\d+)/.exec(output);
+      if (match) {
+        clearTimeout(timer);
+        resolve(Number(match[1]));
+      }
+    };
+    child.stdout!.on('data', check);
+    void exited.then((code) => reject(new Error(`server exited with ${code}:\n${output}`)));
+  });
+  return {
+    port,
+    url: `http://127.0.0.1:${port}`,
+    child,
+    output: () => output,
+    stop: (signal = 'SIGTERM') => {
+      child.kill(signal);
+      return exited;
+    },
+  };
+}
+
+/** Runs the keys CLI to completion. */
+export function runKeysCli(args: string[], env: Record<string, string>): { status: number | null; stdout: string; stderr: string } {
+  const result = spawnSync(process.execPath, [...TSX, path.join(PROJECT_ROOT, 'scripts/keys.ts'), ...args], {
+    cwd: PROJECT_ROOT,
+    env: { ...process.env, ...env },
+    encoding: 'utf8',
+  });
+  return { status: result.status, stdout: result.stdout, stderr: result.stderr };
+}
+
+/** Runs the server entry point expecting it to exit (e.g. on bad configuration). */
+export function runServerToExit(env: Record<string, string>): { status: number | null; output: string } {
+  const result = spawnSync(process.execPath, [...TSX, path.join(PROJECT_ROOT, 'src/server.ts')], {
+    cwd: PROJECT_ROOT,
+    env: { ...process.env, ...env },
+    encoding: 'utf8',
+    timeout: 20_000,
+  });
+  return { status: result.status, output: result.stdout + result.stderr };
+}

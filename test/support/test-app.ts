@@ -1,0 +1,82 @@
+import type { Express } from 'express';
+import path from 'node:path';
+import { Writable } from 'node:stream';
+import request from 'supertest';
+import { createApp, type AppDependencies } from '../../src/app';
+import { openStorage } from '../../src/storage/open-storage';
+import type { Plan, Storage } from '../../src/storage/storage';
+import { issueApiKey } from '../../src/keys/api-key-service';
+import { assertConformsToSpec } from './spec-conformance';
+import { tempDir } from './paths';
+import { createLogger } from '../../src/logger';
+
+type Method = 'get' | 'post' | 'put' | 'patch' | 'delete' | 'head' | 'options';
+
+/**
+ * supertest against the app, with every response checked against the
+ * contract before the test sees it.
+ */
+export type ApiClient = { [M in Method]: (url: string) => request.Test };
+
+export function apiClient(app: Express): ApiClient {
+  const agent = request(app);
+  const wrap =
+    (method: Method) =>
+    (url: string): request.Test =>
+      agent[method](url).expect((res) => assertConformsToSpec(res));
+  return {
+    get: wrap('get'),
+    post: wrap('post'),
+    put: wrap('put'),
+    patch: wrap('patch'),
+    delete: wrap('delete'),
+    head: wrap('head'),
+    options: wrap('options'),
+  };
+}
+
+export interface TestApp {
+  app: Express;
+  api: ApiClient;
+  storage: Storage;
+  /** A valid key of plan `free`, as `Bearer <key>`. */
+  auth: string;
+  databaseUrl: string;
+  /** Everything the app logged, one JSON object per line. */
+  logs: () => string;
+  issueKey(plan?: Plan, limits?: { requestsPerMinute?: number; requestsPerDay?: number }): Promise<string>;
+  close(): Promise<void>;
+}
+
+/**
+ * A real app on a real SQLite file (fresh unless `databaseUrl` is given).
+ *
+ * @example const t = await startTestApp(); await t.api.get('/v1/pets').set('Authorization', t.auth).expect(200);
+ */
+export async function startTestApp(
+  options: Partial<Omit<AppDependencies, 'storage' | 'logger'>> & { databaseUrl?: string } = {},
+): Promise<TestApp> {
+  const databaseUrl = options.databaseUrl ?? `sqlite:${path.join(tempDir(), 'pets.db')}`;
+  const storage = await openStorage(databaseUrl);
+  let logged = '';
+  const sink = new Writable({
+    write(chunk, _encoding, done) {
+      logged += chunk.toString();
+      done();
+    },
+  });
+  const logger = createLogger('info', sink);
+  const app = createApp({ validateResponses: true, logRequests: true, ...options, storage, logger });
+  const issueKey: TestApp['issueKey'] = async (plan = 'free', limits = {}) =>
+    `Bearer ${(await issueApiKey(storage.apiKeys, { plan, ...limits })).key}`;
+  return {
+    app,
+    api: apiClient(app),
+    storage,
+    auth: await issueKey(),
+    databaseUrl,
+    logs: () => logged,
+    issueKey,
+    close: () => storage.close(),
+  };
+}

@@ -1,0 +1,77 @@
+/**
+ * Type-level tests, checked by `tsc --noEmit` (npm run typecheck, part of
+ * npm test). Each `@ts-expect-error` line must fail to compile: if the typing
+ * ever lets it through, tsc reports an unused directive and the run fails.
+ */
+import type { Handler, HandlerRegistry } from '../../src/http/handler';
+import { handlers } from '../../src/handlers';
+import { createPet } from '../../src/handlers/createPet';
+import { getPet } from '../../src/handlers/getPet';
+import { listPets } from '../../src/handlers/listPets';
+import { listStoreOrders } from '../../src/handlers/listStoreOrders';
+
+const pet = { id: 1, name: 'Rex', categoryId: 2, status: 'available' as const };
+
+// The real registry is complete and exact.
+export const complete = { createPet, getPet, listPets, listStoreOrders } satisfies HandlerRegistry;
+void handlers;
+
+// A missing handler is a compile error.
+// @ts-expect-error getPet is missing
+export const missing = { createPet, listPets, listStoreOrders } satisfies HandlerRegistry;
+
+// An extra handler (no such operation in the contract) is a compile error.
+export const extra = {
+  ...complete,
+  // @ts-expect-error adoptPet is not an operation of the contract
+  adoptPet: listPets,
+} satisfies HandlerRegistry;
+
+// A handler registered under another operation is a compile error.
+// @ts-expect-error listPets returns an array where getPet returns one pet
+export const swapped = { ...complete, getPet: listPets } satisfies HandlerRegistry;
+
+// A status the contract does not declare for the operation.
+// @ts-expect-error createPet declares 201, not 200
+export const wrongStatus: Handler<'createPet'> = async () => ({ status: 200, body: pet });
+
+// A body that does not match the declared schema.
+// @ts-expect-error Pet requires categoryId
+export const wrongBody: Handler<'createPet'> = async () => ({ status: 201, body: { id: 1, name: 'Rex', status: 'sold' } });
+
+// An error body with a code outside the ErrorCode enum.
+// @ts-expect-error 'missing' is not an ErrorCode
+export const wrongCode: Handler<'getPet'> = async () => ({ status: 404, body: { code: 'missing', message: 'no pet', status: 404 } });
+
+// A 200 on an operation that does not declare it.
+// @ts-expect-error listStoreOrders declares no 200 response
+export const undeclared: Handler<'listStoreOrders'> = async () => ({ status: 200, body: [] });
+
+// Requests are typed from the contract too.
+export const typedRequest: Handler<'getPet'> = async ({ params, query, body }) => {
+  // @ts-expect-error petId is an integer, not a string
+  params.petId.toUpperCase();
+  // @ts-expect-error getPet has no query parameters
+  void query.limit;
+  // @ts-expect-error getPet has no body
+  void body.name;
+  return { status: 200, body: pet };
+};
+
+export const defaults: Handler<'listPets'> = async ({ query }) => {
+  // limit has a schema default, so it is always present after validation...
+  const limit: number = query.limit;
+  // @ts-expect-error ...while status has none and may be absent
+  const status: string = query.status;
+  void [limit, status];
+  return { status: 200, body: [] };
+};
+
+export const bodyDefaults: Handler<'createPet'> = async ({ body }) => {
+  // status has a schema default, so the validated body always carries it.
+  const status: 'available' | 'pending' | 'sold' = body.status;
+  // @ts-expect-error categoryId is a number
+  const category: string = body.categoryId;
+  void category;
+  return { status: 201, body: { ...body, id: 1, status } };
+};
