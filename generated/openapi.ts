@@ -119,11 +119,12 @@ export interface components {
          *     - `unsupported_media_type`: the request body is not `application/json`.
          *     - `payload_too_large`: the request body is over 1 MB.
          *     - `rate_limited`: the rate limit is exhausted (see `Retry-After`).
+         *     - `key_temporarily_banned`: the key kept sending after 429s and is banned until `Retry-After`.
          *     - `not_implemented`: the operation is declared but not implemented yet.
          *     - `internal_error`: an unexpected failure; details are logged, never sent.
          * @enum {string}
          */
-        ErrorCode: "invalid_request" | "unauthorized" | "not_found" | "method_not_allowed" | "unsupported_media_type" | "payload_too_large" | "rate_limited" | "not_implemented" | "internal_error";
+        ErrorCode: "invalid_request" | "unauthorized" | "not_found" | "method_not_allowed" | "unsupported_media_type" | "payload_too_large" | "rate_limited" | "key_temporarily_banned" | "not_implemented" | "internal_error";
         Error: {
             code: components["schemas"]["ErrorCode"];
             /**
@@ -142,6 +143,8 @@ export interface components {
                 "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                 "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                 "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                RateLimit: components["headers"]["RateLimit"];
                 [name: string]: unknown;
             };
             content: {
@@ -154,6 +157,8 @@ export interface components {
                 "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                 "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                 "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                RateLimit: components["headers"]["RateLimit"];
                 [name: string]: unknown;
             };
             content: {
@@ -166,6 +171,8 @@ export interface components {
                 "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                 "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                 "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                RateLimit: components["headers"]["RateLimit"];
                 /** @description The authentication scheme to use (RFC 6750): `Bearer`. */
                 "WWW-Authenticate": string;
                 [name: string]: unknown;
@@ -180,18 +187,26 @@ export interface components {
                 "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                 "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                 "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                RateLimit: components["headers"]["RateLimit"];
                 [name: string]: unknown;
             };
             content: {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description The rate limit is exhausted. Back off until `Retry-After`, with exponential backoff. */
+        /**
+         * @description The rate limit is exhausted (`rate_limited`) or the key is temporarily
+         *     banned (`key_temporarily_banned`). Back off until `Retry-After`, with
+         *     exponential backoff.
+         */
         TooManyRequests: {
             headers: {
                 "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                 "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                 "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                RateLimit: components["headers"]["RateLimit"];
                 "Retry-After": components["headers"]["Retry-After"];
                 [name: string]: unknown;
             };
@@ -205,6 +220,8 @@ export interface components {
                 "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                 "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                 "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                RateLimit: components["headers"]["RateLimit"];
                 [name: string]: unknown;
             };
             content: {
@@ -215,13 +232,31 @@ export interface components {
     parameters: never;
     requestBodies: never;
     headers: {
-        /** @description The request limit of the window that binds now. */
+        /**
+         * @description The request limit of the window that binds now. A key is counted in two
+         *     windows at once, per minute and per day (limits of its plan); the
+         *     binding one is the window with fewer requests remaining (on a tie, the
+         *     one that resets last). Requests without a valid key are counted per
+         *     client IP (60 per minute by default).
+         */
         "X-RateLimit-Limit": number;
-        /** @description Requests remaining in the window that binds now. */
+        /** @description Requests remaining in the window that binds now (0 while refused or banned). */
         "X-RateLimit-Remaining": number;
-        /** @description Unix timestamp, in seconds, at which that window resets. */
+        /** @description Unix timestamp, in seconds, at which the binding window resets (while banned, the end of the ban). */
         "X-RateLimit-Reset": number;
-        /** @description Seconds to wait before retrying. */
+        /**
+         * @description IETF draft (draft-ietf-httpapi-ratelimit-headers) quota policies that
+         *     apply, e.g. `"minute";q=60;w=60, "day";q=1000;w=86400`.
+         */
+        "RateLimit-Policy": string;
+        /** @description IETF draft: remaining quota of the binding policy, e.g. `"minute";r=59;t=58`. */
+        RateLimit: string;
+        /**
+         * @description Seconds until the binding window resets (or the ban ends). Back off
+         *     until then, with exponential backoff; a key that keeps sending after a
+         *     429 (10 refused requests within the window by default) is banned for 15
+         *     minutes and gets code `key_temporarily_banned`.
+         */
         "Retry-After": number;
     };
     pathItems: never;
@@ -248,6 +283,8 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -279,6 +316,8 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -309,6 +348,8 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {

@@ -6,17 +6,19 @@
  *   npm run --silent keys -- create --plan enterprise --rpm 5000 --rpd 2000000
  *   npm run keys -- list                                          no secrets are shown
  *   npm run keys -- revoke <id>                                   refused by servers within seconds
+ *   npm run keys -- set-plan <id> --plan pro                      takes effect within seconds
  */
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../src/config';
 import { openStorage } from '../src/storage/open-storage';
-import { issueApiKey } from '../src/keys/api-key-service';
+import { checkPlanLimits, issueApiKey } from '../src/keys/api-key-service';
 import { PLANS, type Plan, type Storage } from '../src/storage/storage';
 
 const USAGE = `usage:
   keys create --plan ${PLANS.join('|')} [--label NAME] [--rpm N --rpd N]
   keys list
-  keys revoke <id>`;
+  keys revoke <id>
+  keys set-plan <id> --plan ${PLANS.join('|')} [--rpm N --rpd N]`;
 
 class UsageError extends Error {}
 
@@ -26,18 +28,22 @@ function positiveInteger(value: string | undefined, flag: string): number | unde
   return Number(value);
 }
 
-async function create(storage: Storage, args: string[]): Promise<void> {
-  const { values } = parseArgs({
-    args,
-    options: { plan: { type: 'string' }, label: { type: 'string' }, rpm: { type: 'string' }, rpd: { type: 'string' } },
-  });
+const PLAN_OPTIONS = { plan: { type: 'string' }, rpm: { type: 'string' }, rpd: { type: 'string' } } as const;
+
+function planOf(values: { plan?: string; rpm?: string; rpd?: string }) {
   if (!PLANS.includes(values.plan as Plan)) throw new UsageError(`--plan must be one of ${PLANS.join(', ')}`);
-  const { key, record } = await issueApiKey(storage.apiKeys, {
+  const plan = {
     plan: values.plan as Plan,
-    label: values.label,
     requestsPerMinute: positiveInteger(values.rpm, '--rpm'),
     requestsPerDay: positiveInteger(values.rpd, '--rpd'),
-  });
+  };
+  checkPlanLimits(plan);
+  return plan;
+}
+
+async function create(storage: Storage, args: string[]): Promise<void> {
+  const { values } = parseArgs({ args, options: { ...PLAN_OPTIONS, label: { type: 'string' } } });
+  const { key, record } = await issueApiKey(storage.apiKeys, { ...planOf(values), label: values.label });
   console.error(`created key ${record.id} (${record.plan}${record.label ? `, "${record.label}"` : ''}); it is shown only now:`);
   console.log(key);
 }
@@ -51,9 +57,24 @@ async function list(storage: Storage): Promise<void> {
     'limits (rpm/rpd)': key.plan === 'enterprise' ? `${key.requestsPerMinute}/${key.requestsPerDay}` : 'plan',
     created: key.createdAt,
     revoked: key.revokedAt ?? '',
+    'banned until': key.bannedUntil && Date.parse(key.bannedUntil) > Date.now() ? key.bannedUntil : '',
   }));
   if (rows.length === 0) console.log('no keys');
   else console.table(rows);
+}
+
+async function setPlan(storage: Storage, args: string[]): Promise<void> {
+  const { values, positionals } = parseArgs({ args, options: PLAN_OPTIONS, allowPositionals: true });
+  const id = positiveInteger(positionals[0], '<id>');
+  if (id === undefined) throw new UsageError('set-plan needs the key id (see keys list)');
+  const plan = planOf(values);
+  const updated = await storage.apiKeys.setPlan(id, {
+    plan: plan.plan,
+    requestsPerMinute: plan.requestsPerMinute ?? null,
+    requestsPerDay: plan.requestsPerDay ?? null,
+  });
+  if (!updated) throw new UsageError(`no key with id ${id}`);
+  console.log(`key ${id} is now on plan ${plan.plan}`);
 }
 
 async function revoke(storage: Storage, args: string[]): Promise<void> {
@@ -65,7 +86,12 @@ async function revoke(storage: Storage, args: string[]): Promise<void> {
 
 async function main(argv: string[]): Promise<void> {
   const [command, ...args] = argv;
-  const commands: Record<string, (storage: Storage, args: string[]) => Promise<void>> = { create, list, revoke };
+  const commands: Record<string, (storage: Storage, args: string[]) => Promise<void>> = {
+    create,
+    list,
+    revoke,
+    'set-plan': setPlan,
+  };
   const run = command === undefined ? undefined : commands[command];
   if (!run) throw new UsageError(command ? `unknown command "${command}"` : 'missing command');
   const storage = await openStorage(loadConfig(process.env).databaseUrl);

@@ -5,7 +5,9 @@ import { pinoHttp } from 'pino-http';
 import type { Storage } from './storage/storage';
 import { handlers as defaultHandlers } from './handlers';
 import type { HandlerRegistry } from './http/handler';
-import { authenticate } from './auth/authenticate';
+import { authenticate, requireCaller } from './auth/authenticate';
+import { DEFAULT_RATE_LIMITS, memoryStores, rateLimits, type RateLimitSettings, type RateLimitStores } from './rate-limit/rate-limits';
+import { MemoryBanList, type BanList } from './rate-limit/ban-list';
 import { contractValidator } from './http/validator';
 import { mountDeprecationHeaders } from './http/deprecation-headers';
 import { mountOperations } from './http/routes';
@@ -27,6 +29,14 @@ export interface AppDependencies {
   handlers?: HandlerRegistry;
   /** How long a key lookup is cached (revocation delay). */
   keyCacheTtlMs?: number;
+  /** Plan enforcement settings; defaults to DEFAULT_RATE_LIMITS. */
+  rateLimits?: Partial<RateLimitSettings>;
+  /** Where rate-limit counts live; in memory by default. */
+  rateLimitStores?: RateLimitStores;
+  /** Where temporary bans live; in memory (and the database) by default. */
+  banList?: BanList;
+  /** Express `trust proxy`, so the client IP comes from X-Forwarded-For behind a proxy. */
+  trustProxy?: boolean | number | string;
 }
 
 /**
@@ -35,9 +45,12 @@ export interface AppDependencies {
  * 1. helmet: security headers on everything (no X-Powered-By);
  * 2. health, spec and docs routes: public, outside the versioned base path;
  * 3. under the base path (/v1): deprecation headers of deprecated operations
- *    (so even their errors carry them), JSON body parser (1 MB, else 413),
- *    authentication (401 before anything reveals the contract), the contract
- *    validator (400/404/405/415), then the typed handlers;
+ *    (so even their errors carry them); authentication (who is calling);
+ *    rate limits (per key, or per IP without a valid key), which set the
+ *    X-RateLimit-* headers on every later response, errors included; then the
+ *    401 for a missing or invalid key (before anything reveals the contract);
+ *    the JSON body parser (1 MB, else 413; bodies of refused requests are
+ *    never parsed); the contract validator (400/404/405/415); the handlers;
  * 4. unknown routes (404), then the error mapper, which turns every failure
  *    into an Error object.
  *
@@ -54,6 +67,7 @@ export function createApp(dependencies: AppDependencies): Express {
   // API responses are small and personal: a per-response hash (ETag) costs
   // CPU on every request and no client revalidates them.
   app.set('etag', false);
+  app.set('trust proxy', dependencies.trustProxy ?? false);
   app.use(helmet());
   if (dependencies.logRequests) app.use(
       pinoHttp({
@@ -73,8 +87,16 @@ export function createApp(dependencies: AppDependencies): Express {
 
   const api = Router();
   mountDeprecationHeaders(api, spec, basePath);
-  api.use(express.json({ limit: '1mb' }));
   api.use(authenticate(storage.apiKeys, dependencies.keyCacheTtlMs));
+  api.use(
+    rateLimits(
+      { ...DEFAULT_RATE_LIMITS, ...dependencies.rateLimits },
+      dependencies.rateLimitStores ?? memoryStores(),
+      dependencies.banList ?? new MemoryBanList(storage.apiKeys),
+    ),
+  );
+  api.use(requireCaller);
+  api.use(express.json({ limit: '1mb' }));
   api.use(contractValidator(spec, basePath, { validateResponses: dependencies.validateResponses }));
   mountOperations(api, dependencies.handlers ?? defaultHandlers, storage.pets);
   app.use(basePath, api);

@@ -21,6 +21,16 @@ const environmentSchema = z.object({
   NODE_ENV: z.enum(['development', 'test', 'production']).default('development'),
   /** Response validation: on by default except in production. */
   VALIDATE_RESPONSES: booleanFlag.optional(),
+  RATE_LIMIT_BAN_AFTER: z.coerce.number({ error: 'must be a positive integer' }).int().positive().default(10),
+  RATE_LIMIT_BAN_SECONDS: z.coerce.number({ error: 'must be a positive integer' }).int().positive().default(900),
+  RATE_LIMIT_IP_PER_MINUTE: z.coerce.number({ error: 'must be a positive integer' }).int().positive().default(60),
+  /** Express `trust proxy`: false, true, a hop count, or a comma-separated list of addresses/subnets. */
+  TRUST_PROXY: z
+    .string()
+    .default('false')
+    .transform((value): boolean | number | string =>
+      value === 'true' ? true : value === 'false' ? false : /^\d+$/.test(value) ? Number(value) : value,
+    ),
   /** Seconds to wait for in-flight requests on SIGTERM before closing connections. */
   SHUTDOWN_TIMEOUT_SECONDS: z.coerce.number({ error: 'must be a number of seconds' }).positive().default(10),
 });
@@ -33,6 +43,8 @@ export type Config = Readonly<{
   nodeEnv: 'development' | 'test' | 'production';
   validateResponses: boolean;
   shutdownTimeoutMs: number;
+  rateLimits: Readonly<{ banAfter: number; banSeconds: number; ipPerMinute: number }>;
+  trustProxy: boolean | number | string;
 }>;
 
 /**
@@ -59,5 +71,11 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
     nodeEnv: values.NODE_ENV,
     validateResponses: values.VALIDATE_RESPONSES ?? values.NODE_ENV !== 'production',
     shutdownTimeoutMs: values.SHUTDOWN_TIMEOUT_SECONDS * 1000,
+    rateLimits: Object.freeze({
+      banAfter: values.RATE_LIMIT_BAN_AFTER,
+      banSeconds: values.RATE_LIMIT_BAN_SECONDS,
+      ipPerMinute: values.RATE_LIMIT_IP_PER_MINUTE,
+    }),
+    trustProxy: values.TRUST_PROXY,
   });
 }

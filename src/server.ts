@@ -20,35 +20,53 @@ async function main(): Promise<void> {
     process.exit(1);
   }
   const logger = createLogger(config.logLevel);
+
+  // Handlers first, so a signal that arrives while starting also stops cleanly.
+  let stop: (() => void) | undefined;
+  let stopping = false;
+  const onSignal = (signal: NodeJS.Signals): void => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'shutting down: finishing in-flight requests');
+    if (stop) stop();
+  };
+  process.on('SIGTERM', onSignal);
+  process.on('SIGINT', onSignal);
+
   const storage = await openStorage(config.databaseUrl);
+  const closeAndExit = async (): Promise<never> => {
+    await storage.close();
+    logger.info('stopped');
+    process.exit(0);
+  };
+  if (stopping) await closeAndExit();
   await ensureFirstKey(storage, config);
 
-  const app = createApp({ storage, logger, validateResponses: config.validateResponses, logRequests: true });
+  const app = createApp({
+    storage,
+    logger,
+    validateResponses: config.validateResponses,
+    logRequests: true,
+    rateLimits: config.rateLimits,
+    trustProxy: config.trustProxy,
+  });
   const server = app.listen(config.port, config.host);
   await new Promise<void>((resolve, reject) => {
     server.once('listening', resolve);
     server.once('error', reject);
   });
-  const { address, port } = server.address() as AddressInfo;
-  logger.info({ address, port, database: storage.backend, env: config.nodeEnv }, `listening on http://${address}:${port}`);
-
-  let stopping = false;
-  const shutdown = (signal: string): void => {
-    if (stopping) return;
-    stopping = true;
-    logger.info({ signal }, 'shutting down: finishing in-flight requests');
+  stop = () => {
     const force = setTimeout(() => server.closeAllConnections(), config.shutdownTimeoutMs).unref();
-    server.close(async () => {
+    server.close(() => {
       clearTimeout(force);
-      await storage.close();
-      logger.info('stopped');
-      process.exit(0);
+      void closeAndExit();
     });
     // Keep-alive connections with no request in flight would hold close() open.
     server.closeIdleConnections();
   };
-  process.on('SIGTERM', () => shutdown('SIGTERM'));
-  process.on('SIGINT', () => shutdown('SIGINT'));
+  if (stopping) return stop();
+  const { address, port } = server.address() as AddressInfo;
+  logger.info({ address, port, database: storage.backend, env: config.nodeEnv }, `listening on http://${address}:${port}`);
 }
 
 /**

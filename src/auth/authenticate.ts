@@ -13,16 +13,19 @@ const unauthorized = (message: string): ApiError =>
 
 declare module 'express-serve-static-core' {
   interface Request {
-    /** Set by `authenticate` for every request that reaches a handler. */
+    /** The calling key, set by `authenticate` when the key is valid. */
     caller?: Caller;
+    /** Why the request is not authenticated, set by `authenticate` otherwise. */
+    authFailure?: ApiError;
   }
 }
 
 /**
- * Resolves `Authorization: Bearer <key>` to the calling key, or answers 401.
- * The scheme is case-insensitive (RFC 9110). Only valid keys are cached, so a
- * key created by the CLI works at once and a revoked one is refused within
- * KEY_CACHE_TTL_MS.
+ * Resolves `Authorization: Bearer <key>` to the calling key (`req.caller`) or
+ * records why not (`req.authFailure`); `requireCaller` turns the latter into a
+ * 401 once rate limiting has counted the attempt. The scheme is
+ * case-insensitive (RFC 9110). Only valid keys are cached, so a key created by
+ * the CLI works at once and a revoked one is refused within KEY_CACHE_TTL_MS.
  */
 export function authenticate(apiKeys: ApiKeyRepository, cacheTtlMs: number = KEY_CACHE_TTL_MS): RequestHandler {
   const cache = new LRUCache<string, Caller>({ max: 10_000, ttl: cacheTtlMs, ttlAutopurge: false });
@@ -45,13 +48,25 @@ export function authenticate(apiKeys: ApiKeyRepository, cacheTtlMs: number = KEY
       label: record.label,
       requestsPerMinute: record.requestsPerMinute,
       requestsPerDay: record.requestsPerDay,
+      bannedUntil: record.bannedUntil,
     };
     cache.set(hash, caller);
     return caller;
   }
 
   return async (req, _res, next) => {
-    req.caller = await resolveCaller(req.headers.authorization);
+    try {
+      req.caller = await resolveCaller(req.headers.authorization);
+    } catch (error) {
+      if (!(error instanceof ApiError)) throw error;
+      req.authFailure = error;
+    }
     next();
   };
 }
+
+/** Answers 401 (with `WWW-Authenticate`) unless `authenticate` found a valid key. */
+export const requireCaller: RequestHandler = (req, _res, next) => {
+  if (!req.caller) throw req.authFailure ?? unauthorized('missing API key: send Authorization: Bearer <API_KEY>');
+  next();
+};

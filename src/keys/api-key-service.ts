@@ -18,7 +18,7 @@ export async function issueApiKey(
   apiKeys: ApiKeyRepository,
   input: IssueKeyInput,
 ): Promise<{ key: string; record: ApiKeyRecord }> {
-  validateLimits(input);
+  checkPlanLimits(input);
   const key = generateApiKey();
   const record = await apiKeys.create({
     hash: hashApiKey(key),
@@ -31,7 +31,8 @@ export async function issueApiKey(
   return { key, record };
 }
 
-function validateLimits({ plan, requestsPerMinute, requestsPerDay }: IssueKeyInput): void {
+/** Enterprise keys need their own limits; the other plans' limits are fixed. */
+export function checkPlanLimits({ plan, requestsPerMinute, requestsPerDay }: Omit<IssueKeyInput, 'label'>): void {
   const custom = [requestsPerMinute, requestsPerDay];
   if (plan === 'enterprise') {
     if (custom.some((value) => value === undefined || !Number.isSafeInteger(value) || value < 1)) {

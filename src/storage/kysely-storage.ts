@@ -78,6 +78,7 @@ const toApiKey = (row: Selectable<ApiKeysTable>): ApiKeyRecord => ({
   requestsPerDay: row.requests_per_day,
   createdAt: row.created_at,
   revokedAt: row.revoked_at,
+  bannedUntil: row.banned_until,
 });
 
 class KyselyApiKeyRepository implements ApiKeyRepository {
@@ -122,6 +123,23 @@ class KyselyApiKeyRepository implements ApiKeyRepository {
       .executeTakeFirst();
     if (result.numUpdatedRows > 0n) return true;
     return (await this.db.selectFrom('api_keys').select('id').where('id', '=', id).executeTakeFirst()) !== undefined;
+  }
+
+  async setPlan(id: number, plan: Pick<ApiKeyRecord, 'plan' | 'requestsPerMinute' | 'requestsPerDay'>): Promise<boolean> {
+    const result = await this.db
+      .updateTable('api_keys')
+      .set({ plan: plan.plan, requests_per_minute: plan.requestsPerMinute, requests_per_day: plan.requestsPerDay })
+      .where('id', '=', id)
+      .executeTakeFirst();
+    return result.numUpdatedRows > 0n;
+  }
+
+  async setBannedUntil(id: number, until: Date | null): Promise<void> {
+    await this.db
+      .updateTable('api_keys')
+      .set({ banned_until: until?.toISOString() ?? null })
+      .where('id', '=', id)
+      .execute();
   }
 
   async count(): Promise<number> {

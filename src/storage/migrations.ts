@@ -43,6 +43,11 @@ function migrations(flavor: SqlFlavor): Record<string, Migration> {
           .execute();
       },
     },
+    '0002_api_key_bans': {
+      async up(db: Kysely<any>) {
+        await db.schema.alterTable('api_keys').addColumn('banned_until', 'text').execute();
+      },
+    },
   };
 }
 

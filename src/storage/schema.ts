@@ -20,6 +20,7 @@ export interface ApiKeysTable {
   requests_per_day: number | null;
   created_at: string;
   revoked_at: string | null;
+  banned_until: string | null;
 }
 
 export interface Database {

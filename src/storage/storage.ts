@@ -36,6 +36,8 @@ export interface ApiKeyRecord {
   requestsPerDay: number | null;
   createdAt: string;
   revokedAt: string | null;
+  /** Set while the key is temporarily banned for hammering past its rate limit. */
+  bannedUntil: string | null;
 }
 
 export interface NewApiKeyRecord {
@@ -54,6 +56,10 @@ export interface ApiKeyRepository {
   list(): Promise<ApiKeyRecord[]>;
   /** Marks a key revoked; false when no such key exists. */
   revoke(id: number): Promise<boolean>;
+  /** Changes a key's plan (and enterprise limits); false when no such key exists. */
+  setPlan(id: number, plan: Pick<ApiKeyRecord, 'plan' | 'requestsPerMinute' | 'requestsPerDay'>): Promise<boolean>;
+  /** Records a temporary ban (or lifts it with null). */
+  setBannedUntil(id: number, until: Date | null): Promise<void>;
   count(): Promise<number>;
 }
 

@@ -25,7 +25,12 @@ export async function startServer(env: Record<string, string>): Promise<RunningS
   let output = '';
   child.stdout!.on('data', (chunk) => (output += chunk));
   child.stderr!.on('data', (chunk) => (output += chunk));
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const exited = new Promise<number | null>((resolve) =>
+    child.once('exit', (code, signal) => {
+      if (code !== 0) output += `\n[exit code ${code}, signal ${signal}]`;
+      resolve(code);
+    }),
+  );
   const port = await new Promise<number>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`server did not start:\n${output}`)), 20_000);
     const check = (): void => {
@@ -43,9 +48,11 @@ export async function startServer(env: Record<string, string>): Promise<RunningS
     url: `http://127.0.0.1:${port}`,
     child,
     output: () => output,
-    stop: (signal = 'SIGTERM') => {
+    stop: async (signal = 'SIGTERM') => {
       child.kill(signal);
-      return exited;
+      const code = await exited;
+      if (code !== 0) console.error(`server exited with ${code}:\n${output}`);
+      return code;
     },
   };
 }

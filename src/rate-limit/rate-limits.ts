@@ -1,0 +1,160 @@
+import type { Request, RequestHandler, Response } from 'express';
+import { MemoryStore, rateLimit, type RateLimitInfo, type Store } from 'express-rate-limit';
+import { ApiError } from '../errors/api-error';
+import type { BanList } from './ban-list';
+import { limitsOf } from './plans';
+
+export interface RateLimitSettings {
+  /** Refused requests within a window after which a key is banned. */
+  banAfter: number;
+  banSeconds: number;
+  /** Limit per client IP for requests without a valid key. */
+  ipPerMinute: number;
+  /** Window lengths; shorter in tests so nothing waits a minute or a day. */
+  minuteWindowMs: number;
+  dayWindowMs: number;
+}
+
+export const DEFAULT_RATE_LIMITS: RateLimitSettings = Object.freeze({
+  banAfter: 10,
+  banSeconds: 900,
+  ipPerMinute: 60,
+  minuteWindowMs: 60_000,
+  dayWindowMs: 86_400_000,
+});
+
+/** Where counts live: in memory by default, a shared store (Redis) when several instances serve. */
+export interface RateLimitStores {
+  minute: Store;
+  day: Store;
+  ip: Store;
+}
+
+export const memoryStores = (): RateLimitStores => ({ minute: new MemoryStore(), day: new MemoryStore(), ip: new MemoryStore() });
+
+interface Window {
+  name: 'minute' | 'day' | 'ip';
+  limit: number;
+  used: number;
+  windowSeconds: number;
+  resetMs: number;
+}
+
+const INFO = { minute: 'rateLimitMinute', day: 'rateLimitDay', ip: 'rateLimitIp' } as const;
+
+/**
+ * Rate limiting for everything under the base path, built on express-rate-limit:
+ *
+ * - a valid key is counted in two windows at once (per minute and per day,
+ *   from its plan); a request is refused when either is exhausted;
+ * - a request without a valid key is counted per client IP, so keys cannot be
+ *   guessed at speed (its 401 carries the IP window's headers);
+ * - a key refused `banAfter` times within a window is banned for `banSeconds`.
+ *
+ * Every response carries X-RateLimit-Limit / -Remaining / -Reset for the window
+ * that binds now (fewest requests remaining), plus the IETF draft
+ * `RateLimit-Policy` and `RateLimit` fields. Must run after `authenticate`.
+ */
+export function rateLimits(settings: RateLimitSettings, stores: RateLimitStores, bans: BanList): RequestHandler[] {
+  const now = (): number => Date.now();
+  const counter = (name: Window['name'], windowMs: number, store: Store, limit: (req: Request) => number) =>
+    rateLimit({
+      windowMs,
+      limit,
+      store,
+      requestPropertyName: INFO[name],
+      // Counted requests only; the decision below sees both windows at once.
+      handler: (_req, _res, next) => next(),
+      // The IP window counts requests without a valid key; the key windows count
+      // the others, except while the key is banned.
+      skip: name === 'ip' ? (req) => req.caller !== undefined : (req) => req.caller === undefined || req.bannedUntil !== undefined,
+      ...(name === 'ip' ? {} : { keyGenerator: (req: Request) => `key:${req.caller!.id}` }),
+      legacyHeaders: false,
+      standardHeaders: false,
+      passOnStoreError: false,
+    });
+
+  const checkBan: RequestHandler = async (req, _res, next) => {
+    if (req.caller) {
+      const stored = req.caller.bannedUntil ? Date.parse(req.caller.bannedUntil) : 0;
+      const until = Math.max(stored, (await bans.bannedUntil(req.caller.id, now())) ?? 0);
+      if (until > now()) req.bannedUntil = until;
+    }
+    next();
+  };
+
+  const decide: RequestHandler = async (req, res, next) => {
+    if (req.bannedUntil !== undefined) {
+      const { perMinute } = limitsOf(req.caller!);
+      const window: Window = { name: 'minute', limit: perMinute, used: perMinute, windowSeconds: settings.minuteWindowMs / 1000, resetMs: req.bannedUntil };
+      setHeaders(res, [window], window);
+      throw tooMany('key_temporarily_banned', `API key temporarily banned for repeated requests over the rate limit`, window.resetMs);
+    }
+    const windows = req.caller
+      ? [windowOf(req, 'minute', settings.minuteWindowMs), windowOf(req, 'day', settings.dayWindowMs)]
+      : [windowOf(req, 'ip', 60_000)];
+    const binding = bindingWindow(windows);
+    setHeaders(res, windows, binding);
+    const exhausted = windows.filter((window) => window.used > window.limit);
+    if (exhausted.length === 0) return next();
+
+    const refusals = Math.max(...exhausted.map((window) => window.used - window.limit));
+    if (req.caller && refusals >= settings.banAfter) {
+      await bans.ban(req.caller.id, now() + settings.banSeconds * 1000);
+    }
+    const scope = req.caller ? `API key's ${binding.name} limit` : 'limit for requests without a valid API key';
+    throw tooMany('rate_limited', `rate limit exceeded: the ${scope} is ${binding.limit} requests`, binding.resetMs);
+  };
+
+  const tooMany = (code: 'rate_limited' | 'key_temporarily_banned', message: string, untilMs: number): ApiError =>
+    new ApiError(429, code, message, { 'Retry-After': String(Math.max(1, Math.ceil((untilMs - now()) / 1000))) });
+
+  return [
+    checkBan,
+    counter('ip', 60_000, stores.ip, () => settings.ipPerMinute),
+    counter('minute', settings.minuteWindowMs, stores.minute, (req) => limitsOf(req.caller!).perMinute),
+    counter('day', settings.dayWindowMs, stores.day, (req) => limitsOf(req.caller!).perDay),
+    decide,
+  ];
+}
+
+declare module 'express-serve-static-core' {
+  interface Request {
+    /** Set while the calling key is banned (ms since epoch of the ban's end). */
+    bannedUntil?: number;
+    rateLimitMinute?: RateLimitInfo;
+    rateLimitDay?: RateLimitInfo;
+    rateLimitIp?: RateLimitInfo;
+  }
+}
+
+function windowOf(req: Request, name: Window['name'], windowMs: number): Window {
+  const info = req[INFO[name]]!;
+  return {
+    name,
+    limit: info.limit,
+    used: info.used,
+    windowSeconds: Math.round(windowMs / 1000),
+    resetMs: info.resetTime?.getTime() ?? Date.now() + windowMs,
+  };
+}
+
+/** The window with the fewest requests remaining; on a tie, the one that resets last. */
+function bindingWindow(windows: Window[]): Window {
+  const remaining = (window: Window): number => Math.max(0, window.limit - window.used);
+  return windows.reduce((best, window) =>
+    remaining(window) < remaining(best) || (remaining(window) === remaining(best) && window.resetMs > best.resetMs) ? window : best,
+  );
+}
+
+function setHeaders(res: Response, windows: Window[], binding: Window): void {
+  const remaining = Math.max(0, binding.limit - binding.used);
+  const resetSeconds = Math.ceil(binding.resetMs / 1000);
+  res.set({
+    'X-RateLimit-Limit': String(binding.limit),
+    'X-RateLimit-Remaining': String(remaining),
+    'X-RateLimit-Reset': String(resetSeconds),
+    'RateLimit-Policy': windows.map((window) => `"${window.name}";q=${window.limit};w=${window.windowSeconds}`).join(', '),
+    RateLimit: `"${binding.name}";r=${remaining};t=${Math.max(0, Math.ceil((binding.resetMs - Date.now()) / 1000))}`,
+  });
+}
