@@ -93,6 +93,7 @@ export function createApp(dependencies: AppDependencies): Express {
       { ...DEFAULT_RATE_LIMITS, ...dependencies.rateLimits },
       dependencies.rateLimitStores ?? memoryStores(),
       dependencies.banList ?? new MemoryBanList(storage.apiKeys),
+      logger,
     ),
   );
   api.use(requireCaller);

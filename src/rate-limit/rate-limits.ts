@@ -1,6 +1,7 @@
 import type { Request, RequestHandler, Response } from 'express';
 import { MemoryStore, rateLimit, type RateLimitInfo, type Store } from 'express-rate-limit';
 import { ApiError } from '../errors/api-error';
+import type { Logger as PinoLogger } from 'pino';
 import type { BanList } from './ban-list';
 import { limitsOf } from './plans';
 
@@ -34,6 +35,8 @@ export const memoryStores = (): RateLimitStores => ({ minute: new MemoryStore(),
 
 interface Window {
   name: 'minute' | 'day' | 'ip';
+  /** The counter's key in its store (undefined for a synthetic window). */
+  key?: string;
   limit: number;
   used: number;
   windowSeconds: number;
@@ -55,7 +58,17 @@ const INFO = { minute: 'rateLimitMinute', day: 'rateLimitDay', ip: 'rateLimitIp'
  * that binds now (fewest requests remaining), plus the IETF draft
  * `RateLimit-Policy` and `RateLimit` fields. Must run after `authenticate`.
  */
-export function rateLimits(settings: RateLimitSettings, stores: RateLimitStores, bans: BanList): RequestHandler[] {
+export function rateLimits(
+  settings: RateLimitSettings,
+  stores: RateLimitStores,
+  bans: BanList,
+  logger: Pick<PinoLogger, 'warn' | 'error'>,
+): RequestHandler[] {
+  // express-rate-limit reports misconfiguration (e.g. X-Forwarded-For without trust proxy) through this.
+  const limiterLogger = {
+    warn: (...args: unknown[]) => logger.warn({ detail: args }, 'express-rate-limit warning'),
+    error: (...args: unknown[]) => logger.error({ detail: args }, 'express-rate-limit error'),
+  };
   const now = (): number => Date.now();
   const counter = (name: Window['name'], windowMs: number, store: Store, limit: (req: Request) => number) =>
     rateLimit({
@@ -72,6 +85,7 @@ export function rateLimits(settings: RateLimitSettings, stores: RateLimitStores,
       legacyHeaders: false,
       standardHeaders: false,
       passOnStoreError: false,
+      logger: limiterLogger,
     });
 
   const checkBan: RequestHandler = async (req, _res, next) => {
@@ -98,6 +112,10 @@ export function rateLimits(settings: RateLimitSettings, stores: RateLimitStores,
     const exhausted = windows.filter((window) => window.used > window.limit);
     if (exhausted.length === 0) return next();
 
+    // A refused request must not eat the quota of a window that still had room.
+    await Promise.all(
+      windows.filter((window) => window.used <= window.limit).map((window) => stores[window.name].decrement(window.key!)),
+    );
     const refusals = Math.max(...exhausted.map((window) => window.used - window.limit));
     if (req.caller && refusals >= settings.banAfter) {
       await bans.ban(req.caller.id, now() + settings.banSeconds * 1000);
@@ -132,6 +150,7 @@ function windowOf(req: Request, name: Window['name'], windowMs: number): Window 
   const info = req[INFO[name]]!;
   return {
     name,
+    key: info.key,
     limit: info.limit,
     used: info.used,
     windowSeconds: Math.round(windowMs / 1000),

@@ -1,0 +1,140 @@
+import type { AddressInfo } from 'node:net';
+import type { Server } from 'node:http';
+import { createPetAdoptionClient, retryAfterMs } from '../src/client';
+import { startTestApp, type TestApp } from './support/test-app';
+
+let t: TestApp;
+let server: Server;
+let baseUrl: string;
+
+async function serve(rateLimits = {}) {
+  t = await startTestApp({ rateLimits });
+  server = t.app.listen(0, '127.0.0.1');
+  await new Promise((resolve) => server.once('listening', resolve));
+  baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
+}
+
+afterEach(async () => {
+  await new Promise((resolve) => server?.close(resolve));
+  await t?.close();
+});
+
+const keyOf = (auth: string) => auth.slice('Bearer '.length);
+
+describe('typed client (openapi-fetch over the generated paths)', () => {
+  it('lists, creates and gets pets against the real server', async () => {
+    await serve();
+    const client = createPetAdoptionClient({ baseUrl, apiKey: keyOf(t.auth) });
+    const created = await client.POST('/pets', { body: { name: 'Rex', categoryId: 2 } });
+    expect(created.response.status).toBe(201);
+    expect(created.data).toEqual({ id: expect.any(Number), name: 'Rex', categoryId: 2, status: 'available' });
+    const listed = await client.GET('/pets', { params: { query: { status: 'available', limit: 5 } } });
+    expect(listed.data).toEqual([created.data]);
+    const fetched = await client.GET('/pets/{petId}', { params: { path: { petId: created.data!.id } } });
+    expect(fetched.data).toEqual(created.data);
+    const missing = await client.GET('/pets/{petId}', { params: { path: { petId: 999 } } });
+    expect(missing.error).toEqual({ code: 'not_found', status: 404, message: 'pet 999 does not exist' });
+  });
+
+  it('on 429 waits for Retry-After and retries a GET', async () => {
+    await serve({ minuteWindowMs: 1000 });
+    const key = keyOf(await t.issueKey('enterprise', { requestsPerMinute: 1, requestsPerDay: 100 }));
+    const waits: number[] = [];
+    const client = createPetAdoptionClient({
+      baseUrl,
+      apiKey: key,
+      retry: { sleep: (ms) => (waits.push(ms), new Promise((resolve) => setTimeout(resolve, ms))) },
+    });
+    expect((await client.GET('/pets')).response.status).toBe(200);
+    const started = Date.now();
+    const retried = await client.GET('/pets');
+    expect(retried.response.status).toBe(200);
+    expect(waits).toEqual([1000]); // Retry-After: 1
+    expect(Date.now() - started).toBeGreaterThanOrEqual(950);
+  });
+
+  it('never retries a POST unless told to', async () => {
+    await serve({ minuteWindowMs: 1000 });
+    const key = keyOf(await t.issueKey('enterprise', { requestsPerMinute: 1, requestsPerDay: 100 }));
+    const waits: number[] = [];
+    const sleep = async (ms: number) => {
+      waits.push(ms);
+      await new Promise((resolve) => setTimeout(resolve, ms));
+    };
+    const client = createPetAdoptionClient({ baseUrl, apiKey: key, retry: { sleep } });
+    await client.GET('/pets');
+    const refused = await client.POST('/pets', { body: { name: 'Rex', categoryId: 1 } });
+    expect(refused.response.status).toBe(429);
+    expect(refused.error?.code).toBe('rate_limited');
+    expect(waits).toEqual([]);
+    expect(await t.storage.pets.list({ limit: 10 })).toEqual([]);
+
+    const opted = createPetAdoptionClient({ baseUrl, apiKey: key, retry: { sleep, retryNonIdempotent: true } });
+    const created = await opted.POST('/pets', { body: { name: 'Rex', categoryId: 1 } });
+    expect(created.response.status).toBe(201);
+    expect(waits.length).toBe(1);
+    expect(await t.storage.pets.list({ limit: 10 })).toHaveLength(1); // the body was resent intact, once
+  });
+
+  it('stops retrying when the key is temporarily banned', async () => {
+    await serve({ banAfter: 1, banSeconds: 60 });
+    const key = keyOf(await t.issueKey('enterprise', { requestsPerMinute: 1, requestsPerDay: 100 }));
+    const raw = createPetAdoptionClient({ baseUrl, apiKey: key, retry: false });
+    await raw.GET('/pets');
+    expect((await raw.GET('/pets')).error?.code).toBe('rate_limited'); // this refusal starts the ban
+    const waits: number[] = [];
+    const client = createPetAdoptionClient({ baseUrl, apiKey: key, retry: { sleep: async (ms) => void waits.push(ms) } });
+    const banned = await client.GET('/pets');
+    expect(banned.error?.code).toBe('key_temporarily_banned');
+    expect(waits).toEqual([]);
+  });
+});
+
+describe('backoff without Retry-After', () => {
+  it('exponential with full jitter, capped, and a maximum number of retries', async () => {
+    let calls = 0;
+    const fetch = async () => {
+      calls++;
+      return new Response(JSON.stringify({ code: 'rate_limited', message: 'slow down', status: 429 }), {
+        status: 429,
+        headers: { 'Content-Type': 'application/json' },
+      });
+    };
+    const waits: number[] = [];
+    const client = createPetAdoptionClient({
+      baseUrl: 'http://127.0.0.1:1/v1',
+      apiKey: 'pas_x',
+      fetch,
+      retry: { maxRetries: 5, baseDelayMs: 100, maxDelayMs: 1000, random: () => 1, sleep: async (ms) => void waits.push(ms) },
+    });
+    const result = await client.GET('/pets');
+    expect(result.response.status).toBe(429);
+    expect(waits).toEqual([100, 200, 400, 800, 1000]);
+    expect(calls).toBe(6);
+
+    const jittered: number[] = [];
+    const half = createPetAdoptionClient({
+      baseUrl: 'http://127.0.0.1:1/v1',
+      apiKey: 'pas_x',
+      fetch,
+      retry: { maxRetries: 2, baseDelayMs: 100, random: () => 0.5, sleep: async (ms) => void jittered.push(ms) },
+    });
+    await half.GET('/pets');
+    expect(jittered).toEqual([50, 100]);
+  });
+
+  it('gives the 429 back when Retry-After asks for a longer wait than the cap', async () => {
+    const fetch = async () => new Response('{}', { status: 429, headers: { 'Retry-After': '3600' } });
+    const waits: number[] = [];
+    const client = createPetAdoptionClient({ baseUrl: 'http://x/v1', apiKey: 'k', fetch, retry: { sleep: async (ms) => void waits.push(ms) } });
+    expect((await client.GET('/pets')).response.status).toBe(429);
+    expect(waits).toEqual([]);
+  });
+
+  it('reads Retry-After as seconds or an HTTP-date', () => {
+    expect(retryAfterMs('3')).toBe(3000);
+    expect(retryAfterMs('Thu, 01 Jan 2026 00:00:10 GMT', Date.parse('2026-01-01T00:00:00Z'))).toBe(10_000);
+    expect(retryAfterMs('soon')).toBeUndefined();
+    expect(retryAfterMs(null)).toBeUndefined();
+  });
+});
