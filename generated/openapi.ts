@@ -121,10 +121,11 @@ export interface components {
          *     - `rate_limited`: the rate limit is exhausted (see `Retry-After`).
          *     - `key_temporarily_banned`: the key kept sending after 429s and is banned until `Retry-After`.
          *     - `not_implemented`: the operation is declared but not implemented yet.
+         *     - `unavailable`: a backing service (database, rate-limit store) is not answering; retry after `Retry-After`.
          *     - `internal_error`: an unexpected failure; details are logged, never sent.
          * @enum {string}
          */
-        ErrorCode: "invalid_request" | "unauthorized" | "not_found" | "method_not_allowed" | "unsupported_media_type" | "payload_too_large" | "rate_limited" | "key_temporarily_banned" | "not_implemented" | "internal_error";
+        ErrorCode: "invalid_request" | "unauthorized" | "not_found" | "method_not_allowed" | "unsupported_media_type" | "payload_too_large" | "rate_limited" | "key_temporarily_banned" | "not_implemented" | "unavailable" | "internal_error";
         Error: {
             code: components["schemas"]["ErrorCode"];
             /**
@@ -201,6 +202,26 @@ export interface components {
          *     exponential backoff.
          */
         TooManyRequests: {
+            headers: {
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                RateLimit: components["headers"]["RateLimit"];
+                "Retry-After": components["headers"]["Retry-After"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /**
+         * @description A backing service (the database, or the shared rate-limit store when
+         *     one is configured) is not answering. Retry after `Retry-After`
+         *     seconds; the service recovers by itself. A create that failed this
+         *     way after the database committed it may exist: list before re-sending.
+         */
+        ServiceUnavailable: {
             headers: {
                 "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                 "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
@@ -294,6 +315,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -327,6 +349,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -360,6 +383,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["Error"];
         };
     };
@@ -375,6 +399,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["TooManyRequests"];
             501: components["responses"]["NotImplemented"];
+            503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["Error"];
         };
     };

@@ -9,6 +9,8 @@
  *   npm run keys -- set-plan <id> --plan pro                      takes effect within seconds
  */
 import { parseArgs } from 'node:util';
+import { Redis } from 'ioredis';
+import { keyChangesChannel } from '../src/shared-state/redis-state';
 import { loadConfig } from '../src/config';
 import { openStorage } from '../src/storage/open-storage';
 import { checkPlanLimits, issueApiKey } from '../src/keys/api-key-service';
@@ -74,6 +76,7 @@ async function setPlan(storage: Storage, args: string[]): Promise<void> {
     requestsPerDay: plan.requestsPerDay ?? null,
   });
   if (!updated) throw new UsageError(`no key with id ${id}`);
+  await announceChange(id);
   console.log(`key ${id} is now on plan ${plan.plan}`);
 }
 
@@ -81,7 +84,26 @@ async function revoke(storage: Storage, args: string[]): Promise<void> {
   const id = positiveInteger(args[0], '<id>');
   if (id === undefined) throw new UsageError('revoke needs the key id (see keys list)');
   if (!(await storage.apiKeys.revoke(id))) throw new UsageError(`no key with id ${id}`);
+  await announceChange(id);
   console.log(`key ${id} revoked`);
+}
+
+/**
+ * With REDIS_URL set, running servers drop their cached copy of the key at
+ * once; without it they pick the change up when their 2 s cache expires.
+ */
+async function announceChange(keyId: number): Promise<void> {
+  const { redisUrl, redisKeyPrefix } = loadConfig(process.env);
+  if (!redisUrl) return;
+  const redis = new Redis(redisUrl, { lazyConnect: true, connectTimeout: 2_000, maxRetriesPerRequest: 0 });
+  try {
+    await redis.connect();
+    await redis.publish(keyChangesChannel(redisKeyPrefix), String(keyId));
+  } catch (error) {
+    console.error(`keys: servers will see the change within 2 s (could not notify them through Redis: ${(error as Error).message})`);
+  } finally {
+    redis.disconnect();
+  }
 }
 
 async function main(argv: string[]): Promise<void> {

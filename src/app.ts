@@ -8,6 +8,8 @@ import type { HandlerRegistry } from './http/handler';
 import { authenticate, requireCaller } from './auth/authenticate';
 import { DEFAULT_RATE_LIMITS, memoryStores, rateLimits, type RateLimitSettings, type RateLimitStores } from './rate-limit/rate-limits';
 import { MemoryBanList, type BanList } from './rate-limit/ban-list';
+import type { KeyChanges } from './auth/key-changes';
+import { readinessRoute } from './http/readiness';
 import { contractValidator } from './http/validator';
 import { mountDeprecationHeaders } from './http/deprecation-headers';
 import { mountOperations } from './http/routes';
@@ -35,6 +37,10 @@ export interface AppDependencies {
   rateLimitStores?: RateLimitStores;
   /** Where temporary bans live; in memory (and the database) by default. */
   banList?: BanList;
+  /** Cross-instance "key changed" signal (revocation, plan change), so caches drop it at once. */
+  keyChanges?: KeyChanges;
+  /** Extra readiness checks for /readyz besides the database (e.g. redis). */
+  readinessChecks?: Record<string, () => Promise<void>>;
   /** Express `trust proxy`, so the client IP comes from X-Forwarded-For behind a proxy. */
   trustProxy?: boolean | number | string;
 }
@@ -80,14 +86,16 @@ export function createApp(dependencies: AppDependencies): Express {
       }),
     );
 
+  // Liveness: the process answers. Readiness: its dependencies answer too.
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });
   });
+  app.get('/readyz', readinessRoute({ database: () => storage.ping(), ...dependencies.readinessChecks }));
   mountDocs(app, spec);
 
   const api = Router();
   mountDeprecationHeaders(api, spec, basePath);
-  api.use(authenticate(storage.apiKeys, dependencies.keyCacheTtlMs));
+  api.use(authenticate(storage.apiKeys, dependencies.keyCacheTtlMs, dependencies.keyChanges));
   api.use(
     rateLimits(
       { ...DEFAULT_RATE_LIMITS, ...dependencies.rateLimits },

@@ -15,8 +15,14 @@ const environmentSchema = z.object({
   HOST: z.string().min(1).default('127.0.0.1'),
   DATABASE_URL: z
     .string()
-    .regex(/^sqlite:.+/, 'must be sqlite:PATH')
+    .regex(/^(sqlite:.+|postgres(ql)?:\/\/.+)/, 'must be sqlite:PATH or postgres://user:password@host/database')
     .default(DEFAULT_DATABASE_URL),
+  /** Shared rate-limit counters, bans and key-change signal; unset means in memory (one instance). */
+  REDIS_URL: z
+    .string()
+    .regex(/^rediss?:\/\/.+/, 'must be redis://host:port or rediss://host:port')
+    .optional(),
+  REDIS_KEY_PREFIX: z.string().min(1).default('pas:'),
   LOG_LEVEL: z.enum(LOG_LEVELS).default('info'),
   NODE_ENV: z.enum(['development', 'test', 'production']).default('development'),
   /** Response validation: on by default except in production. */
@@ -39,6 +45,8 @@ export type Config = Readonly<{
   port: number;
   host: string;
   databaseUrl: string;
+  redisUrl: string | undefined;
+  redisKeyPrefix: string;
   logLevel: (typeof LOG_LEVELS)[number];
   nodeEnv: 'development' | 'test' | 'production';
   validateResponses: boolean;
@@ -67,6 +75,8 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
     port: values.PORT,
     host: values.HOST,
     databaseUrl: values.DATABASE_URL,
+    redisUrl: values.REDIS_URL,
+    redisKeyPrefix: values.REDIS_KEY_PREFIX,
     logLevel: values.LOG_LEVEL,
     nodeEnv: values.NODE_ENV,
     validateResponses: values.VALIDATE_RESPONSES ?? values.NODE_ENV !== 'production',

@@ -10,6 +10,7 @@ import { createLogger } from './logger';
 import { openStorage } from './storage/open-storage';
 import { issueApiKey } from './keys/api-key-service';
 import type { Storage } from './storage/storage';
+import { openRedisState } from './shared-state/redis-state';
 
 async function main(): Promise<void> {
   let config: Config;
@@ -34,7 +35,14 @@ async function main(): Promise<void> {
   process.on('SIGINT', onSignal);
 
   const storage = await openStorage(config.databaseUrl);
+  const shared = config.redisUrl
+    ? await openRedisState(config.redisUrl, storage.apiKeys, logger, config.redisKeyPrefix).catch(async (error: unknown) => {
+        await storage.close();
+        throw error;
+      })
+    : undefined;
   const closeAndExit = async (): Promise<never> => {
+    await shared?.close();
     await storage.close();
     logger.info('stopped');
     process.exit(0);
@@ -49,6 +57,12 @@ async function main(): Promise<void> {
     logRequests: true,
     rateLimits: config.rateLimits,
     trustProxy: config.trustProxy,
+    ...(shared && {
+      rateLimitStores: shared.stores,
+      banList: shared.banList,
+      keyChanges: shared.keyChanges,
+      readinessChecks: { redis: () => shared.ping() },
+    }),
   });
   const server = app.listen(config.port, config.host);
   await new Promise<void>((resolve, reject) => {
@@ -66,7 +80,10 @@ async function main(): Promise<void> {
   };
   if (stopping) return stop();
   const { address, port } = server.address() as AddressInfo;
-  logger.info({ address, port, database: storage.backend, env: config.nodeEnv }, `listening on http://${address}:${port}`);
+  logger.info(
+    { address, port, database: storage.backend, rateLimitStore: shared ? 'redis' : 'memory', env: config.nodeEnv },
+    `listening on http://${address}:${port}`,
+  );
 }
 
 /**

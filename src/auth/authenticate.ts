@@ -3,6 +3,7 @@ import { LRUCache } from 'lru-cache';
 import type { ApiKeyRepository } from '../storage/storage';
 import { ApiError } from '../errors/api-error';
 import type { Caller } from './caller';
+import type { KeyChanges } from './key-changes';
 import { hashApiKey, hashesEqual, looksLikeApiKey } from './api-key';
 
 /** How long a successful key lookup is reused: a revoked key stops working within this time. */
@@ -27,8 +28,17 @@ declare module 'express-serve-static-core' {
  * case-insensitive (RFC 9110). Only valid keys are cached, so a key created by
  * the CLI works at once and a revoked one is refused within KEY_CACHE_TTL_MS.
  */
-export function authenticate(apiKeys: ApiKeyRepository, cacheTtlMs: number = KEY_CACHE_TTL_MS): RequestHandler {
+export function authenticate(
+  apiKeys: ApiKeyRepository,
+  cacheTtlMs: number = KEY_CACHE_TTL_MS,
+  keyChanges?: KeyChanges,
+): RequestHandler {
   const cache = new LRUCache<string, Caller>({ max: 10_000, ttl: cacheTtlMs, ttlAutopurge: false });
+  keyChanges?.subscribe((keyId) => {
+    cache.forEach((caller, hash) => {
+      if (caller.id === keyId) cache.delete(hash);
+    });
+  });
 
   async function resolveCaller(header: string | undefined): Promise<Caller> {
     if (header === undefined) throw unauthorized('missing API key: send Authorization: Bearer <API_KEY>');

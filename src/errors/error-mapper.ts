@@ -1,6 +1,7 @@
 import type { ErrorRequestHandler, Request, RequestHandler } from 'express';
 import type { Logger } from 'pino';
 import { ApiError, type ErrorCode } from './api-error';
+import { isUnavailable, UNAVAILABLE_RETRY_AFTER_SECONDS } from './unavailable';
 
 /** Validator errors carry one entry per broken rule, e.g. `{ path: '/query/limit', message: 'must be <= 100' }`. */
 interface ValidationIssue {
@@ -43,6 +44,11 @@ function describeIssue(issue: ValidationIssue): string {
 /** Turns anything thrown into an ApiError whose message is safe to send. */
 export function toApiError(error: unknown, req: Request): ApiError {
   if (error instanceof ApiError) return error;
+  if (isUnavailable(error)) {
+    return new ApiError(503, 'unavailable', 'service temporarily unavailable: a backing service is not answering; retry later', {
+      'Retry-After': String(UNAVAILABLE_RETRY_AFTER_SECONDS),
+    });
+  }
   const http = (error ?? {}) as HttpLikeError;
   const status = http.status ?? http.statusCode;
   switch (http.type) {
@@ -84,7 +90,8 @@ export function toApiError(error: unknown, req: Request): ApiError {
 export function errorMapper(logger: Logger): ErrorRequestHandler {
   return (error, req, res, _next) => {
     const apiError = toApiError(error, req);
-    if (apiError.status >= 500) logger.error({ err: error, method: req.method, url: req.originalUrl }, 'request failed');
+    if (apiError.code === 'unavailable') logger.warn({ err: (error as Error).message, url: req.originalUrl }, 'dependency unavailable');
+    else if (apiError.status >= 500) logger.error({ err: error, method: req.method, url: req.originalUrl }, 'request failed');
     if (res.headersSent) {
       res.destroy();
       return;

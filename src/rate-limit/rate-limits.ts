@@ -4,6 +4,7 @@ import { ApiError } from '../errors/api-error';
 import type { Logger as PinoLogger } from 'pino';
 import type { BanList } from './ban-list';
 import { limitsOf } from './plans';
+import { isUnavailable, UNAVAILABLE_RETRY_AFTER_SECONDS } from '../errors/unavailable';
 
 export interface RateLimitSettings {
   /** Refused requests within a window after which a key is banned. */
@@ -63,7 +64,7 @@ export function rateLimits(
   stores: RateLimitStores,
   bans: BanList,
   logger: Pick<PinoLogger, 'warn' | 'error'>,
-): RequestHandler[] {
+): RequestHandler {
   // express-rate-limit reports misconfiguration (e.g. X-Forwarded-For without trust proxy) through this.
   const limiterLogger = {
     warn: (...args: unknown[]) => logger.warn({ detail: args }, 'express-rate-limit warning'),
@@ -88,16 +89,14 @@ export function rateLimits(
       logger: limiterLogger,
     });
 
-  const checkBan: RequestHandler = async (req, _res, next) => {
-    if (req.caller) {
-      const stored = req.caller.bannedUntil ? Date.parse(req.caller.bannedUntil) : 0;
-      const until = Math.max(stored, (await bans.bannedUntil(req.caller.id, now())) ?? 0);
-      if (until > now()) req.bannedUntil = until;
-    }
-    next();
+  const checkBan = async (req: Request): Promise<void> => {
+    if (!req.caller) return;
+    const stored = req.caller.bannedUntil ? Date.parse(req.caller.bannedUntil) : 0;
+    const until = Math.max(stored, (await bans.bannedUntil(req.caller.id, now())) ?? 0);
+    if (until > now()) req.bannedUntil = until;
   };
 
-  const decide: RequestHandler = async (req, res, next) => {
+  const decide = async (req: Request, res: Response): Promise<void> => {
     if (req.bannedUntil !== undefined) {
       const { perMinute } = limitsOf(req.caller!);
       const window: Window = { name: 'minute', limit: perMinute, used: perMinute, windowSeconds: settings.minuteWindowMs / 1000, resetMs: req.bannedUntil };
@@ -110,7 +109,7 @@ export function rateLimits(
     const binding = bindingWindow(windows);
     setHeaders(res, windows, binding);
     const exhausted = windows.filter((window) => window.used > window.limit);
-    if (exhausted.length === 0) return next();
+    if (exhausted.length === 0) return;
 
     // A refused request must not eat the quota of a window that still had room.
     await Promise.all(
@@ -127,13 +126,41 @@ export function rateLimits(
   const tooMany = (code: 'rate_limited' | 'key_temporarily_banned', message: string, untilMs: number): ApiError =>
     new ApiError(429, code, message, { 'Retry-After': String(Math.max(1, Math.ceil((untilMs - now()) / 1000))) });
 
-  return [
-    checkBan,
+  /**
+   * When the counters cannot be read (the shared store is down), the request is
+   * refused with 503 rather than served unlimited: fail closed. Its headers
+   * say "nothing left until Retry-After".
+   */
+  const storeUnavailable = (req: Request, res: Response, error: unknown): ApiError => {
+    const limit = req.caller ? limitsOf(req.caller).perMinute : settings.ipPerMinute;
+    const window: Window = { name: req.caller ? 'minute' : 'ip', limit, used: limit, windowSeconds: 60, resetMs: now() + UNAVAILABLE_RETRY_AFTER_SECONDS * 1000 };
+    setHeaders(res, [window], window);
+    logger.warn({ err: (error as Error).message }, 'rate-limit store unavailable: refusing with 503');
+    return new ApiError(503, 'unavailable', 'service temporarily unavailable: rate limits cannot be checked; retry later', {
+      'Retry-After': String(UNAVAILABLE_RETRY_AFTER_SECONDS),
+    });
+  };
+
+  const counters = [
     counter('ip', 60_000, stores.ip, () => settings.ipPerMinute),
     counter('minute', settings.minuteWindowMs, stores.minute, (req) => limitsOf(req.caller!).perMinute),
     counter('day', settings.dayWindowMs, stores.day, (req) => limitsOf(req.caller!).perDay),
-    decide,
   ];
+  const run = (middleware: RequestHandler, req: Request, res: Response): Promise<void> =>
+    new Promise((resolve, reject) => {
+      void middleware(req, res, (error?: unknown) => (error ? reject(error) : resolve()));
+    });
+
+  return async (req, res, next) => {
+    try {
+      await checkBan(req);
+      for (const middleware of counters) await run(middleware, req, res);
+    } catch (error) {
+      throw isUnavailable(error) ? storeUnavailable(req, res, error) : error;
+    }
+    await decide(req, res);
+    next();
+  };
 }
 
 declare module 'express-serve-static-core' {

@@ -2,31 +2,41 @@ import type { Storage } from './storage';
 import { KyselyStorage } from './kysely-storage';
 import { migrateToLatest } from './migrations';
 import { openSqlite, sqliteFlavor } from './sqlite-backend';
+import { openPostgres, postgresFlavor } from './postgres-backend';
+import type { Kysely } from 'kysely';
+import type { Database } from './schema';
+import type { SqlFlavor } from './migrations';
 
 /** Default database: an SQLite file under the working directory. */
 export const DEFAULT_DATABASE_URL = 'sqlite:data/pets.db';
 
 /**
  * Opens the database named by a `DATABASE_URL` and migrates it to the latest
- * schema. Supported: `sqlite:PATH` (relative to the working directory) and
- * `sqlite::memory:`.
+ * schema (migrations take a lock, so instances may start together). Supported:
+ * `sqlite:PATH` (relative to the working directory), `sqlite::memory:`, and
+ * `postgres://user:password@host:port/database[?schema=NAME]`.
  *
  * @example const storage = await openStorage('sqlite:data/pets.db');
  */
 export async function openStorage(databaseUrl: string = DEFAULT_DATABASE_URL): Promise<Storage> {
   const [scheme] = databaseUrl.split(':', 1);
   switch (scheme) {
-    case 'sqlite': {
-      const db = openSqlite(databaseUrl.slice('sqlite:'.length));
-      try {
-        await migrateToLatest(db, sqliteFlavor);
-      } catch (error) {
-        await db.destroy();
-        throw error;
-      }
-      return new KyselyStorage('sqlite', db);
-    }
+    case 'sqlite':
+      return migrated('sqlite', openSqlite(databaseUrl.slice('sqlite:'.length)), sqliteFlavor);
+    case 'postgres':
+    case 'postgresql':
+      return migrated('postgres', await openPostgres(databaseUrl), postgresFlavor);
     default:
-      throw new Error(`DATABASE_URL: unsupported scheme "${scheme}:" (expected sqlite:PATH)`);
+      throw new Error(`DATABASE_URL: unsupported scheme "${scheme}:" (expected sqlite:PATH or postgres://...)`);
   }
+}
+
+async function migrated(backend: string, db: Kysely<Database>, flavor: SqlFlavor): Promise<Storage> {
+  try {
+    await migrateToLatest(db, flavor);
+  } catch (error) {
+    await db.destroy();
+    throw error;
+  }
+  return new KyselyStorage(backend, db);
 }

@@ -1,0 +1,41 @@
+/**
+ * Failures that mean "a backing service (database, Redis) is not answering
+ * now", as opposed to a bug: they become 503 `unavailable` with Retry-After,
+ * and the service recovers by itself when the dependency is back.
+ */
+const UNAVAILABLE_CODES = new Set([
+  // Node sockets
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  // PostgreSQL: connection exceptions (class 08), shutdown (57P01-57P03), too many connections, cannot connect now
+  '08000',
+  '08001',
+  '08003',
+  '08004',
+  '08006',
+  '57P01',
+  '57P02',
+  '57P03',
+  '53300',
+  // SQLite: the file is locked by another writer for longer than busy_timeout
+  'SQLITE_BUSY',
+]);
+
+const UNAVAILABLE_MESSAGES =
+  /Connection terminated|timeout exceeded when trying to connect|Query read timeout|Connection is closed|Stream isn't writeable|max retries per request|Command timed out|Client has encountered a connection error/i;
+
+/** Seconds a client is told to wait after a 503. */
+export const UNAVAILABLE_RETRY_AFTER_SECONDS = 5;
+
+export function isUnavailable(error: unknown): boolean {
+  const candidate = error as { code?: unknown; message?: unknown; cause?: unknown } | undefined;
+  if (!candidate || typeof candidate !== 'object') return false;
+  if (typeof candidate.code === 'string' && UNAVAILABLE_CODES.has(candidate.code)) return true;
+  if (typeof candidate.message === 'string' && UNAVAILABLE_MESSAGES.test(candidate.message)) return true;
+  return candidate.cause !== undefined && candidate.cause !== error && isUnavailable(candidate.cause);
+}

@@ -1,0 +1,32 @@
+import type { RequestHandler } from 'express';
+
+const CHECK_TIMEOUT_MS = 2_000;
+
+function withTimeout(check: () => Promise<void>): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`no answer within ${CHECK_TIMEOUT_MS} ms`)), CHECK_TIMEOUT_MS);
+    check().then(resolve, reject).finally(() => clearTimeout(timer));
+  });
+}
+
+/**
+ * `GET /readyz`: 200 when every dependency answers, else 503, with one entry
+ * per check, e.g. `{"status":"unavailable","checks":{"database":"ok","redis":"error: ..."}}`.
+ * A load balancer stops sending traffic to an instance that is not ready.
+ */
+export function readinessRoute(checks: Record<string, () => Promise<void>>): RequestHandler {
+  return async (_req, res) => {
+    const results = await Promise.all(
+      Object.entries(checks).map(async ([name, check]) => {
+        try {
+          await withTimeout(check);
+          return [name, 'ok'] as const;
+        } catch (error) {
+          return [name, `error: ${(error as Error).message}`] as const;
+        }
+      }),
+    );
+    const ready = results.every(([, result]) => result === 'ok');
+    res.status(ready ? 200 : 503).json({ status: ready ? 'ready' : 'unavailable', checks: Object.fromEntries(results) });
+  };
+}

@@ -1,0 +1,114 @@
+import { Redis } from 'ioredis';
+import { RedisStore } from 'rate-limit-redis';
+import type { Logger } from 'pino';
+import type { ApiKeyRepository } from '../storage/storage';
+import type { BanList } from '../rate-limit/ban-list';
+import type { RateLimitStores } from '../rate-limit/rate-limits';
+import type { KeyChanges } from '../auth/key-changes';
+
+/**
+ * What several instances share through Redis: rate-limit counters (atomic
+ * Lua scripts with the window's expiry in Redis, via rate-limit-redis), bans,
+ * and the "this key changed" signal (revocation, plan change).
+ */
+export interface SharedState {
+  stores: RateLimitStores;
+  banList: BanList;
+  keyChanges: KeyChanges;
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export const DEFAULT_REDIS_PREFIX = 'pas:';
+
+/** The pub/sub channel of key changes (the keys CLI publishes on it). */
+export const keyChangesChannel = (prefix: string): string => `${prefix}key-changes`;
+
+/**
+ * Never hang on Redis: no offline queue (a command while disconnected fails at
+ * once), a 1 s command timeout, and reconnection in the background. A failure
+ * surfaces as a 503 (see rateLimits), not as a queued request.
+ */
+function connect(redisUrl: string): Redis {
+  return new Redis(redisUrl, {
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 0,
+    commandTimeout: 1_000,
+    connectTimeout: 2_000,
+    lazyConnect: true,
+    retryStrategy: (attempt) => Math.min(attempt * 200, 2_000),
+  });
+}
+
+/**
+ * Connects to Redis (failing start when it is unreachable) and builds the shared state.
+ *
+ * @example const shared = await openRedisState('redis://127.0.0.1:6379', apiKeys, logger);
+ */
+export async function openRedisState(
+  redisUrl: string,
+  apiKeys: ApiKeyRepository,
+  logger: Logger,
+  prefix: string = DEFAULT_REDIS_PREFIX,
+): Promise<SharedState> {
+  const client = connect(redisUrl);
+  const subscriber = connect(redisUrl);
+  let warned = false;
+  for (const connection of [client, subscriber]) {
+    connection.on('error', (error: Error) => {
+      if (!warned) logger.warn({ err: error.message }, 'redis unreachable: rate-limited requests answer 503 until it is back');
+      warned = true;
+    });
+    connection.on('ready', () => {
+      if (warned) logger.info('redis reachable again');
+      warned = false;
+    });
+  }
+  try {
+    await Promise.all([client.connect(), subscriber.connect()]);
+  } catch (error) {
+    client.disconnect();
+    subscriber.disconnect();
+    throw new Error(`REDIS_URL: cannot connect to ${new URL(redisUrl).host}: ${(error as Error).message}`);
+  }
+
+  const store = (window: string) =>
+    new RedisStore({
+      prefix: `${prefix}rl:${window}:`,
+      sendCommand: (command: string, ...args: string[]) => client.call(command, ...args) as never,
+    });
+  const channel = keyChangesChannel(prefix);
+  const listeners = new Set<(keyId: number) => void>();
+  await subscriber.subscribe(channel);
+  subscriber.on('message', (_channel: string, message: string) => {
+    for (const listener of listeners) listener(Number(message));
+  });
+
+  return {
+    stores: { minute: store('minute'), day: store('day'), ip: store('ip') },
+    banList: {
+      async bannedUntil(keyId, now) {
+        const until = Number(await client.get(`${prefix}ban:${keyId}`));
+        return until > now ? until : undefined;
+      },
+      async ban(keyId, untilMs) {
+        await client.set(`${prefix}ban:${keyId}`, String(untilMs), 'PX', Math.max(1, untilMs - Date.now()));
+        await apiKeys.setBannedUntil(keyId, new Date(untilMs));
+      },
+    },
+    keyChanges: {
+      subscribe: (listener) => {
+        listeners.add(listener);
+      },
+      publish: async (keyId) => {
+        await client.publish(channel, String(keyId));
+      },
+    },
+    async ping() {
+      await client.ping();
+    },
+    async close() {
+      await Promise.allSettled([client.quit(), subscriber.quit()]);
+    },
+  };
+}

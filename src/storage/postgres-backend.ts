@@ -1,0 +1,70 @@
+import { Kysely, PostgresDialect, sql } from 'kysely';
+import pg from 'pg';
+import type { Database } from './schema';
+import type { SqlFlavor } from './migrations';
+
+export const postgresFlavor: SqlFlavor = {
+  addIdColumn: (table) => table.addColumn('id', 'bigint', (col) => col.primaryKey().generatedAlwaysAsIdentity()),
+};
+
+const INT8_OID = 20;
+
+/** BIGINT (int8) as a JavaScript number; refuses values a number cannot hold exactly instead of rounding. */
+function parseInt8(value: string): number {
+  const number = Number(value);
+  if (!Number.isSafeInteger(number)) throw new RangeError(`int8 value ${value} is outside the safe integer range`);
+  return number;
+}
+
+const types = {
+  getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
+    oid === INT8_OID && format !== 'binary' ? parseInt8 : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
+};
+
+export interface PostgresOptions {
+  /** Pool size per instance. */
+  maxConnections?: number;
+}
+
+/**
+ * Opens a pg pool behind Kysely. `DATABASE_URL` may carry `?schema=NAME`: the
+ * schema is created if needed and used as the search path (tests use one
+ * schema each; deployments may use it to share a database).
+ *
+ * No request waits forever: connecting times out after 2 s and a statement
+ * after 5 s, and those failures become 503 responses.
+ *
+ * @example const { db, schema } = await openPostgres('postgres://pets:pets@127.0.0.1/pets');
+ */
+export async function openPostgres(databaseUrl: string, options: PostgresOptions = {}): Promise<Kysely<Database>> {
+  const url = new URL(databaseUrl);
+  const schema = url.searchParams.get('schema');
+  url.searchParams.delete('schema');
+  if (schema !== null && !/^[a-z_][a-z0-9_]{0,62}$/.test(schema)) {
+    throw new Error(`DATABASE_URL: schema "${schema}" must be a lower-case SQL identifier`);
+  }
+  const pool = new pg.Pool({
+    connectionString: url.toString(),
+    max: options.maxConnections ?? 10,
+    connectionTimeoutMillis: 2_000,
+    statement_timeout: 5_000,
+    query_timeout: 6_000,
+    ...(schema && { options: `-c search_path=${schema}` }),
+    types,
+  });
+  // An idle client losing its connection (e.g. the server restarts) must not crash the process.
+  pool.on('error', () => undefined);
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  if (schema) {
+    try {
+      await sql`create schema if not exists ${sql.id(schema)}`.execute(db);
+    } catch (error) {
+      // Another instance creating it at the same moment is fine.
+      if ((error as { code?: string }).code !== '23505') {
+        await db.destroy();
+        throw error;
+      }
+    }
+  }
+  return db;
+}
