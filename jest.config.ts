@@ -1,16 +1,57 @@
 import type { Config } from 'jest';
 
+const transform: Config['transform'] = {
+  '^.+\\.ts$': ['@swc/jest', { jsc: { target: 'es2022', parser: { syntax: 'typescript' } }, module: { type: 'commonjs' } }],
+};
+
+/** Suites about the API: they run on every backend. The others are about SQLite, files and processes. */
+const API_SUITES = ['pets', 'errors', 'auth', 'rate-limits', 'client', 'unavailable'];
+const POSTGRES_ONLY = ['multi-instance', 'postgres-fault'];
+
+const hasPostgres = /^postgres(ql)?:\/\//.test(process.env['DATABASE_URL'] ?? '');
+const hasRedis = /^rediss?:\/\//.test(process.env['REDIS_URL'] ?? '');
+const runPostgres = hasPostgres && hasRedis;
+
+if (!runPostgres) {
+  const why = `DATABASE_URL=postgres://... and REDIS_URL=redis://... are not both set`;
+  if (process.env['CI'] === 'true') {
+    throw new Error(`CI must run the PostgreSQL+Redis suites, but ${why} (.ci/run starts both servers).`);
+  }
+  console.warn(
+    `\n*** SKIPPED: the PostgreSQL+Redis project (${[...API_SUITES, ...POSTGRES_ONLY].join(', ')}): ${why}.` +
+      '\n*** Only the SQLite project runs. See README "Running the tests against PostgreSQL and Redis".\n',
+  );
+}
+
+const suites = (names: string[]): string[] => names.map((name) => `<rootDir>/test/${name}.test.ts`);
+
 const config: Config = {
-  testEnvironment: 'node',
-  roots: ['<rootDir>/test'],
-  testMatch: ['**/*.test.ts'],
-  transform: {
-    '^.+\\.ts$': ['@swc/jest', { jsc: { target: 'es2022', parser: { syntax: 'typescript' } }, module: { type: 'commonjs' } }],
-  },
   // Two cores here; suites that spawn servers are I/O-bound.
   maxWorkers: 2,
   testTimeout: 30_000,
   globalSetup: '<rootDir>/test/support/global-setup.ts',
+  projects: [
+    {
+      displayName: 'sqlite',
+      testEnvironment: 'node',
+      testTimeout: 30_000,
+      transform,
+      testMatch: ['<rootDir>/test/**/*.test.ts'],
+      testPathIgnorePatterns: POSTGRES_ONLY.map((name) => `/test/${name}\\.test\\.ts$`),
+    },
+    ...(runPostgres
+      ? [
+          {
+            displayName: 'postgres+redis',
+            testEnvironment: 'node',
+            testTimeout: 60_000,
+            transform,
+            testMatch: suites([...API_SUITES, ...POSTGRES_ONLY]),
+            setupFiles: ['<rootDir>/test/support/use-postgres.ts'],
+          },
+        ]
+      : []),
+  ],
 };
 
 export default config;

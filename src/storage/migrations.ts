@@ -51,10 +51,14 @@ function migrations(flavor: SqlFlavor): Record<string, Migration> {
   };
 }
 
-/** Brings the schema up to date; throws (and the server refuses to start) when a migration fails. */
-export async function migrateToLatest(db: Kysely<any>, flavor: SqlFlavor): Promise<void> {
+/**
+ * Brings the schema up to date; throws (and the server refuses to start) when
+ * a migration fails. `schema` (PostgreSQL) holds the bookkeeping tables too.
+ */
+export async function migrateToLatest(db: Kysely<any>, flavor: SqlFlavor, schema?: string): Promise<void> {
   const provider: MigrationProvider = { getMigrations: async () => migrations(flavor) };
-  const { error, results } = await new Migrator({ db, provider }).migrateToLatest();
+  const migrator = new Migrator({ db, provider, ...(schema && { migrationTableSchema: schema }) });
+  const { error, results } = await migrator.migrateToLatest();
   const failed = results?.find((result) => result.status === 'Error');
   if (error || failed) {
     throw new Error(`database migration ${failed?.migrationName ?? ''} failed: ${String(error)}`, { cause: error });

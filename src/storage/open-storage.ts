@@ -24,16 +24,18 @@ export async function openStorage(databaseUrl: string = DEFAULT_DATABASE_URL): P
     case 'sqlite':
       return migrated('sqlite', openSqlite(databaseUrl.slice('sqlite:'.length)), sqliteFlavor);
     case 'postgres':
-    case 'postgresql':
-      return migrated('postgres', await openPostgres(databaseUrl), postgresFlavor);
+    case 'postgresql': {
+      const { db, schema } = await openPostgres(databaseUrl);
+      return migrated('postgres', db, postgresFlavor, schema);
+    }
     default:
       throw new Error(`DATABASE_URL: unsupported scheme "${scheme}:" (expected sqlite:PATH or postgres://...)`);
   }
 }
 
-async function migrated(backend: string, db: Kysely<Database>, flavor: SqlFlavor): Promise<Storage> {
+async function migrated(backend: string, db: Kysely<Database>, flavor: SqlFlavor, schema?: string): Promise<Storage> {
   try {
-    await migrateToLatest(db, flavor);
+    await migrateToLatest(db, flavor, schema);
   } catch (error) {
     await db.destroy();
     throw error;

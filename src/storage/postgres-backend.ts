@@ -36,7 +36,10 @@ export interface PostgresOptions {
  *
  * @example const { db, schema } = await openPostgres('postgres://pets:pets@127.0.0.1/pets');
  */
-export async function openPostgres(databaseUrl: string, options: PostgresOptions = {}): Promise<Kysely<Database>> {
+export async function openPostgres(
+  databaseUrl: string,
+  options: PostgresOptions = {},
+): Promise<{ db: Kysely<Database>; schema: string | undefined }> {
   const url = new URL(databaseUrl);
   const schema = url.searchParams.get('schema');
   url.searchParams.delete('schema');
@@ -66,5 +69,5 @@ export async function openPostgres(databaseUrl: string, options: PostgresOptions
       }
     }
   }
-  return db;
+  return { db, schema: schema ?? undefined };
 }

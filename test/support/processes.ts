@@ -3,6 +3,12 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { PROJECT_ROOT } from './paths';
 
+/** The environment of a spawned process: this one's, minus its database/Redis choice, plus `env`. */
+function childEnv(env: Record<string, string>): NodeJS.ProcessEnv {
+  const { DATABASE_URL: _database, REDIS_URL: _redis, ...inherited } = process.env;
+  return { ...inherited, ...env };
+}
+
 /** Runs TypeScript sources directly, from any working directory. */
 const TSX = ['--import', pathToFileURL(path.join(PROJECT_ROOT, 'node_modules/tsx/dist/loader.mjs')).href];
 
@@ -19,7 +25,7 @@ export interface RunningServer {
 export async function startServer(env: Record<string, string>): Promise<RunningServer> {
   const child = spawn(process.execPath, [...TSX, path.join(PROJECT_ROOT, 'src/server.ts')], {
     cwd: env['CWD'] ?? PROJECT_ROOT,
-    env: { ...process.env, NODE_ENV: 'development', LOG_LEVEL: 'info', PORT: '0', ...env },
+    env: childEnv({ NODE_ENV: 'development', LOG_LEVEL: 'info', PORT: '0', ...env }),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
@@ -61,7 +67,7 @@ export async function startServer(env: Record<string, string>): Promise<RunningS
 export function runKeysCli(args: string[], env: Record<string, string>): { status: number | null; stdout: string; stderr: string } {
   const result = spawnSync(process.execPath, [...TSX, path.join(PROJECT_ROOT, 'scripts/keys.ts'), ...args], {
     cwd: PROJECT_ROOT,
-    env: { ...process.env, ...env },
+    env: childEnv(env),
     encoding: 'utf8',
   });
   return { status: result.status, stdout: result.stdout, stderr: result.stderr };
@@ -71,7 +77,7 @@ export function runKeysCli(args: string[], env: Record<string, string>): { statu
 export function runServerToExit(env: Record<string, string>): { status: number | null; output: string } {
   const result = spawnSync(process.execPath, [...TSX, path.join(PROJECT_ROOT, 'src/server.ts')], {
     cwd: PROJECT_ROOT,
-    env: { ...process.env, ...env },
+    env: childEnv(env),
     encoding: 'utf8',
     timeout: 20_000,
   });

@@ -55,6 +55,16 @@ export function assertConformsToSpec(res: Response): void {
     throw new Error(`response breaks the contract: ${where}: ${why}\nbody: ${JSON.stringify(res.body)}`);
   };
 
+  if (url === '/readyz') {
+    // Operations endpoint outside the contract: a readiness report, 200 or 503.
+    const body = res.body as { status?: unknown; checks?: Record<string, unknown> };
+    const shapeOk =
+      (res.status === 200 ? body.status === 'ready' : res.status === 503 && body.status === 'unavailable') &&
+      typeof body.checks === 'object' &&
+      Object.values(body.checks ?? {}).every((value) => typeof value === 'string');
+    if (!shapeOk) fail('not a readiness report');
+    return;
+  }
   const route = routes.find((candidate) => candidate.pattern.test(url) && candidate.method === method);
   if (!route) {
     // Outside the contract (unknown route, wrong method, docs, health): errors are still Error objects.

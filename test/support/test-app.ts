@@ -9,6 +9,8 @@ import { issueApiKey } from '../../src/keys/api-key-service';
 import { assertConformsToSpec } from './spec-conformance';
 import { tempDir } from './paths';
 import { createLogger } from '../../src/logger';
+import { openRedisState, type SharedState } from '../../src/shared-state/redis-state';
+import { isolatedPostgresUrl, isolationName, REDIS_URL, TEST_BACKEND } from './backend';
 
 type Method = 'get' | 'post' | 'put' | 'patch' | 'delete' | 'head' | 'options';
 
@@ -49,14 +51,18 @@ export interface TestApp {
 }
 
 /**
- * A real app on a real SQLite file (fresh unless `databaseUrl` is given).
+ * A real app on a real database, fresh unless `databaseUrl` is given: an
+ * SQLite file, or (in the postgres+redis project) a PostgreSQL schema of its
+ * own with Redis-backed rate limits under a key prefix of its own.
  *
  * @example const t = await startTestApp(); await t.api.get('/v1/pets').set('Authorization', t.auth).expect(200);
  */
 export async function startTestApp(
   options: Partial<Omit<AppDependencies, 'storage' | 'logger'>> & { databaseUrl?: string } = {},
 ): Promise<TestApp> {
-  const databaseUrl = options.databaseUrl ?? `sqlite:${path.join(tempDir(), 'pets.db')}`;
+  const name = isolationName();
+  const databaseUrl =
+    options.databaseUrl ?? (TEST_BACKEND === 'postgres' ? isolatedPostgresUrl(name) : `sqlite:${path.join(tempDir(), 'pets.db')}`);
   const storage = await openStorage(databaseUrl);
   let logged = '';
   const sink = new Writable({
@@ -66,7 +72,21 @@ export async function startTestApp(
     },
   });
   const logger = createLogger('info', sink);
-  const app = createApp({ validateResponses: true, logRequests: true, ...options, storage, logger });
+  let shared: SharedState | undefined;
+  if (TEST_BACKEND === 'postgres') shared = await openRedisState(REDIS_URL!, storage.apiKeys, logger, `pas:${name}:`);
+  const app = createApp({
+    validateResponses: true,
+    logRequests: true,
+    ...(shared && {
+      rateLimitStores: shared.stores,
+      banList: shared.banList,
+      keyChanges: shared.keyChanges,
+      readinessChecks: { redis: () => shared.ping() },
+    }),
+    ...options,
+    storage,
+    logger,
+  });
   const issueKey: TestApp['issueKey'] = async (plan = 'free', limits = {}) =>
     `Bearer ${(await issueApiKey(storage.apiKeys, { plan, ...limits })).key}`;
   return {
@@ -77,6 +97,9 @@ export async function startTestApp(
     databaseUrl,
     logs: () => logged,
     issueKey,
-    close: () => storage.close(),
+    close: async () => {
+      await shared?.close();
+      await storage.close();
+    },
   };
 }

@@ -1,0 +1,2 @@
+// setupFiles of the "postgres+redis" jest project.
+process.env['TEST_BACKEND'] = 'postgres';

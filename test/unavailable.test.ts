@@ -1,0 +1,135 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import net from 'node:net';
+import { apiClient, startTestApp, type TestApp } from './support/test-app';
+import { createApp } from '../src/app';
+import type { Storage } from '../src/storage/storage';
+import { openRedisState } from '../src/shared-state/redis-state';
+import { createLogger } from '../src/logger';
+import { TEST_BACKEND } from './support/backend';
+
+const refused = () => Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' });
+
+/** The real storage, with pets and ping failing as when the database server is down. */
+function databaseDown(storage: Storage): Storage {
+  return {
+    backend: storage.backend,
+    apiKeys: storage.apiKeys,
+    pets: { list: () => Promise.reject(refused()), create: () => Promise.reject(refused()), get: () => Promise.reject(refused()) },
+    ping: () => Promise.reject(refused()),
+    close: () => storage.close(),
+  };
+}
+
+describe('a database outage', () => {
+  let t: TestApp;
+  afterEach(() => t.close());
+
+  it('answers 503 unavailable with Retry-After (not 500), with the rate-limit headers', async () => {
+    t = await startTestApp();
+    // Same database and key; the pets repository fails as if its server were down.
+    const api = apiClient(createApp({ storage: databaseDown(t.storage), logger: createLogger('silent'), validateResponses: true }));
+    for (const res of [
+      await api.get('/v1/pets').set('Authorization', t.auth),
+      await api.post('/v1/pets').set('Authorization', t.auth).send({ name: 'Rex', categoryId: 1 }),
+      await api.get('/v1/pets/1').set('Authorization', t.auth),
+    ]) {
+      expect(res.status).toBe(503);
+      expect(res.body).toEqual({ code: 'unavailable', status: 503, message: expect.stringContaining('temporarily unavailable') });
+      expect(res.headers['retry-after']).toBe('5');
+      expect(res.headers['x-ratelimit-remaining']).toBeDefined();
+      expect(res.text).not.toContain('ECONNREFUSED');
+    }
+    const ready = await api.get('/readyz').expect(503);
+    expect(ready.body).toEqual({ status: 'unavailable', checks: expect.objectContaining({ database: expect.stringMatching(/^error/) }) });
+  });
+
+  it('/readyz is 200 when every dependency answers; /healthz stays liveness only', async () => {
+    t = await startTestApp();
+    const ready = await t.api.get('/readyz').expect(200);
+    expect(ready.body.status).toBe('ready');
+    expect(ready.body.checks.database).toBe('ok');
+    if (TEST_BACKEND === 'postgres') expect(ready.body.checks.redis).toBe('ok');
+    await t.api.get('/healthz').expect(200);
+  });
+});
+
+const describeRedis = TEST_BACKEND === 'postgres' ? describe : describe.skip;
+
+describeRedis('Redis unreachable (a private redis-server this test stops and restarts)', () => {
+  let redis: ChildProcess | undefined;
+  let t: TestApp | undefined;
+
+  const freePort = () =>
+    new Promise<number>((resolve) => {
+      const server = net.createServer().listen(0, '127.0.0.1', () => {
+        const { port } = server.address() as net.AddressInfo;
+        server.close(() => resolve(port));
+      });
+    });
+
+  async function startRedis(port: number): Promise<ChildProcess> {
+    const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'pipe' });
+    await new Promise<void>((resolve, reject) => {
+      child.stdout!.on('data', (chunk: Buffer) => chunk.toString().includes('Ready to accept connections') && resolve());
+      child.once('exit', (code) => reject(new Error(`redis-server exited ${code}`)));
+    });
+    return child;
+  }
+  const stopRedis = async (child: ChildProcess) => {
+    child.kill('SIGKILL');
+    await new Promise((resolve) => child.once('exit', resolve));
+  };
+
+  afterEach(async () => {
+    await t?.close();
+    t = undefined;
+    if (redis && redis.exitCode === null && redis.signalCode === null) await stopRedis(redis);
+    redis = undefined;
+  });
+
+  it('fails closed: 503 unavailable at once (no hang), /readyz 503, and recovers when Redis is back', async () => {
+    const port = await freePort();
+    redis = await startRedis(port);
+    const base = await startTestApp();
+    const shared = await openRedisState(`redis://127.0.0.1:${port}`, base.storage.apiKeys, createLogger('silent'), 'pas:fault:');
+    const app = createApp({
+      storage: base.storage,
+      logger: createLogger('silent'),
+      validateResponses: true,
+      rateLimitStores: shared.stores,
+      banList: shared.banList,
+      readinessChecks: { redis: () => shared.ping() },
+    });
+    t = { ...base, close: async () => (await shared.close(), await base.close()) };
+    const api = apiClient(app);
+    await api.get('/v1/pets').set('Authorization', base.auth).expect(200);
+
+    await stopRedis(redis);
+    const started = Date.now();
+    const res = await api.get('/v1/pets').set('Authorization', base.auth).expect(503);
+    expect(Date.now() - started).toBeLessThan(2_500);
+    expect(res.body.code).toBe('unavailable');
+    expect(res.headers['retry-after']).toBe('5');
+    expect(res.headers['x-ratelimit-remaining']).toBe('0');
+    expect((await api.get('/readyz').expect(503)).body.checks.redis).toMatch(/^error/);
+
+    redis = await startRedis(port);
+    const deadline = Date.now() + 10_000;
+    let status = 0;
+    while (Date.now() < deadline && status !== 200) {
+      status = (await api.get('/v1/pets').set('Authorization', base.auth)).status;
+      if (status !== 200) await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+    expect(status).toBe(200);
+    await api.get('/readyz').expect(200);
+  });
+
+  it('refuses to start when Redis cannot be reached', async () => {
+    const port = await freePort();
+    const base = await startTestApp();
+    t = base;
+    await expect(openRedisState(`redis://127.0.0.1:${port}`, base.storage.apiKeys, createLogger('silent'))).rejects.toThrow(
+      /REDIS_URL: cannot connect to 127\.0\.0\.1/,
+    );
+  });
+});
