@@ -55,8 +55,11 @@ export async function openPostgres(
     ...(schema && { options: `-c search_path=${schema}` }),
     types,
   });
-  // An idle client losing its connection (e.g. the server restarts) must not crash the process.
+  // A client losing its connection (the server restarts) emits 'error'; with
+  // no listener that would crash the process. Idle clients report on the pool,
+  // checked-out ones on themselves; the query in flight fails anyway (-> 503).
   pool.on('error', () => undefined);
+  pool.on('connect', (client) => client.on('error', () => undefined));
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   if (schema) {
     try {

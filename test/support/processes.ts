@@ -31,8 +31,10 @@ export async function startServer(env: Record<string, string>): Promise<RunningS
   let output = '';
   child.stdout!.on('data', (chunk) => (output += chunk));
   child.stderr!.on('data', (chunk) => (output += chunk));
+  let exitSignal: NodeJS.Signals | null = null;
   const exited = new Promise<number | null>((resolve) =>
     child.once('exit', (code, signal) => {
+      exitSignal = signal;
       if (code !== 0) output += `\n[exit code ${code}, signal ${signal}]`;
       resolve(code);
     }),
@@ -57,7 +59,7 @@ export async function startServer(env: Record<string, string>): Promise<RunningS
     stop: async (signal = 'SIGTERM') => {
       child.kill(signal);
       const code = await exited;
-      if (code !== 0) console.error(`server exited with ${code}:\n${output}`);
+      if (code !== 0 && exitSignal !== 'SIGKILL') console.error(`server exited with ${code}:\n${output}`);
       return code;
     },
   };

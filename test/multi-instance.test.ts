@@ -1,0 +1,90 @@
+import pg from 'pg';
+import { runKeysCli, startServer, type RunningServer } from './support/processes';
+import { isolatedPostgresUrl, isolationName, REDIS_URL } from './support/backend';
+
+/**
+ * Two instances of the real server (separate processes, different ports) on
+ * one PostgreSQL database and one Redis, as in production behind a load balancer.
+ */
+const name = isolationName();
+const env = {
+  DATABASE_URL: isolatedPostgresUrl(name),
+  REDIS_URL: REDIS_URL!,
+  REDIS_KEY_PREFIX: `pas:${name}:`,
+  NODE_ENV: 'production',
+};
+let servers: RunningServer[] = [];
+
+beforeAll(async () => {
+  // Started together: both run the migrations, under the migration lock.
+  servers = await Promise.all([startServer(env), startServer(env)]);
+});
+afterAll(async () => {
+  await Promise.all(servers.map((server) => server.stop()));
+});
+
+const createKey = (...args: string[]) => {
+  const result = runKeysCli(['create', ...args], env);
+  expect(result.status).toBe(0);
+  return result.stdout.trim();
+};
+const call = (server: RunningServer, key: string, path = '/v1/pets', init: RequestInit = {}) =>
+  fetch(`${server.url}${path}`, { ...init, headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' } });
+
+it('a Free key gets exactly 60 requests per minute in total across both instances, not 60 each', async () => {
+  const key = createKey('--plan', 'free');
+  const statuses: number[] = [];
+  for (let i = 0; i < 80; i++) statuses.push((await call(servers[i % 2]!, key)).status);
+  expect(statuses.filter((status) => status === 200)).toHaveLength(60);
+  expect(statuses.slice(0, 60).every((status) => status === 200)).toBe(true);
+  expect(statuses.slice(60).every((status) => status === 429)).toBe(true);
+  // The ban (10 refusals by default) is shared too: both instances now say banned.
+  for (const server of servers) {
+    const res = await call(server, key);
+    expect(res.status).toBe(429);
+    expect(((await res.json()) as { code: string }).code).toBe('key_temporarily_banned');
+  }
+});
+
+it('pets created on one instance are listed by the other', async () => {
+  const key = createKey('--plan', 'enterprise', '--rpm', '100000', '--rpd', '1000000');
+  const created = await (await call(servers[0]!, key, '/v1/pets', { method: 'POST', body: JSON.stringify({ name: 'Rex', categoryId: 1 }) })).json();
+  const listed = (await (await call(servers[1]!, key, '/v1/pets?limit=100')).json()) as unknown[];
+  expect(listed).toContainEqual(created);
+  expect(await (await call(servers[1]!, key, `/v1/pets/${(created as { id: number }).id}`)).json()).toEqual(created);
+});
+
+it('ids stay unique under 200 concurrent creates split across both instances', async () => {
+  const key = createKey('--plan', 'enterprise', '--rpm', '100000', '--rpd', '1000000');
+  const responses = await Promise.all(
+    Array.from({ length: 200 }, (_, i) =>
+      call(servers[i % 2]!, key, '/v1/pets', { method: 'POST', body: JSON.stringify({ name: `pet-${i}`, categoryId: 1 }) }),
+    ),
+  );
+  expect(responses.map((res) => res.status)).toEqual(Array(200).fill(201));
+  const ids = await Promise.all(responses.map(async (res) => ((await res.json()) as { id: number }).id));
+  expect(new Set(ids).size).toBe(200);
+  const client = new pg.Client({ connectionString: process.env['DATABASE_URL'] });
+  await client.connect();
+  try {
+    const { rows } = await client.query(`select count(*)::int as n from ${name}.pets where name like 'pet-%'`);
+    expect(rows[0].n).toBe(200);
+  } finally {
+    await client.end();
+  }
+});
+
+it('a key revoked with the CLI is refused by both instances within 5 seconds', async () => {
+  const key = createKey('--plan', 'pro', '--label', 'to revoke');
+  for (const server of servers) expect((await call(server, key)).status).toBe(200);
+  const id = /\│\s*\d+\s*│\s*(\d+)\s*│[^\n]*to revoke/.exec(runKeysCli(['list'], env).stdout)?.[1];
+  const revokedAt = Date.now();
+  expect(runKeysCli(['revoke', id!], env).status).toBe(0);
+  for (const server of servers) {
+    while ((await call(server, key)).status !== 401) {
+      expect(Date.now() - revokedAt).toBeLessThan(5_000);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  }
+  console.log(`revocation seen by both instances ${Date.now() - revokedAt} ms after the CLI was started`);
+});
