@@ -14,6 +14,7 @@ import { contractValidator } from './http/validator';
 import { mountDeprecationHeaders } from './http/deprecation-headers';
 import { mountOperations } from './http/routes';
 import { mountDocs } from './http/docs';
+import { precomputeHeaders } from './http/static-headers';
 import { errorMapper, unknownRoute } from './errors/error-mapper';
 import { basePathOf } from './spec/base-path';
 import { loadSpec, type OpenApiDocument } from './spec/load-spec';
@@ -48,15 +49,16 @@ export interface AppDependencies {
 /**
  * Builds the HTTP application. The middleware order is deliberate:
  *
- * 1. helmet: security headers on everything (no X-Powered-By);
- * 2. health, spec and docs routes: public, outside the versioned base path;
- * 3. under the base path (/v1): deprecation headers of deprecated operations
+ * 1. helmet: security headers on everything (no X-Powered-By), computed once;
+ *    request logging when the level is info or lower;
+ * 2. under the base path (/v1), first because it carries the traffic: deprecation headers of deprecated operations
  *    (so even their errors carry them); authentication (who is calling);
  *    rate limits (per key, or per IP without a valid key), which set the
  *    X-RateLimit-* headers on every later response, errors included; then the
  *    401 for a missing or invalid key (before anything reveals the contract);
  *    the JSON body parser (1 MB, else 413; bodies of refused requests are
  *    never parsed); the contract validator (400/404/405/415); the handlers;
+ * 3. public routes outside the base path: /healthz, /readyz, spec and docs;
  * 4. unknown routes (404), then the error mapper, which turns every failure
  *    into an Error object.
  *
@@ -74,8 +76,10 @@ export function createApp(dependencies: AppDependencies): Express {
   // CPU on every request and no client revalidates them.
   app.set('etag', false);
   app.set('trust proxy', dependencies.trustProxy ?? false);
-  app.use(helmet());
-  if (dependencies.logRequests) app.use(
+  app.use(precomputeHeaders(helmet()));
+  // One line per request at info level; skipped entirely when info is off.
+  if (dependencies.logRequests && logger.isLevelEnabled('info')) {
+    app.use(
       pinoHttp({
         logger,
         quietReqLogger: true,
@@ -85,13 +89,7 @@ export function createApp(dependencies: AppDependencies): Express {
         },
       }),
     );
-
-  // Liveness: the process answers. Readiness: its dependencies answer too.
-  app.get('/healthz', (_req, res) => {
-    res.json({ status: 'ok' });
-  });
-  app.get('/readyz', readinessRoute({ database: () => storage.ping(), ...dependencies.readinessChecks }));
-  mountDocs(app, spec);
+  }
 
   const api = Router();
   mountDeprecationHeaders(api, spec, basePath);
@@ -108,7 +106,15 @@ export function createApp(dependencies: AppDependencies): Express {
   api.use(express.json({ limit: '1mb' }));
   api.use(contractValidator(spec, basePath, { validateResponses: dependencies.validateResponses }));
   mountOperations(api, dependencies.handlers ?? defaultHandlers, storage.pets);
+  // The API first: it is where the traffic is.
   app.use(basePath, api);
+
+  // Liveness: the process answers. Readiness: its dependencies answer too.
+  app.get('/healthz', (_req, res) => {
+    res.json({ status: 'ok' });
+  });
+  app.get('/readyz', readinessRoute({ database: () => storage.ping(), ...dependencies.readinessChecks }));
+  mountDocs(app, spec);
 
   app.use(unknownRoute);
   app.use(errorMapper(logger));

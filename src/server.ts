@@ -10,7 +10,8 @@ import { createLogger } from './logger';
 import { openStorage } from './storage/open-storage';
 import { issueApiKey } from './keys/api-key-service';
 import type { Storage } from './storage/storage';
-import { openRedisState } from './shared-state/redis-state';
+import type * as RedisState from './shared-state/redis-state';
+import type { Logger } from 'pino';
 
 async function main(): Promise<void> {
   let config: Config;
@@ -35,12 +36,10 @@ async function main(): Promise<void> {
   process.on('SIGINT', onSignal);
 
   const storage = await openStorage(config.databaseUrl);
-  const shared = config.redisUrl
-    ? await openRedisState(config.redisUrl, storage.apiKeys, logger, config.redisKeyPrefix).catch(async (error: unknown) => {
-        await storage.close();
-        throw error;
-      })
-    : undefined;
+  const shared = await openSharedState(config, storage, logger).catch(async (error: unknown) => {
+    await storage.close();
+    throw error;
+  });
   const closeAndExit = async (): Promise<never> => {
     await shared?.close();
     await storage.close();
@@ -84,6 +83,13 @@ async function main(): Promise<void> {
     { address, port, database: storage.backend, rateLimitStore: shared ? 'redis' : 'memory', env: config.nodeEnv },
     `listening on http://${address}:${port}`,
   );
+}
+
+/** Redis-backed shared state when REDIS_URL is set; loaded only then, so one instance never pays for ioredis. */
+async function openSharedState(config: Config, storage: Storage, logger: Logger): Promise<RedisState.SharedState | undefined> {
+  if (!config.redisUrl) return undefined;
+  const { openRedisState } = require('./shared-state/redis-state') as typeof RedisState;
+  return openRedisState(config.redisUrl, storage.apiKeys, logger, config.redisKeyPrefix);
 }
 
 /**

@@ -1,3 +1,6 @@
+import express from 'express';
+import helmet from 'helmet';
+import request from 'supertest';
 import { startTestApp, type TestApp } from './support/test-app';
 import { generateApiKey, hashApiKey } from '../src/auth/api-key';
 import { issueApiKey } from '../src/keys/api-key-service';
@@ -86,6 +89,23 @@ describe('bearer authentication on every operation', () => {
     await expect(issueApiKey(t.storage.apiKeys, { plan: 'free', requestsPerMinute: 5 })).rejects.toThrow(/only for enterprise/);
     const { record } = await issueApiKey(t.storage.apiKeys, { plan: 'enterprise', requestsPerMinute: 5000, requestsPerDay: 10 ** 6 });
     expect(record).toMatchObject({ plan: 'enterprise', requestsPerMinute: 5000, requestsPerDay: 10 ** 6 });
+  });
+});
+
+describe('security headers', () => {
+  it("are exactly helmet's, on API responses and errors alike", async () => {
+    const reference = express();
+    reference.use(helmet());
+    reference.get('/x', (_req, res) => {
+      res.end();
+    });
+    const expected = (await request(reference).get('/x')).headers;
+    const helmetNames = Object.keys(expected).filter((name) => !['date', 'connection', 'keep-alive', 'content-length', 'x-powered-by'].includes(name));
+    expect(helmetNames.length).toBeGreaterThan(10);
+    for (const res of [await t.api.get('/v1/pets').set('Authorization', t.auth), await t.api.get('/v1/pets'), await t.api.get('/nowhere')]) {
+      for (const name of helmetNames) expect([name, res.headers[name]]).toEqual([name, expected[name]]);
+      expect(res.headers['x-powered-by']).toBeUndefined();
+    }
   });
 });
 

@@ -29,6 +29,8 @@ export function contractValidator(spec: OpenApiDocument, basePath: string, optio
     validateRequests: { allowUnknownQueryParameters: false, coerceTypes: false },
     validateResponses: options.validateResponses ? { removeAdditional: false } : false,
     validateSecurity: false,
+    // The contract has no multipart bodies: no upload parser in the chain.
+    fileUploader: false,
     ignoreUndocumented: false,
     formats: { int64: int64Format },
   }) as RequestHandler[];

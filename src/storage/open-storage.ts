@@ -2,10 +2,10 @@ import type { Storage } from './storage';
 import { KyselyStorage } from './kysely-storage';
 import { migrateToLatest } from './migrations';
 import { openSqlite, sqliteFlavor } from './sqlite-backend';
-import { openPostgres, postgresFlavor } from './postgres-backend';
 import type { Kysely } from 'kysely';
 import type { Database } from './schema';
 import type { SqlFlavor } from './migrations';
+import type * as PostgresBackend from './postgres-backend';
 
 /** Default database: an SQLite file under the working directory. */
 export const DEFAULT_DATABASE_URL = 'sqlite:data/pets.db';
@@ -25,6 +25,8 @@ export async function openStorage(databaseUrl: string = DEFAULT_DATABASE_URL): P
       return migrated('sqlite', openSqlite(databaseUrl.slice('sqlite:'.length)), sqliteFlavor);
     case 'postgres':
     case 'postgresql': {
+      // Loaded only when used: the embedded default never pays for pg.
+      const { openPostgres, postgresFlavor } = require('./postgres-backend') as typeof PostgresBackend;
       const { db, schema } = await openPostgres(databaseUrl);
       return migrated('postgres', db, postgresFlavor, schema);
     }

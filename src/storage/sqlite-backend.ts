@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
-import { Kysely, SqliteDialect } from 'kysely';
+import { Kysely, SqliteDialect, type SqliteDatabase } from 'kysely';
 import type { Database } from './schema';
 import type { SqlFlavor } from './migrations';
 
@@ -25,5 +25,27 @@ export function openSqlite(file: string): Kysely<Database> {
   connection.pragma('synchronous = NORMAL');
   connection.pragma('busy_timeout = 5000');
   connection.pragma('foreign_keys = ON');
-  return new Kysely<Database>({ dialect: new SqliteDialect({ database: connection }) });
+  return new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(connection) }) });
+}
+
+/**
+ * Kysely's SQLite driver prepares every query anew; the server runs a handful
+ * of distinct SQL strings, so each is prepared once and reused (better-sqlite3
+ * statements are reusable, and Kysely runs them synchronously).
+ */
+function withStatementCache(connection: BetterSqlite3.Database): SqliteDatabase {
+  const statements = new Map<string, BetterSqlite3.Statement>();
+  const MAX_STATEMENTS = 200;
+  return {
+    close: () => connection.close(),
+    prepare: (sql: string) => {
+      let statement = statements.get(sql);
+      if (!statement) {
+        if (statements.size >= MAX_STATEMENTS) statements.clear();
+        statement = connection.prepare(sql);
+        statements.set(sql, statement);
+      }
+      return statement as unknown as ReturnType<SqliteDatabase['prepare']>;
+    },
+  };
 }

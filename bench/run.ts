@@ -1,0 +1,514 @@
+/**
+ * `npm run bench`: the project's server against its floors, side by side, in
+ * one run on one machine.
+ *
+ *   A       bare node:http serving the same JSON from memory (the floor of Node)
+ *   B       plain Express 5, res.json, no validation (the floor of the framework)
+ *   naive   Express + express-openapi-validator + helmet + express-rate-limit,
+ *           default options, same JSON from memory
+ *   project dist/src/server.js, NODE_ENV=production, LOG_LEVEL=warn: auth, rate
+ *           limits (enterprise key), validation, SQLite
+ *
+ * Every server runs in its own child process on a free 127.0.0.1 port;
+ * autocannon loads it from this process. After a probe (same JSON from every
+ * server) and a warm-up, the servers are measured interleaved, round after
+ * round, so that a slower moment of the machine hits them all alike. Then the
+ * scale run: the project with 1,000 and 1,000,000 stored pets.
+ *
+ * Options (flags win over environment variables):
+ *   --quick                 2 s x 2 rounds, 1 s warm-up (about 3 minutes)
+ *   --duration S            BENCH_DURATION   seconds per measurement (default 5)
+ *   --rounds N              BENCH_ROUNDS     rounds (default 3)
+ *   --warmup S              BENCH_WARMUP     warm-up seconds per server and scenario (default 2)
+ *   --connections N         BENCH_CONNECTIONS (default 32)
+ *   --pets N                BENCH_PETS       pets stored for the comparison (default 1000)
+ *   --scale 1000,1000000    BENCH_SCALE      pet counts of the scale run; "0" or --no-scale skips it
+ *   --no-build              BENCH_BUILD=0    use the existing dist/ instead of `npm run build`
+ *   --out NAME              BENCH_OUT        bench/results/NAME.{json,md} (default latest, or quick)
+ *
+ * Exit code: 0 when every measurement is valid, whatever the figures; 1 on an
+ * error (a server that fails to start or dies, a wrong status or body, socket
+ * errors under load).
+ */
+import { mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { isDeepStrictEqual, parseArgs } from 'node:util';
+import {
+  ROOT,
+  SCENARIOS,
+  ServerProcess,
+  baselineSpec,
+  killAllServers,
+  load,
+  loadProblem,
+  maxOf,
+  median,
+  prepareProjectDatabase,
+  probe,
+  projectSpec,
+  rssMb,
+  runCommand,
+  type LoadResult,
+  type Scenario,
+} from './lib';
+import { petsUpTo } from './seed';
+
+// ---------------------------------------------------------------- options
+
+interface Options {
+  mode: 'quick' | 'full';
+  duration: number;
+  rounds: number;
+  warmup: number;
+  connections: number;
+  pets: number;
+  scale: number[];
+  build: boolean;
+  out: string;
+}
+
+function readOptions(argv: string[], env: NodeJS.ProcessEnv): Options {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      quick: { type: 'boolean' },
+      duration: { type: 'string' },
+      rounds: { type: 'string' },
+      warmup: { type: 'string' },
+      connections: { type: 'string' },
+      pets: { type: 'string' },
+      scale: { type: 'string' },
+      'no-scale': { type: 'boolean' },
+      'no-build': { type: 'boolean' },
+      out: { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
+  if (values.help) {
+    console.log(readFileSync(__filename, 'utf8').split('*/')[0]);
+    process.exit(0);
+  }
+  const quick = values.quick ?? false;
+  const integer = (name: string, flag: string | undefined, variable: string | undefined, fallback: number, min: number): number => {
+    const raw = flag ?? (variable === '' ? undefined : variable);
+    if (raw === undefined) return fallback;
+    const value = Number(raw);
+    if (!Number.isInteger(value) || value < min) throw new Error(`${name} must be an integer >= ${min}, got "${raw}"`);
+    return value;
+  };
+  const scaleRaw = values['no-scale'] ? '0' : (values.scale ?? env.BENCH_SCALE ?? '1000,1000000');
+  const scale = scaleRaw === '0' || scaleRaw === '' ? [] : scaleRaw.split(',').map((part) => integer('BENCH_SCALE', part.trim(), undefined, 0, 1));
+  if (scale.length === 1) throw new Error('BENCH_SCALE needs at least two pet counts (e.g. 1000,1000000), or 0 to skip');
+  const pets = integer('BENCH_PETS', values.pets, env.BENCH_PETS, 1000, 100);
+  return {
+    mode: quick ? 'quick' : 'full',
+    duration: integer('BENCH_DURATION', values.duration, env.BENCH_DURATION, quick ? 2 : 5, 1),
+    rounds: integer('BENCH_ROUNDS', values.rounds, env.BENCH_ROUNDS, quick ? 2 : 3, 1),
+    warmup: integer('BENCH_WARMUP', values.warmup, env.BENCH_WARMUP, quick ? 1 : 2, 0),
+    connections: integer('BENCH_CONNECTIONS', values.connections, env.BENCH_CONNECTIONS, 32, 1),
+    pets,
+    scale,
+    build: !(values['no-build'] ?? env.BENCH_BUILD === '0'),
+    out: values.out ?? env.BENCH_OUT ?? (quick ? 'quick' : 'latest'),
+  };
+}
+
+// ---------------------------------------------------------------- a phase
+
+interface Contender {
+  server: ServerProcess;
+  key: string;
+  idleRssMb: number | undefined;
+}
+
+interface Cell {
+  server: string;
+  scenario: string;
+  rounds: LoadResult[];
+  rps: number;
+  p50Ms: number;
+  p99Ms: number;
+  peakRssMb: number | undefined;
+  minRps: number;
+  maxRps: number;
+}
+
+interface PhaseResult {
+  name: string;
+  servers: Array<{ id: string; label: string; idleRssMb: number | undefined; warmRssMb: number | undefined }>;
+  scenarios: Scenario[];
+  cells: Cell[];
+}
+
+const errors: string[] = [];
+
+const fmt = (value: number | undefined, digits = 0): string =>
+  value === undefined || !Number.isFinite(value)
+    ? 'n/a'
+    : value.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
+
+async function runPhase(name: string, contenders: Contender[], scenarios: Scenario[], options: Options): Promise<PhaseResult> {
+  // Same answer from everyone, or the comparison means nothing.
+  for (const scenario of scenarios) {
+    let reference: { label: string; body: unknown } | undefined;
+    for (const { server, key } of contenders) {
+      let body = await probe(server, scenario, key);
+      if (scenario.method === 'POST') body = { ...(body as object), id: '(assigned)' };
+      if (!reference) reference = { label: server.spec.label, body };
+      else if (!isDeepStrictEqual(body, reference.body)) {
+        throw new Error(
+          `${scenario.label}: ${server.spec.label} answers ${JSON.stringify(body).slice(0, 200)}, ` +
+            `${reference.label} answers ${JSON.stringify(reference.body).slice(0, 200)}`,
+        );
+      }
+    }
+  }
+
+  const measure = async (contender: Contender, scenario: Scenario, seconds: number, what: string): Promise<LoadResult> => {
+    const result = await load(contender.server, scenario, contender.key, seconds, options.connections);
+    contender.server.assertAlive();
+    const problem = loadProblem(result, scenario);
+    if (problem) errors.push(`${name} ${what}, ${scenario.label}, ${contender.server.spec.label}: ${problem}`);
+    return result;
+  };
+
+  if (options.warmup > 0) {
+    process.stdout.write(`  warm-up (${options.warmup} s per server and scenario)...`);
+    for (const contender of contenders) for (const scenario of scenarios) await measure(contender, scenario, options.warmup, 'warm-up');
+    process.stdout.write(' done\n');
+  }
+  const warmRss = new Map(contenders.map(({ server }) => [server.spec.id, rssMb(server.pid)]));
+
+  const results = new Map<string, LoadResult[]>();
+  for (let round = 0; round < options.rounds; round++) {
+    for (const [index, scenario] of scenarios.entries()) {
+      // Rotate who goes first, so no server always follows the same one.
+      const shift = (round + index) % contenders.length;
+      for (const contender of [...contenders.slice(shift), ...contenders.slice(0, shift)]) {
+        const result = await measure(contender, scenario, options.duration, `round ${round + 1}`);
+        const key = `${contender.server.spec.id}|${scenario.id}`;
+        results.set(key, [...(results.get(key) ?? []), result]);
+        console.log(
+          `  [${round + 1}/${options.rounds}] ${scenario.label.padEnd(24)} ${contender.server.spec.label.padEnd(22)} ` +
+            `${fmt(result.rps).padStart(7)} req/s  p50 ${fmt(result.p50Ms, 2).padStart(6)} ms  p99 ${fmt(result.p99Ms, 2).padStart(6)} ms  ` +
+            `peak RSS ${fmt(result.peakRssMb, 1).padStart(6)} MB`,
+        );
+      }
+    }
+  }
+
+  const cells: Cell[] = [];
+  for (const scenario of scenarios) {
+    for (const { server } of contenders) {
+      const rounds = results.get(`${server.spec.id}|${scenario.id}`) ?? [];
+      const rps = rounds.map((round) => round.rps);
+      cells.push({
+        server: server.spec.id,
+        scenario: scenario.id,
+        rounds,
+        rps: median(rps),
+        p50Ms: median(rounds.map((round) => round.p50Ms)),
+        p99Ms: median(rounds.map((round) => round.p99Ms)),
+        peakRssMb: maxOf(rounds.map((round) => round.peakRssMb)),
+        minRps: Math.min(...rps),
+        maxRps: Math.max(...rps),
+      });
+    }
+  }
+  return {
+    name,
+    servers: contenders.map(({ server, idleRssMb }) => ({
+      id: server.spec.id,
+      label: server.spec.label,
+      idleRssMb,
+      warmRssMb: warmRss.get(server.spec.id),
+    })),
+    scenarios,
+    cells,
+  };
+}
+
+async function startContender(spec: Parameters<typeof ServerProcess.start>[0], key: string): Promise<Contender> {
+  const server = await ServerProcess.start(spec);
+  return { server, key, idleRssMb: rssMb(server.pid) };
+}
+
+// ---------------------------------------------------------------- report
+
+type Row = string[];
+
+function table(header: Row, rows: Row[]): { text: string; markdown: string } {
+  const widths = header.map((cell, column) => Math.max(cell.length, ...rows.map((row) => row[column]!.length)));
+  const line = (row: Row): string => row.map((cell, column) => (column === 0 ? cell.padEnd(widths[column]!) : cell.padStart(widths[column]!))).join('  ');
+  return {
+    text: [line(header), widths.map((width) => '-'.repeat(width)).join('  '), ...rows.map(line)].join('\n'),
+    markdown: [
+      `| ${header.join(' | ')} |`,
+      `|${header.map((_, column) => (column === 0 ? '---' : '---:')).join('|')}|`,
+      ...rows.map((row) => `| ${row.join(' | ')} |`),
+    ].join('\n'),
+  };
+}
+
+const cellOf = (phase: PhaseResult, server: string, scenario: string): Cell | undefined =>
+  phase.cells.find((cell) => cell.server === server && cell.scenario === scenario);
+
+const ratio = (a: number | undefined, b: number | undefined): number | undefined =>
+  a === undefined || b === undefined || !Number.isFinite(a) || !Number.isFinite(b) || b === 0 ? undefined : a / b;
+
+const times = (value: number | undefined): string => (value === undefined ? 'n/a' : `${value.toFixed(2)}×`);
+
+interface Target {
+  target: string;
+  measured: string;
+  pass: boolean | undefined;
+}
+
+function comparisonTables(phase: PhaseResult): Array<{ title: string; text: string; markdown: string }> {
+  return phase.scenarios.map((scenario) => {
+    const project = cellOf(phase, 'project', scenario.id);
+    const rows = phase.servers.map(({ id, label }) => {
+      const cell = cellOf(phase, id, scenario.id)!;
+      const isProject = id === 'project';
+      return [
+        label,
+        fmt(cell.rps),
+        `${fmt(cell.minRps)}–${fmt(cell.maxRps)}`,
+        fmt(cell.p50Ms, 2),
+        fmt(cell.p99Ms, 2),
+        fmt(cell.peakRssMb, 1),
+        isProject ? '' : times(ratio(project?.rps, cell.rps)),
+      ];
+    });
+    return { title: scenario.label, ...table(['server', 'req/s (median)', 'req/s range', 'p50 ms', 'p99 ms', 'peak RSS MB', 'project/this'], rows) };
+  });
+}
+
+function scaleTables(phase: PhaseResult, counts: number[]): Array<{ title: string; text: string; markdown: string }> {
+  const [small, big] = [`project@${counts[0]}`, `project@${counts[counts.length - 1]}`];
+  return phase.scenarios.map((scenario) => {
+    const rows = phase.servers.map(({ id, label }) => {
+      const cell = cellOf(phase, id, scenario.id)!;
+      return [label, fmt(cell.rps), `${fmt(cell.minRps)}–${fmt(cell.maxRps)}`, fmt(cell.p50Ms, 2), fmt(cell.p99Ms, 2), fmt(cell.peakRssMb, 1)];
+    });
+    const a = cellOf(phase, small, scenario.id);
+    const b = cellOf(phase, big, scenario.id);
+    rows.push([
+      `ratio ${counts[counts.length - 1]!.toLocaleString('en-US')}/${counts[0]!.toLocaleString('en-US')}`,
+      times(ratio(b?.rps, a?.rps)),
+      '',
+      times(ratio(b?.p50Ms, a?.p50Ms)),
+      times(ratio(b?.p99Ms, a?.p99Ms)),
+      times(ratio(b?.peakRssMb, a?.peakRssMb)),
+    ]);
+    return { title: scenario.label, ...table(['server', 'req/s (median)', 'req/s range', 'p50 ms', 'p99 ms', 'peak RSS MB'], rows) };
+  });
+}
+
+function targetsOf(compare: PhaseResult, scale: PhaseResult | undefined, options: Options): Target[] {
+  const targets: Target[] = [];
+  const project = (scenario: string) => cellOf(compare, 'project', scenario);
+  const vsB = ratio(project('list20')?.rps, cellOf(compare, 'B', 'list20')?.rps);
+  const vsNaive = ratio(project('list20')?.rps, cellOf(compare, 'naive', 'list20')?.rps);
+  targets.push({ target: 'listPets limit=20: project ≥ 1.0 × baseline B (req/s)', measured: times(vsB), pass: vsB === undefined ? undefined : vsB >= 1.0 });
+  targets.push({ target: 'listPets limit=20: project ≥ 1.5 × naive (req/s)', measured: times(vsNaive), pass: vsNaive === undefined ? undefined : vsNaive >= 1.5 });
+  for (const scenario of compare.scenarios) {
+    const p99 = project(scenario.id)?.p99Ms;
+    targets.push({
+      target: `${scenario.label}: project p99 < 10 ms at ${options.connections} connections`,
+      measured: `${fmt(p99, 2)} ms`,
+      pass: p99 === undefined || !Number.isFinite(p99) ? undefined : p99 < 10,
+    });
+  }
+  const peak = maxOf(compare.cells.filter((cell) => cell.server === 'project').map((cell) => cell.peakRssMb));
+  targets.push({ target: 'project peak RSS under load ≤ 150 MB', measured: `${fmt(peak, 1)} MB`, pass: peak === undefined ? undefined : peak <= 150 });
+  if (scale) {
+    const [small, big] = [options.scale[0]!, options.scale[options.scale.length - 1]!];
+    for (const scenario of scale.scenarios) {
+      const slowdown = ratio(cellOf(scale, `project@${small}`, scenario.id)?.rps, cellOf(scale, `project@${big}`, scenario.id)?.rps);
+      targets.push({
+        target: `${scenario.label}: req/s at ${fmt(big)} pets within 1.2 × of ${fmt(small)} (${fmt(small)}/${fmt(big)} ≤ 1.2)`,
+        measured: times(slowdown),
+        pass: slowdown === undefined ? undefined : slowdown <= 1.2,
+      });
+    }
+    const bigPeak = maxOf(scale.cells.filter((cell) => cell.server === `project@${big}`).map((cell) => cell.peakRssMb));
+    targets.push({ target: `project peak RSS under load with ${fmt(big)} pets ≤ 150 MB`, measured: `${fmt(bigPeak, 1)} MB`, pass: bigPeak === undefined ? undefined : bigPeak <= 150 });
+  }
+  return targets;
+}
+
+// ---------------------------------------------------------------- main
+
+async function main(): Promise<void> {
+  const options = readOptions(process.argv.slice(2), process.env);
+  const started = Date.now();
+  const loadBefore = os.loadavg();
+  const perPhase = (servers: number, scenarios: number): number => servers * scenarios * (options.warmup + options.rounds * (options.duration + 0.3));
+  const estimate = perPhase(4, 4) + (options.scale.length ? perPhase(options.scale.length, 3) : 0);
+  console.log(
+    `bench (${options.mode}): ${options.rounds} rounds × ${options.duration} s, warm-up ${options.warmup} s, ` +
+      `${options.connections} connections, ${options.pets} pets; scale ${options.scale.length ? options.scale.join(' vs ') : 'skipped'}; ` +
+      `about ${Math.ceil(estimate / 60)} min of load`,
+  );
+
+  const scratch = mkdtempSync(path.join(os.tmpdir(), 'pet-bench-'));
+  const cleanUp = (): void => {
+    killAllServers();
+    rmSync(scratch, { recursive: true, force: true });
+  };
+  process.once('SIGINT', () => {
+    cleanUp();
+    process.exit(130);
+  });
+
+  let compare: PhaseResult;
+  let scale: PhaseResult | undefined;
+  const setup: Record<string, unknown> = {};
+  try {
+    if (options.build) {
+      console.log('npm run build');
+      await runCommand('npm', ['run', '--silent', 'build'], { inheritOutput: true });
+    }
+    const petsFile = path.join(scratch, 'pets.json');
+    writeFileSync(petsFile, JSON.stringify(petsUpTo(options.pets)));
+    const database = await prepareProjectDatabase(scratch, 'compare', options.pets);
+    setup.compareSeedMs = Math.round(database.seedMs);
+
+    console.log('\ncomparison: starting A, B, naive, project');
+    const contenders = [
+      await startContender(baselineSpec('A', 'A node:http', 'node-http.mjs', petsFile), database.key),
+      await startContender(baselineSpec('B', 'B express', 'express-plain.mjs', petsFile), database.key),
+      await startContender(baselineSpec('naive', 'naive stack', 'naive.mjs', petsFile), database.key),
+      await startContender(projectSpec('project', 'project', database), database.key),
+    ];
+    try {
+      compare = await runPhase('comparison', contenders, [SCENARIOS.list20, SCENARIOS.list100, SCENARIOS.get, SCENARIOS.create], options);
+    } finally {
+      for (const { server } of contenders) await server.stop();
+    }
+
+    if (options.scale.length) {
+      console.log(`\nscale: the project with ${options.scale.map((count) => count.toLocaleString('en-US')).join(' and ')} pets`);
+      const scaleContenders: Contender[] = [];
+      try {
+        for (const count of options.scale) {
+          const db = await prepareProjectDatabase(scratch, `scale-${count}`, count);
+          setup[`seed${count}Ms`] = Math.round(db.seedMs);
+          console.log(`  seeded ${count.toLocaleString('en-US')} pets in ${fmt(db.seedMs / 1000, 1)} s`);
+          scaleContenders.push(await startContender(projectSpec(`project@${count}`, `project, ${count.toLocaleString('en-US')} pets`, db), db.key));
+        }
+        scale = await runPhase('scale', scaleContenders, [SCENARIOS.list20, SCENARIOS.list100, SCENARIOS.get], options);
+      } finally {
+        for (const { server } of scaleContenders) await server.stop();
+      }
+    }
+  } catch (error) {
+    cleanUp();
+    throw error;
+  }
+  cleanUp();
+
+  // Report.
+  const targets = targetsOf(compare, scale, options);
+  const comparison = comparisonTables(compare);
+  const scaled = scale ? scaleTables(scale, options.scale) : [];
+  const memoryTable = table(
+    ['server', 'RSS idle MB', 'RSS after warm-up MB', 'peak RSS under load MB'],
+    [compare, ...(scale ? [scale] : [])].flatMap((phase) =>
+      phase.servers.map((server) => [
+        server.label,
+        fmt(server.idleRssMb, 1),
+        fmt(server.warmRssMb, 1),
+        fmt(maxOf(phase.cells.filter((cell) => cell.server === server.id).map((cell) => cell.peakRssMb)), 1),
+      ]),
+    ),
+  );
+  const targetTable = table(
+    ['target (informational)', 'measured', 'result'],
+    targets.map((target) => [target.target, target.measured, target.pass === undefined ? 'n/a' : target.pass ? 'pass' : 'MISS']),
+  );
+  const project = (scenario: string) => cellOf(compare, 'project', scenario);
+  const ratios = Object.fromEntries(
+    compare.scenarios.map((scenario) => [
+      scenario.id,
+      {
+        projectOverA: ratio(project(scenario.id)?.rps, cellOf(compare, 'A', scenario.id)?.rps),
+        projectOverB: ratio(project(scenario.id)?.rps, cellOf(compare, 'B', scenario.id)?.rps),
+        projectOverNaive: ratio(project(scenario.id)?.rps, cellOf(compare, 'naive', scenario.id)?.rps),
+      },
+    ]),
+  );
+  const meta = {
+    date: new Date(started).toISOString(),
+    wallSeconds: Math.round((Date.now() - started) / 1000),
+    node: process.version,
+    platform: `${os.platform()} ${os.release()} ${os.arch()}`,
+    cpu: `${os.cpus()[0]?.model ?? 'unknown'} × ${os.cpus().length}`,
+    memoryGb: Math.round(os.totalmem() / 2 ** 30),
+    loadAverageBefore: loadBefore.map((value) => Number(value.toFixed(2))),
+    loadAverageAfter: os.loadavg().map((value) => Number(value.toFixed(2))),
+    commit: await runCommand('git', ['rev-parse', '--short', 'HEAD']).then((out) => out.trim(), () => 'unknown'),
+    workTreeDirty: await runCommand('git', ['status', '--porcelain', '--', 'src', 'openapi', 'generated']).then((out) => out.trim() !== '', () => undefined),
+    options,
+    setup,
+    note: 'req/s: mean of each 1 s sample of a measurement, median over rounds; p50/p99: exact percentiles of every response latency of a measurement (ms), median over rounds; peak RSS: kernel high-water mark (VmHWM, reset before each measurement) under load, max over rounds.',
+  };
+
+  const heading = `Pet Adoption API benchmark (${options.mode}) — ${meta.date}, Node ${meta.node}, ${meta.cpu}, commit ${meta.commit}${meta.workTreeDirty ? ' + local changes' : ''}`;
+  const settings = `${options.rounds} rounds × ${options.duration} s per server and scenario (interleaved), warm-up ${options.warmup} s, ${options.connections} connections, ${options.pets} pets stored; load average ${meta.loadAverageBefore.join(' ')} → ${meta.loadAverageAfter.join(' ')}`;
+  const text = [
+    '',
+    heading,
+    settings,
+    ...comparison.map((section) => `\n${section.title}\n${section.text}`),
+    ...(scaled.length ? ['\nSCALE RUN', ...scaled.map((section) => `\n${section.title}\n${section.text}`)] : []),
+    `\nMEMORY\n${memoryTable.text}`,
+    `\n${targetTable.text}`,
+    ...(errors.length ? ['\nERRORS:', ...errors.map((error) => `  ${error}`)] : []),
+  ].join('\n');
+  console.log(text);
+
+  const markdown = [
+    `# ${heading}`,
+    '',
+    settings + '.',
+    '',
+    `Servers: **A** bare node:http, **B** plain Express 5 (res.json, defaults), **naive** Express + express-openapi-validator + helmet + express-rate-limit (defaults; limit raised), all three serving the same JSON from memory; **project** \`node dist/src/server.js\` (NODE_ENV=production, LOG_LEVEL=warn, enterprise key, SQLite). "project/this" is the project's median req/s divided by that server's.`,
+    '',
+    '## Comparison',
+    ...comparison.flatMap((section) => ['', `### ${section.title}`, '', section.markdown]),
+    ...(scaled.length ? ['', '## Scale run', ...scaled.flatMap((section) => ['', `### ${section.title}`, '', section.markdown])] : []),
+    '',
+    '## Memory',
+    '',
+    memoryTable.markdown,
+    '',
+    '## Targets',
+    '',
+    targetTable.markdown,
+    ...(errors.length ? ['', '## Errors', '', ...errors.map((error) => `- ${error}`)] : []),
+    '',
+    `_${meta.note}_`,
+    '',
+  ].join('\n');
+
+  const resultsDir = path.join(ROOT, 'bench', 'results');
+  mkdirSync(resultsDir, { recursive: true });
+  const write = (file: string, content: string): void => {
+    const target = path.join(resultsDir, file);
+    writeFileSync(`${target}.tmp`, content);
+    renameSync(`${target}.tmp`, target);
+  };
+  write(`${options.out}.json`, JSON.stringify({ meta, targets, ratios, comparison: compare, scale, errors }, null, 2) + '\n');
+  write(`${options.out}.md`, markdown);
+  console.log(`\nwrote bench/results/${options.out}.json and bench/results/${options.out}.md (${meta.wallSeconds} s)`);
+  if (errors.length) process.exitCode = 1;
+}
+
+main().catch((error: unknown) => {
+  killAllServers();
+  console.error(`bench: ${(error as Error).stack ?? String(error)}`);
+  process.exit(1);
+});
