@@ -105,7 +105,9 @@ export function createApp(dependencies: AppDependencies): Express {
   api.use(requireCaller);
   api.use(express.json({ limit: '1mb' }));
   api.use(contractValidator(spec, basePath, { validateResponses: dependencies.validateResponses }));
-  mountOperations(api, dependencies.handlers ?? defaultHandlers, storage.pets);
+  mountOperations(api, dependencies.handlers ?? defaultHandlers, storage.pets, {
+    validateResponses: dependencies.validateResponses,
+  });
   // The API first: it is where the traffic is.
   app.use(basePath, api);
 

@@ -83,10 +83,29 @@ describe('every error is an Error object {code, message, status}', () => {
 
   it('500 (never a silent contract breach) when a handler returns a body the contract forbids', async () => {
     const wrong = (async () => ({ status: 200, body: [{ id: 'one', name: 'Rex' }] })) as unknown as Handler<'listPets'>;
-    const app = await startTestApp({ handlers: { ...handlers, listPets: wrong } });
+    const app = await startTestApp({ handlers: { ...handlers, listPets: wrong }, validateResponses: true });
     const res = await app.api.get('/v1/pets').set('Authorization', app.auth);
     expectErrorObject(res, 500, 'internal_error');
     await app.close();
+  });
+});
+
+describe('response writing', () => {
+  it('the direct path (validation off, as in production) and the validated path send the same responses', async () => {
+    const validated = await startTestApp({ databaseUrl: t.databaseUrl, validateResponses: true });
+    await t.api.post('/v1/pets').set('Authorization', t.auth).send({ name: 'Rex', categoryId: 1 }).expect(201);
+    for (const url of ['/v1/pets', '/v1/pets/1', '/v1/pets/2', '/v1/store/orders']) {
+      const direct = await t.api.get(url).set('Authorization', t.auth);
+      const checked = await validated.api.get(url).set('Authorization', t.auth);
+      expect([url, direct.status, direct.text, direct.headers['content-type'], direct.headers['content-length']]).toEqual([
+        url,
+        checked.status,
+        checked.text,
+        checked.headers['content-type'],
+        checked.headers['content-length'],
+      ]);
+    }
+    await validated.close();
   });
 });
 
