@@ -20,7 +20,8 @@ beforeAll(async () => {
   servers = await Promise.all([startServer(env), startServer(env)]);
 });
 afterAll(async () => {
-  await Promise.all(servers.map((server) => server.stop()));
+  // Graceful shutdown closes the pool and the Redis connections, then exits 0.
+  expect(await Promise.all(servers.map((server) => server.stop()))).toEqual([0, 0]);
 });
 
 const createKey = (...args: string[]) => {

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { existsSync } from 'node:fs';
 import { runKeysCli, runServerToExit, startServer } from './support/processes';
 import { tempDir } from './support/paths';
+import { openStorage } from '../src/storage/open-storage';
 
 const KEY = /pas_[A-Za-z0-9_-]{43}/;
 
@@ -130,6 +131,28 @@ describe('keys CLI against the database of a running server', () => {
     expect(result.status).not.toBe(0);
     expect(result.stderr).toMatch(message);
     expect(result.stdout).toBe('');
+  });
+
+  it('list shows a temporary ban and its end', async () => {
+    const databaseUrl = `sqlite:${tempDir()}/pets.db`;
+    expect(runKeysCli(['create', '--plan', 'free', '--label', 'hammer'], { DATABASE_URL: databaseUrl }).status).toBe(0);
+    const storage = await openStorage(databaseUrl);
+    const until = new Date(Date.now() + 15 * 60_000);
+    await storage.apiKeys.setBannedUntil(1, until);
+    await storage.close();
+    const listed = runKeysCli(['list'], { DATABASE_URL: databaseUrl }).stdout;
+    expect(listed).toContain('banned until');
+    expect(listed).toContain(until.toISOString());
+  });
+
+  it('set-plan changes a key\'s plan; enterprise needs its limits', () => {
+    const env = { DATABASE_URL: `sqlite:${tempDir()}/pets.db` };
+    expect(runKeysCli(['create', '--plan', 'free'], env).status).toBe(0);
+    expect(runKeysCli(['set-plan', '1', '--plan', 'enterprise'], env).stderr).toMatch(/--rpm N and --rpd N/);
+    const changed = runKeysCli(['set-plan', '1', '--plan', 'enterprise', '--rpm', '700', '--rpd', '9000'], env);
+    expect(changed.stdout).toContain('key 1 is now on plan enterprise');
+    expect(runKeysCli(['list'], env).stdout).toContain('700/9000');
+    expect(runKeysCli(['set-plan', '9', '--plan', 'pro'], env).stderr).toMatch(/no key with id 9/);
   });
 
   it('creates enterprise keys with custom limits', () => {
