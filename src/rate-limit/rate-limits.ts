@@ -79,9 +79,8 @@ export function rateLimits(
       requestPropertyName: INFO[name],
       // Counted requests only; the decision below sees both windows at once.
       handler: (_req, _res, next) => next(),
-      // The IP window counts requests without a valid key; the key windows count
-      // the others, except while the key is banned.
-      skip: name === 'ip' ? (req) => req.caller !== undefined : (req) => req.caller === undefined || req.bannedUntil !== undefined,
+      // A banned key's requests are not counted.
+      skip: (req) => req.bannedUntil !== undefined,
       ...(name === 'ip' ? {} : { keyGenerator: (req: Request) => `key:${req.caller!.id}` }),
       legacyHeaders: false,
       standardHeaders: false,
@@ -141,8 +140,9 @@ export function rateLimits(
     });
   };
 
-  const counters = [
-    counter('ip', 60_000, stores.ip, () => settings.ipPerMinute),
+  // Requests without a valid key are counted per IP; the others per key, in both windows.
+  const ipCounters = [counter('ip', 60_000, stores.ip, () => settings.ipPerMinute)];
+  const keyCounters = [
     counter('minute', settings.minuteWindowMs, stores.minute, (req) => limitsOf(req.caller!).perMinute),
     counter('day', settings.dayWindowMs, stores.day, (req) => limitsOf(req.caller!).perDay),
   ];
@@ -154,7 +154,7 @@ export function rateLimits(
   return async (req, res, next) => {
     try {
       await checkBan(req);
-      for (const middleware of counters) await run(middleware, req, res);
+      for (const middleware of req.caller ? keyCounters : ipCounters) await run(middleware, req, res);
     } catch (error) {
       throw isUnavailable(error) ? storeUnavailable(req, res, error) : error;
     }
