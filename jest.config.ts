@@ -19,7 +19,7 @@ if (!runPostgres) {
   }
   console.warn(
     `\n*** SKIPPED: the PostgreSQL+Redis project (${[...API_SUITES, ...POSTGRES_ONLY].join(', ')}): ${why}.` +
-      '\n*** Only the SQLite project runs. See README "Running the tests against PostgreSQL and Redis".\n',
+      '\n*** Only the SQLite project runs. See the README section "Tests".\n',
   );
 }
 

@@ -115,7 +115,7 @@ export function createApp(dependencies: AppDependencies): Express {
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });
   });
-  app.get('/readyz', readinessRoute({ database: () => storage.ping(), ...dependencies.readinessChecks }));
+  app.get('/readyz', readinessRoute({ database: () => storage.ping(), ...dependencies.readinessChecks }, logger));
   mountDocs(app, spec);
 
   app.use(unknownRoute);

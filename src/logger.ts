@@ -4,7 +4,7 @@ import pino, { type DestinationStream, type Logger } from 'pino';
 export function createLogger(level: string, destination?: DestinationStream): Logger {
   return pino(
     {
-    level,
+      level,
       redact: {
         paths: ['req.headers.authorization', 'headers.authorization', 'authorization', 'apiKey', 'key'],
         censor: '[redacted]',

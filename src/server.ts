@@ -3,6 +3,7 @@
  * configuration, opens and migrates the database, serves, and shuts down
  * gracefully on SIGTERM / SIGINT.
  */
+import type { ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createApp } from './app';
 import { loadConfig, type Config } from './config';
@@ -27,7 +28,12 @@ async function main(): Promise<void> {
   let stop: (() => void) | undefined;
   let stopping = false;
   const onSignal = (signal: NodeJS.Signals): void => {
-    if (stopping) return;
+    if (stopping) {
+      // A second Ctrl-C means "now"; a repeated SIGTERM from a supervisor does not cut requests short.
+      if (signal !== 'SIGINT') return;
+      logger.warn({ signal }, 'second SIGINT: exiting without waiting');
+      process.exit(1);
+    }
     stopping = true;
     logger.info({ signal }, 'shutting down: finishing in-flight requests');
     if (stop) stop();
@@ -64,11 +70,20 @@ async function main(): Promise<void> {
     }),
   });
   const server = app.listen(config.port, config.host);
+  // While stopping, keep-alive clients are told to reconnect elsewhere, so
+  // their sockets close after the response instead of holding shutdown open.
+  const inFlight = new Set<ServerResponse>();
+  server.on('request', (_req, res: ServerResponse) => {
+    if (stopping) res.setHeader('Connection', 'close');
+    inFlight.add(res);
+    res.once('close', () => inFlight.delete(res));
+  });
   await new Promise<void>((resolve, reject) => {
     server.once('listening', resolve);
     server.once('error', reject);
   });
   stop = () => {
+    for (const res of inFlight) if (!res.headersSent) res.setHeader('Connection', 'close');
     const force = setTimeout(() => server.closeAllConnections(), config.shutdownTimeoutMs).unref();
     server.close(() => {
       clearTimeout(force);

@@ -4,6 +4,7 @@ import request from 'supertest';
 import { startTestApp, type TestApp } from './support/test-app';
 import { generateApiKey, hashApiKey } from '../src/auth/api-key';
 import { issueApiKey } from '../src/keys/api-key-service';
+import { createLogger } from '../src/logger';
 
 let t: TestApp;
 beforeEach(async () => {
@@ -74,6 +75,15 @@ describe('bearer authentication on every operation', () => {
     expect(stored?.id).toBe(record.id);
     expect(stored?.hash).toBe(hashApiKey(key));
     expect(JSON.stringify(await t.storage.apiKeys.list())).not.toContain(key.slice(10));
+  });
+
+  it('the logger redacts Authorization headers wherever they are logged', () => {
+    let written = '';
+    const logger = createLogger('info', { write: (line: string) => void (written += line) });
+    logger.info({ req: { headers: { authorization: t.auth } } }, 'a request');
+    logger.info({ headers: { authorization: t.auth } }, 'some headers');
+    expect(written).toContain('[redacted]');
+    expect(written).not.toContain(t.auth.slice('Bearer '.length));
   });
 
   it('keys never appear in logs', async () => {

@@ -81,7 +81,7 @@ describe('typed client (openapi-fetch over the generated paths)', () => {
     const key = keyOf(await t.issueKey('enterprise', { requestsPerMinute: 1, requestsPerDay: 100 }));
     const raw = createPetAdoptionClient({ baseUrl, apiKey: key, retry: false });
     await raw.GET('/pets');
-    expect((await raw.GET('/pets')).error?.code).toBe('rate_limited'); // this refusal starts the ban
+    expect((await raw.GET('/pets')).error?.code).toBe('rate_limited'); // the one refusal allowed before a ban
     const waits: number[] = [];
     const client = createPetAdoptionClient({ baseUrl, apiKey: key, retry: { sleep: async (ms) => void waits.push(ms) } });
     const banned = await client.GET('/pets');

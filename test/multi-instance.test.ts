@@ -79,13 +79,17 @@ it('a key revoked with the CLI is refused by both instances within 5 seconds', a
   const key = createKey('--plan', 'pro', '--label', 'to revoke');
   for (const server of servers) expect((await call(server, key)).status).toBe(200);
   const id = /\│\s*\d+\s*│\s*(\d+)\s*│[^\n]*to revoke/.exec(runKeysCli(['list'], env).stdout)?.[1];
-  const revokedAt = Date.now();
+  const started = Date.now();
   expect(runKeysCli(['revoke', id!], env).status).toBe(0);
+  const revokedAt = Date.now();
   for (const server of servers) {
     while ((await call(server, key)).status !== 401) {
-      expect(Date.now() - revokedAt).toBeLessThan(5_000);
-      await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(Date.now() - started).toBeLessThan(5_000);
+      await new Promise((resolve) => setTimeout(resolve, 20));
     }
   }
-  console.log(`revocation seen by both instances ${Date.now() - revokedAt} ms after the CLI was started`);
+  const seenAfter = Date.now() - revokedAt;
+  console.log(`revocation seen by both instances ${seenAfter} ms after the CLI finished (${revokedAt - started} ms CLI run)`);
+  // Through Redis, at once: the 2 s key cache alone would still be serving the key now.
+  expect(seenAfter).toBeLessThan(500);
 });

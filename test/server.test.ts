@@ -52,20 +52,25 @@ describe('server entry point (src/server.ts)', () => {
     expect(result.output).not.toMatch(/\n\s+at /); // no stack trace
   });
 
-  it('on SIGTERM finishes the in-flight request, closes the database and exits 0', async () => {
+  it('on SIGTERM finishes the in-flight request (closing its keep-alive connection), closes the database and exits 0', async () => {
     const databaseUrl = `sqlite:${tempDir()}/pets.db`;
     const key = runKeysCli(['create', '--plan', 'free'], { DATABASE_URL: databaseUrl }).stdout.trim();
     const server = await startServer({ DATABASE_URL: databaseUrl, NODE_ENV: 'production' });
+    const agent = new http.Agent({ keepAlive: true });
     const body = JSON.stringify({ name: 'Slow', categoryId: 1 });
     // Send the headers and half the body, signal, then the rest.
-    const response = new Promise<{ status: number; text: string }>((resolve, reject) => {
+    const response = new Promise<{ status: number; text: string; connection?: string }>((resolve, reject) => {
       const req = http.request(
         `${server.url}/v1/pets`,
-        { method: 'POST', headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) } },
+        {
+          method: 'POST',
+          agent,
+          headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) },
+        },
         (res) => {
           let text = '';
           res.on('data', (chunk) => (text += chunk));
-          res.on('end', () => resolve({ status: res.statusCode!, text }));
+          res.on('end', () => resolve({ status: res.statusCode!, text, connection: res.headers.connection }));
         },
       );
       req.on('error', reject);
@@ -75,11 +80,16 @@ describe('server entry point (src/server.ts)', () => {
         setTimeout(() => req.end(body.slice(10)), 300);
       }, 300);
     });
-    const { status, text } = await response;
+    const { status, text, connection } = await response;
+    const answeredAt = Date.now();
     expect(status).toBe(201);
     expect(JSON.parse(text)).toMatchObject({ name: 'Slow' });
-    expect(await server.stop()).toBe(0);
+    expect(connection).toBe('close'); // the keep-alive socket does not hold the shutdown open
+    // A repeated SIGTERM (as some supervisors send) does not cut the shutdown short.
+    expect(await server.stop('SIGTERM')).toBe(0);
+    expect(Date.now() - answeredAt).toBeLessThan(5_000); // well before the 10 s shutdown timeout
     expect(server.output()).toContain('stopped');
+    agent.destroy();
     // The acknowledged pet is on disk.
     const again = await startServer({ DATABASE_URL: databaseUrl, NODE_ENV: 'production' });
     expect(JSON.parse((await get(`${again.url}/v1/pets`, key)).body)).toEqual([JSON.parse(text)]);

@@ -6,6 +6,7 @@ import type { Storage } from '../src/storage/storage';
 import { openRedisState } from '../src/shared-state/redis-state';
 import { createLogger } from '../src/logger';
 import { TEST_BACKEND } from './support/backend';
+import { isUnavailable } from '../src/errors/unavailable';
 
 const refused = () => Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' });
 
@@ -40,7 +41,40 @@ describe('a database outage', () => {
       expect(res.text).not.toContain('ECONNREFUSED');
     }
     const ready = await api.get('/readyz').expect(503);
-    expect(ready.body).toEqual({ status: 'unavailable', checks: expect.objectContaining({ database: expect.stringMatching(/^error/) }) });
+    expect(ready.body).toEqual({ status: 'unavailable', checks: expect.objectContaining({ database: 'error' }) });
+    expect(ready.text).not.toContain('ECONNREFUSED'); // details are logged, not shown
+  });
+
+  it('a key lookup that fails during the outage is a 503 with the rate-limit headers too, not counted against the IP', async () => {
+    t = await startTestApp();
+    const storage = t.storage;
+    const keysDown: Storage = {
+      backend: storage.backend,
+      pets: storage.pets,
+      apiKeys: { ...storage.apiKeys, findByHash: () => Promise.reject(refused()) } as Storage['apiKeys'],
+      ping: () => storage.ping(),
+      close: () => storage.close(),
+    };
+    const api = apiClient(createApp({ storage: keysDown, logger: createLogger('silent'), validateResponses: false }));
+    for (let i = 0; i < 70; i++) {
+      const res = await api.get('/v1/pets').set('Authorization', t.auth).expect(503); // never 429: nothing counted
+      expect(res.body.code).toBe('unavailable');
+      expect(res.headers['retry-after']).toBe('5');
+      expect(res.headers['ratelimit-policy']).toBe('"ip";q=60;w=60');
+      expect(res.headers['x-ratelimit-remaining']).toBe('0');
+    }
+  });
+
+  it('classifies the failures of a dependency, and only those, as unavailable', () => {
+    const pgTimeout = Object.assign(new Error('canceling statement due to statement timeout'), { code: '57014' });
+    const pgShutdown = Object.assign(new Error('terminating connection due to administrator command'), { code: '57P01' });
+    const redisReadOnly = Object.assign(new Error("READONLY You can't write against a read only replica."), { name: 'ReplyError' });
+    const sqliteBusy = Object.assign(new Error('database is locked'), { code: 'SQLITE_BUSY' });
+    const wrapped = new Error('query failed', { cause: refused() });
+    for (const error of [pgTimeout, pgShutdown, redisReadOnly, sqliteBusy, wrapped, refused()]) expect(isUnavailable(error)).toBe(true);
+    const bug = new TypeError("Cannot read properties of undefined (reading 'id')");
+    const constraint = Object.assign(new Error('duplicate key value violates unique constraint'), { code: '23505' });
+    for (const error of [bug, constraint, undefined, 'text']) expect(isUnavailable(error)).toBe(false);
   });
 
   it('/readyz is 200 when every dependency answers; /healthz stays liveness only', async () => {

@@ -1,4 +1,4 @@
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 
 /** Every key starts with this, so a leaked key is recognisable (and scannable). */
 export const API_KEY_PREFIX = 'pas_';
@@ -17,10 +17,3 @@ export const hashApiKey = (key: string): string => createHash('sha256').update(k
 export const displayPrefix = (key: string): string => key.slice(0, API_KEY_PREFIX.length + 6);
 
 export const looksLikeApiKey = (candidate: string): boolean => API_KEY_PATTERN.test(candidate);
-
-/** Constant-time comparison of two hex SHA-256 hashes. */
-export function hashesEqual(a: string, b: string): boolean {
-  const left = Buffer.from(a, 'hex');
-  const right = Buffer.from(b, 'hex');
-  return left.length === right.length && timingSafeEqual(left, right);
-}

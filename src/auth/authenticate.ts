@@ -4,7 +4,9 @@ import type { ApiKeyRepository } from '../storage/storage';
 import { ApiError } from '../errors/api-error';
 import type { Caller } from './caller';
 import type { KeyChanges } from './key-changes';
-import { hashApiKey, hashesEqual, looksLikeApiKey } from './api-key';
+import { hashApiKey, looksLikeApiKey } from './api-key';
+import { isUnavailable } from '../errors/unavailable';
+import { toApiError } from '../errors/error-mapper';
 
 /** How long a successful key lookup is reused: a revoked key stops working within this time. */
 export const KEY_CACHE_TTL_MS = 2_000;
@@ -49,8 +51,10 @@ export function authenticate(
     const hash = hashApiKey(key);
     const cached = cache.get(hash);
     if (cached) return cached;
+    // Looked up by SHA-256 of the key: the lookup's timing says nothing usable
+    // about any stored key, so no separate constant-time comparison is needed.
     const record = await apiKeys.findByHash(hash);
-    if (!record || !hashesEqual(record.hash, hash)) throw unauthorized('invalid API key');
+    if (!record) throw unauthorized('invalid API key');
     if (record.revokedAt !== null) throw unauthorized('API key has been revoked');
     const caller: Caller = {
       id: record.id,
@@ -68,8 +72,11 @@ export function authenticate(
     try {
       req.caller = await resolveCaller(req.headers.authorization);
     } catch (error) {
-      if (!(error instanceof ApiError)) throw error;
-      req.authFailure = error;
+      // Recorded, not thrown: rate limiting still counts the request (per IP)
+      // and sets its headers before requireCaller answers 401 (or 503).
+      if (error instanceof ApiError) req.authFailure = error;
+      else if (isUnavailable(error)) req.authFailure = toApiError(error);
+      else throw error;
     }
     next();
   };

@@ -42,7 +42,7 @@ function describeIssue(issue: ValidationIssue): string {
 }
 
 /** Turns anything thrown into an ApiError whose message is safe to send. */
-export function toApiError(error: unknown, req: Request): ApiError {
+export function toApiError(error: unknown, req?: Request): ApiError {
   if (error instanceof ApiError) return error;
   if (isUnavailable(error)) {
     return new ApiError(503, 'unavailable', 'service temporarily unavailable: a backing service is not answering; retry later', {
@@ -68,10 +68,10 @@ export function toApiError(error: unknown, req: Request): ApiError {
     case 404:
       return new ApiError(404, 'not_found', 'no such route: see /docs for the API reference');
     case 405:
-      return new ApiError(405, code, `${req.method} is not allowed on ${req.path}; allowed: ${http.headers?.['Allow']}`, http.headers);
+      return new ApiError(405, code, `${req?.method} is not allowed on ${req?.path}; allowed: ${http.headers?.['Allow']}`, http.headers);
     case 415: {
-      const contentType = req.headers['content-type'];
-      const hasBody = Number(req.headers['content-length'] ?? 0) > 0 || req.headers['transfer-encoding'] !== undefined;
+      const contentType = req?.headers['content-type'];
+      const hasBody = Number(req?.headers['content-length'] ?? 0) > 0 || req?.headers['transfer-encoding'] !== undefined;
       if (contentType === undefined && !hasBody) {
         return new ApiError(400, 'invalid_request', 'body is required: send JSON with Content-Type: application/json');
       }
@@ -88,10 +88,17 @@ export function toApiError(error: unknown, req: Request): ApiError {
  * their stack and answered with a bland 500.
  */
 export function errorMapper(logger: Logger): ErrorRequestHandler {
+  // During an outage every request fails the same way: one warning per interval is enough.
+  const UNAVAILABLE_LOG_INTERVAL_MS = 10_000;
+  let lastUnavailableLog = 0;
   return (error, req, res, _next) => {
     const apiError = toApiError(error, req);
-    if (apiError.code === 'unavailable') logger.warn({ err: (error as Error).message, url: req.originalUrl }, 'dependency unavailable');
-    else if (apiError.status >= 500) logger.error({ err: error, method: req.method, url: req.originalUrl }, 'request failed');
+    if (apiError.code === 'unavailable') {
+      if (Date.now() - lastUnavailableLog >= UNAVAILABLE_LOG_INTERVAL_MS) {
+        lastUnavailableLog = Date.now();
+        logger.warn({ err: (error as Error).message, url: req.originalUrl }, 'dependency unavailable: answering 503');
+      }
+    } else if (apiError.status >= 500) logger.error({ err: error, method: req.method, url: req.originalUrl }, 'request failed');
     if (res.headersSent) {
       res.destroy();
       return;

@@ -22,8 +22,13 @@ const UNAVAILABLE_CODES = new Set([
   '57P02',
   '57P03',
   '53300',
+  // PostgreSQL: statement_timeout or a cancelled query
+  '57014',
   // SQLite: the file is locked by another writer for longer than busy_timeout
   'SQLITE_BUSY',
+  'SQLITE_BUSY_SNAPSHOT',
+  'SQLITE_BUSY_TIMEOUT',
+  'SQLITE_LOCKED',
 ]);
 
 const UNAVAILABLE_MESSAGES =
@@ -33,8 +38,10 @@ const UNAVAILABLE_MESSAGES =
 export const UNAVAILABLE_RETRY_AFTER_SECONDS = 5;
 
 export function isUnavailable(error: unknown): boolean {
-  const candidate = error as { code?: unknown; message?: unknown; cause?: unknown } | undefined;
+  const candidate = error as { name?: unknown; code?: unknown; message?: unknown; cause?: unknown } | undefined;
   if (!candidate || typeof candidate !== 'object') return false;
+  // Redis answered with an error (READONLY after a failover, OOM, MISCONF, NOAUTH...).
+  if (candidate.name === 'ReplyError') return true;
   if (typeof candidate.code === 'string' && UNAVAILABLE_CODES.has(candidate.code)) return true;
   if (typeof candidate.message === 'string' && UNAVAILABLE_MESSAGES.test(candidate.message)) return true;
   return candidate.cause !== undefined && candidate.cause !== error && isUnavailable(candidate.cause);

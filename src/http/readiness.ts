@@ -1,4 +1,5 @@
 import type { RequestHandler } from 'express';
+import type { Logger } from 'pino';
 
 const CHECK_TIMEOUT_MS = 2_000;
 
@@ -11,10 +12,10 @@ function withTimeout(check: () => Promise<void>): Promise<void> {
 
 /**
  * `GET /readyz`: 200 when every dependency answers, else 503, with one entry
- * per check, e.g. `{"status":"unavailable","checks":{"database":"ok","redis":"error: ..."}}`.
+ * per check, e.g. `{"status":"unavailable","checks":{"database":"ok","redis":"error"}}`.
  * A load balancer stops sending traffic to an instance that is not ready.
  */
-export function readinessRoute(checks: Record<string, () => Promise<void>>): RequestHandler {
+export function readinessRoute(checks: Record<string, () => Promise<void>>, logger: Pick<Logger, 'warn'>): RequestHandler {
   return async (_req, res) => {
     const results = await Promise.all(
       Object.entries(checks).map(async ([name, check]) => {
@@ -22,7 +23,9 @@ export function readinessRoute(checks: Record<string, () => Promise<void>>): Req
           await withTimeout(check);
           return [name, 'ok'] as const;
         } catch (error) {
-          return [name, `error: ${(error as Error).message}`] as const;
+          // The detail (addresses, user names) goes to the log, not to anonymous callers.
+          logger.warn({ check: name, err: (error as Error).message }, 'readiness check failed');
+          return [name, 'error'] as const;
         }
       }),
     );

@@ -35,8 +35,9 @@ export async function issueApiKey(
 export function checkPlanLimits({ plan, requestsPerMinute, requestsPerDay }: Omit<IssueKeyInput, 'label'>): void {
   const custom = [requestsPerMinute, requestsPerDay];
   if (plan === 'enterprise') {
-    if (custom.some((value) => value === undefined || !Number.isSafeInteger(value) || value < 1)) {
-      throw new Error('an enterprise key needs --rpm N and --rpd N (positive integers)');
+    // Stored as 32-bit integers (on PostgreSQL too).
+    if (custom.some((value) => value === undefined || !Number.isSafeInteger(value) || value < 1 || value > 2_147_483_647)) {
+      throw new Error('an enterprise key needs --rpm N and --rpd N (integers from 1 to 2147483647)');
     }
   } else if (custom.some((value) => value !== undefined)) {
     throw new Error(`--rpm and --rpd are only for enterprise keys; the ${plan} plan has fixed limits`);

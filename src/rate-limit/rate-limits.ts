@@ -95,50 +95,75 @@ export function rateLimits(
     if (until > now()) req.bannedUntil = until;
   };
 
-  const decide = async (req: Request, res: Response): Promise<void> => {
+  /** Sets the headers and throws the 429 when a window is exhausted; store calls happen in `count`. */
+  const decide = (req: Request, res: Response, windows: Window[]): void => {
     if (req.bannedUntil !== undefined) {
       const { perMinute } = limitsOf(req.caller!);
-      const window: Window = { name: 'minute', limit: perMinute, used: perMinute, windowSeconds: settings.minuteWindowMs / 1000, resetMs: req.bannedUntil };
+      const window: Window = { name: 'minute', limit: perMinute, used: perMinute, windowSeconds: Math.round(settings.minuteWindowMs / 1000), resetMs: req.bannedUntil };
       setHeaders(res, [window], window);
-      throw tooMany('key_temporarily_banned', `API key temporarily banned for repeated requests over the rate limit`, window.resetMs);
+      throw tooMany('key_temporarily_banned', 'API key temporarily banned for repeated requests over the rate limit', window.resetMs);
     }
+    // After a refusal the exhausted windows have 0 left and bind; the latest of them tells when to retry.
+    const binding = bindingWindow(windows);
+    setHeaders(res, windows, binding);
+    if (binding.used <= binding.limit) return;
+    const scope = req.caller ? `API key's ${binding.name} limit` : 'limit for requests without a valid API key';
+    throw tooMany('rate_limited', `rate limit exceeded: the ${scope} is ${binding.limit} requests`, binding.resetMs);
+  };
+
+  /**
+   * Counts the request in its windows (per IP, or per key in both windows).
+   * A refused request is handed back to the windows that still had room, and
+   * a key refused more than `banAfter` times in a window is banned until the
+   * later of `banSeconds` from now and the end of its exhausted windows, so it
+   * is not banned again on its first request after the ban.
+   */
+  const count = async (req: Request, res: Response): Promise<Window[]> => {
+    await checkBan(req);
+    if (req.bannedUntil !== undefined) return [];
+    for (const middleware of req.caller ? keyCounters : ipCounters) await run(middleware, req, res);
     const windows = req.caller
       ? [windowOf(req, 'minute', settings.minuteWindowMs), windowOf(req, 'day', settings.dayWindowMs)]
       : [windowOf(req, 'ip', 60_000)];
-    const binding = bindingWindow(windows);
-    setHeaders(res, windows, binding);
     const exhausted = windows.filter((window) => window.used > window.limit);
-    if (exhausted.length === 0) return;
-
-    // A refused request must not eat the quota of a window that still had room.
-    await Promise.all(
-      windows.filter((window) => window.used <= window.limit).map((window) => stores[window.name].decrement(window.key!)),
-    );
-    const refusals = Math.max(...exhausted.map((window) => window.used - window.limit));
-    if (req.caller && refusals >= settings.banAfter) {
-      await bans.ban(req.caller.id, now() + settings.banSeconds * 1000);
+    if (exhausted.length === 0) return windows;
+    for (const window of windows.filter((candidate) => candidate.used <= candidate.limit)) {
+      await stores[window.name].decrement(window.key!);
+      window.used -= 1;
     }
-    const scope = req.caller ? `API key's ${binding.name} limit` : 'limit for requests without a valid API key';
-    throw tooMany('rate_limited', `rate limit exceeded: the ${scope} is ${binding.limit} requests`, binding.resetMs);
+    const refusals = Math.max(...exhausted.map((window) => window.used - window.limit));
+    if (req.caller && refusals > settings.banAfter) {
+      const until = Math.max(now() + settings.banSeconds * 1000, ...exhausted.map((window) => window.resetMs));
+      await bans.ban(req.caller.id, until);
+      req.bannedUntil = until;
+    }
+    return windows;
   };
 
   const tooMany = (code: 'rate_limited' | 'key_temporarily_banned', message: string, untilMs: number): ApiError =>
     new ApiError(429, code, message, { 'Retry-After': String(Math.max(1, Math.ceil((untilMs - now()) / 1000))) });
 
   /**
-   * When the counters cannot be read (the shared store is down), the request is
-   * refused with 503 rather than served unlimited: fail closed. Its headers
-   * say "nothing left until Retry-After".
+   * When the counters cannot be read (the shared store is down) or the key
+   * cannot be checked, the request is refused with 503 rather than served
+   * unlimited: fail closed. Its headers say "nothing left until Retry-After".
    */
-  const storeUnavailable = (req: Request, res: Response, error: unknown): ApiError => {
+  const unavailable = (req: Request, res: Response, error: ApiError): ApiError => {
     const limit = req.caller ? limitsOf(req.caller).perMinute : settings.ipPerMinute;
-    const window: Window = { name: req.caller ? 'minute' : 'ip', limit, used: limit, windowSeconds: 60, resetMs: now() + UNAVAILABLE_RETRY_AFTER_SECONDS * 1000 };
+    const window: Window = {
+      name: req.caller ? 'minute' : 'ip',
+      limit,
+      used: limit,
+      windowSeconds: Math.round((req.caller ? settings.minuteWindowMs : 60_000) / 1000),
+      resetMs: now() + UNAVAILABLE_RETRY_AFTER_SECONDS * 1000,
+    };
     setHeaders(res, [window], window);
-    logger.warn({ err: (error as Error).message }, 'rate-limit store unavailable: refusing with 503');
-    return new ApiError(503, 'unavailable', 'service temporarily unavailable: rate limits cannot be checked; retry later', {
+    return error;
+  };
+  const storeUnavailable = (): ApiError =>
+    new ApiError(503, 'unavailable', 'service temporarily unavailable: rate limits cannot be checked; retry later', {
       'Retry-After': String(UNAVAILABLE_RETRY_AFTER_SECONDS),
     });
-  };
 
   // Requests without a valid key are counted per IP; the others per key, in both windows.
   const ipCounters = [counter('ip', 60_000, stores.ip, () => settings.ipPerMinute)];
@@ -152,13 +177,15 @@ export function rateLimits(
     });
 
   return async (req, res, next) => {
+    // The key could not be checked (database down): not counted against the IP, answered 503.
+    if (req.authFailure?.code === 'unavailable') throw unavailable(req, res, req.authFailure);
+    let windows: Window[];
     try {
-      await checkBan(req);
-      for (const middleware of req.caller ? keyCounters : ipCounters) await run(middleware, req, res);
+      windows = await count(req, res);
     } catch (error) {
-      throw isUnavailable(error) ? storeUnavailable(req, res, error) : error;
+      throw isUnavailable(error) ? unavailable(req, res, storeUnavailable()) : error;
     }
-    await decide(req, res);
+    decide(req, res, windows);
     next();
   };
 }
