@@ -79,8 +79,6 @@ export function rateLimits(
       requestPropertyName: INFO[name],
       // Counted requests only; the decision below sees both windows at once.
       handler: (_req, _res, next) => next(),
-      // A banned key's requests are not counted.
-      skip: (req) => req.bannedUntil !== undefined,
       ...(name === 'ip' ? {} : { keyGenerator: (req: Request) => `key:${req.caller!.id}` }),
       legacyHeaders: false,
       standardHeaders: false,
@@ -120,7 +118,7 @@ export function rateLimits(
    */
   const count = async (req: Request, res: Response): Promise<Window[]> => {
     await checkBan(req);
-    if (req.bannedUntil !== undefined) return [];
+    if (req.bannedUntil !== undefined) return []; // a banned key's requests are not counted
     for (const middleware of req.caller ? keyCounters : ipCounters) await run(middleware, req, res);
     const windows = req.caller
       ? [windowOf(req, 'minute', settings.minuteWindowMs), windowOf(req, 'day', settings.dayWindowMs)]
