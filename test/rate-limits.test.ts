@@ -126,6 +126,21 @@ describe('temporary bans', () => {
     await list(key).expect(200);
   });
 
+  it('last until the exhausted window resets when that is later, so obeying Retry-After does not re-ban', async () => {
+    await start({ banAfter: 1, banSeconds: 1, minuteWindowMs: 3000 });
+    const key = await t.issueKey('enterprise', { requestsPerMinute: 1, requestsPerDay: 1000 });
+    await list(key).expect(200);
+    expect((await list(key).expect(429)).body.code).toBe('rate_limited');
+    const banned = await list(key).expect(429);
+    expect(banned.body.code).toBe('key_temporarily_banned');
+    const retryAfter = Number(banned.headers['retry-after']);
+    expect(retryAfter).toBeGreaterThanOrEqual(2); // the window's end (3 s), not banSeconds (1 s)
+    await sleep(1200);
+    expect((await list(key).expect(429)).body.code).toBe('key_temporarily_banned');
+    await sleep(retryAfter * 1000 - 1000);
+    await list(key).expect(200); // the window has reset with the ban: no new ban
+  });
+
   it('a key that backs off after a 429 is not banned', async () => {
     await start({ banAfter: 3, minuteWindowMs: 500 });
     const key = await t.issueKey('enterprise', { requestsPerMinute: 1, requestsPerDay: 1000 });
