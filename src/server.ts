@@ -62,12 +62,7 @@ async function main(): Promise<void> {
     logRequests: true,
     rateLimits: config.rateLimits,
     trustProxy: config.trustProxy,
-    ...(shared && {
-      rateLimitStores: shared.stores,
-      banList: shared.banList,
-      keyChanges: shared.keyChanges,
-      readinessChecks: { redis: () => shared.ping() },
-    }),
+    ...shared?.appDependencies,
   });
   const server = app.listen(config.port, config.host);
   // While stopping, keep-alive clients are told to reconnect elsewhere, so

@@ -130,9 +130,7 @@ describeRedis('Redis unreachable (a private redis-server this test stops and res
       storage: base.storage,
       logger: createLogger('silent'),
       validateResponses: true,
-      rateLimitStores: shared.stores,
-      banList: shared.banList,
-      readinessChecks: { redis: () => shared.ping() },
+      ...shared.appDependencies,
     });
     t = { ...base, close: async () => (await shared.close(), await base.close()) };
     const api = apiClient(app);
@@ -162,7 +160,7 @@ describeRedis('Redis unreachable (a private redis-server this test stops and res
     const port = await freePort();
     const base = await startTestApp();
     t = base;
-    await expect(openRedisState(`redis://127.0.0.1:${port}`, base.storage.apiKeys, createLogger('silent'))).rejects.toThrow(
+    await expect(openRedisState(`redis://127.0.0.1:${port}`, base.storage.apiKeys, createLogger('silent'), 'pas:')).rejects.toThrow(
       /REDIS_URL: cannot connect to 127\.0\.0\.1/,
     );
   });

@@ -5,6 +5,7 @@ import type { ApiKeyRepository } from '../storage/storage';
 import type { BanList } from '../rate-limit/ban-list';
 import type { RateLimitStores } from '../rate-limit/rate-limits';
 import type { KeyChanges } from '../auth/key-changes';
+import type { AppDependencies } from '../app';
 
 /**
  * What several instances share through Redis: rate-limit counters (atomic
@@ -15,11 +16,11 @@ export interface SharedState {
   stores: RateLimitStores;
   banList: BanList;
   keyChanges: KeyChanges;
+  /** The same, as `createApp` takes them (plus a readiness check of Redis). */
+  appDependencies: Pick<AppDependencies, 'rateLimitStores' | 'banList' | 'keyChanges' | 'readinessChecks'>;
   ping(): Promise<void>;
   close(): Promise<void>;
 }
-
-export const DEFAULT_REDIS_PREFIX = 'pas:';
 
 /** The pub/sub channel of key changes (the keys CLI publishes on it). */
 export const keyChangesChannel = (prefix: string): string => `${prefix}key-changes`;
@@ -43,13 +44,14 @@ function connect(redisUrl: string): Redis {
 /**
  * Connects to Redis (failing start when it is unreachable) and builds the shared state.
  *
- * @example const shared = await openRedisState('redis://127.0.0.1:6379', apiKeys, logger);
+ * @example const shared = await openRedisState('redis://127.0.0.1:6379', apiKeys, logger, 'pas:');
  */
 export async function openRedisState(
   redisUrl: string,
   apiKeys: ApiKeyRepository,
   logger: Logger,
-  prefix: string = DEFAULT_REDIS_PREFIX,
+  /** Prefix of every key and channel (REDIS_KEY_PREFIX). */
+  prefix: string,
 ): Promise<SharedState> {
   const client = connect(redisUrl);
   const subscriber = connect(redisUrl);
@@ -84,8 +86,9 @@ export async function openRedisState(
     for (const listener of listeners) listener(Number(message));
   });
 
-  return {
-    stores: { minute: store('minute'), day: store('day'), ip: store('ip') },
+  const stores: RateLimitStores = { minute: store('minute'), day: store('day'), ip: store('ip') };
+  const shared: Omit<SharedState, 'appDependencies'> = {
+    stores,
     banList: {
       async bannedUntil(keyId, now) {
         const until = Number(await client.get(`${prefix}ban:${keyId}`));
@@ -109,6 +112,15 @@ export async function openRedisState(
     },
     async close() {
       await Promise.allSettled([client.quit(), subscriber.quit()]);
+    },
+  };
+  return {
+    ...shared,
+    appDependencies: {
+      rateLimitStores: shared.stores,
+      banList: shared.banList,
+      keyChanges: shared.keyChanges,
+      readinessChecks: { redis: () => shared.ping() },
     },
   };
 }

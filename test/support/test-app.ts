@@ -79,12 +79,7 @@ export async function startTestApp(
     // tests receive is checked against the contract by the client below.
     validateResponses: false,
     logRequests: true,
-    ...(shared && {
-      rateLimitStores: shared.stores,
-      banList: shared.banList,
-      keyChanges: shared.keyChanges,
-      readinessChecks: { redis: () => shared.ping() },
-    }),
+    ...shared?.appDependencies,
     ...options,
     storage,
     logger,
