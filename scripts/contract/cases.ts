@@ -1,0 +1,162 @@
+/**
+ * Test cases of one operation: positive (valid against the contract, must
+ * get a declared 2xx), negative (one constraint broken, must get a 4xx) and
+ * authentication (missing or invalid key, must get 401). Requests are built
+ * when the case runs, so path parameters can use ids the server returned
+ * earlier in the run.
+ */
+import fc from 'fast-check';
+import { arbitraryFor, baseValue, edgeValues, violations, type LabelledValue } from './schema-values';
+import type { Operation, Parameter } from './spec';
+
+/** What a request carries, before serialisation. A `rawBody` is sent as is (malformed JSON). */
+export interface RequestInput {
+  params: Record<string, unknown>;
+  body?: unknown;
+  rawBody?: string;
+  contentType?: string;
+  /** `valid`: the key under test; `missing`: no Authorization header; `invalid`: a well-formed key that does not exist. */
+  auth: 'valid' | 'missing' | 'invalid';
+}
+
+export type CaseKind = 'positive' | 'negative' | 'auth';
+
+export interface Case {
+  operation: Operation;
+  kind: CaseKind;
+  /** What the case tries, e.g. `query.limit: above maximum 100`. */
+  label: string;
+  input: RequestInput;
+  /** Path parameters left out of `input.params`: filled with ids the server returned, when there are any. */
+  usesKnownIds: boolean;
+  /** Statuses that satisfy the case (negative and auth cases); positive cases want a declared 2xx. */
+  expectedStatuses?: number[];
+}
+
+/** Schemathesis' default for negative_data_rejection: the 4xx a server may use to refuse invalid data. */
+export const REJECTION_STATUSES = [400, 401, 403, 404, 406, 409, 413, 415, 422, 428];
+
+/** A key of the project's format (`pas_` + 43 characters) that no server issued. */
+export const INVALID_KEY = `pas_${'0'.repeat(43)}`;
+
+const parametersIn = (operation: Operation, location: Parameter['in']): Parameter[] =>
+  operation.parameters.filter((parameter) => parameter.in === location);
+
+/** Valid values for every required parameter (path parameters are left to known ids). */
+function baseParams(operation: Operation): Record<string, unknown> {
+  return Object.fromEntries(
+    operation.parameters.filter((p) => p.required && p.in !== 'path').map((p) => [p.name, baseValue(p.schema)]),
+  );
+}
+
+function positiveCases(operation: Operation, seed: number, maxExamples: number): Case[] {
+  const cases: Case[] = [];
+  const body = operation.body ? baseValue(operation.body.schema) : undefined;
+  const positive = (label: string, input: Partial<RequestInput>, usesKnownIds = true): Case => ({
+    operation,
+    kind: 'positive',
+    label,
+    input: { params: baseParams(operation), ...(operation.body && { body }), auth: 'valid', ...input },
+    usesKnownIds,
+  });
+
+  cases.push(positive('required fields only, defaults omitted', {}));
+  // Each parameter on each of its edges, the others at their base value.
+  for (const parameter of operation.parameters) {
+    for (const edge of edgeValues(parameter.schema)) {
+      cases.push(
+        positive(`${parameter.in}.${parameter.name}: ${edge.label}`, { params: { ...baseParams(operation), [parameter.name]: edge.value } }, parameter.in !== 'path'),
+      );
+    }
+  }
+  if (operation.body) {
+    const schema = operation.body.schema;
+    for (const [name, sub] of Object.entries(schema.properties ?? {})) {
+      const edges: LabelledValue[] = edgeValues(sub);
+      if (!schema.required?.includes(name) && edges.length === 0) edges.push({ label: 'present', value: baseValue(sub) });
+      for (const edge of edges) {
+        cases.push(positive(`body.${name}: ${edge.label}`, { body: { ...(body as object), [name]: edge.value } }));
+      }
+    }
+    if (schema.type === 'object' && schema.properties) {
+      const all = Object.fromEntries(Object.entries(schema.properties).map(([name, sub]) => [name, baseValue(sub)]));
+      cases.push(positive('body: every optional property present', { body: all }));
+    }
+  }
+
+  // Property-based: random valid requests, reproducible from the seed.
+  const paramsArbitrary = fc.record(
+    Object.fromEntries(operation.parameters.filter((p) => p.in !== 'path').map((p) => [p.name, arbitraryFor(p.schema)])),
+    { requiredKeys: operation.parameters.filter((p) => p.required && p.in !== 'path').map((p) => p.name) },
+  );
+  const arbitrary = fc.record({
+    params: paramsArbitrary,
+    body: operation.body ? arbitraryFor(operation.body.schema) : fc.constant(undefined),
+  });
+  fc.sample(arbitrary, { seed, numRuns: maxExamples }).forEach((sample, index) => {
+    cases.push(positive(`random example ${index + 1} (fast-check)`, { params: sample.params, ...(operation.body && { body: sample.body }) }));
+  });
+  return cases;
+}
+
+function negativeCases(operation: Operation): Case[] {
+  const cases: Case[] = [];
+  const body = operation.body ? baseValue(operation.body.schema) : undefined;
+  const negative = (label: string, input: Partial<RequestInput>, expectedStatuses = REJECTION_STATUSES): Case => ({
+    operation,
+    kind: 'negative',
+    label,
+    input: { params: baseParams(operation), ...(operation.body && { body }), auth: 'valid', ...input },
+    usesKnownIds: true,
+    expectedStatuses,
+  });
+
+  for (const parameter of operation.parameters) {
+    if (parameter.in === 'cookie') continue;
+    // Paths, query strings and headers are text: a "wrong type" there is text of the wrong shape.
+    for (const violation of violations(parameter.schema, { asText: true })) {
+      cases.push(negative(`${parameter.in}.${parameter.name}: ${violation.label}`, { params: { ...baseParams(operation), [parameter.name]: violation.value } }));
+    }
+    if (parameter.required && parameter.in !== 'path') {
+      const { [parameter.name]: _missing, ...rest } = baseParams(operation);
+      cases.push(negative(`${parameter.in}.${parameter.name}: required parameter missing`, { params: rest }));
+    }
+  }
+  if (operation.body) {
+    for (const violation of violations(operation.body.schema)) cases.push(negative(`body: ${violation.label}`, { body: violation.value }));
+    cases.push(negative('body: malformed JSON', { rawBody: '{"name": "unterminated' }));
+    if (operation.body.required) cases.push(negative('body: missing (required)', { rawBody: '', contentType: '' }));
+    cases.push(negative('body: wrong media type (text/plain)', { rawBody: 'name=Rex', contentType: 'text/plain' }, [415]));
+  }
+  return cases;
+}
+
+function authCases(operation: Operation): Case[] {
+  if (!operation.secured) return [];
+  const auth = (label: string, mode: RequestInput['auth']): Case => ({
+    operation,
+    kind: 'auth',
+    label,
+    input: { params: baseParams(operation), ...(operation.body && { body: baseValue(operation.body.schema) }), auth: mode },
+    usesKnownIds: true,
+    expectedStatuses: [401],
+  });
+  return [auth('no API key', 'missing'), auth('an API key that does not exist', 'invalid')];
+}
+
+/**
+ * Every case of an operation, in a fixed order for a given seed.
+ *
+ * @example casesFor(listPets, { seed: 1, maxExamples: 5 }).filter((c) => c.kind === 'negative').map((c) => c.label)
+ */
+export function casesFor(operation: Operation, options: { seed: number; maxExamples: number }): Case[] {
+  const all = [...positiveCases(operation, options.seed, options.maxExamples), ...negativeCases(operation), ...authCases(operation)];
+  // The same request twice proves nothing more (e.g. random examples of an operation without parameters).
+  const seen = new Set<string>();
+  return all.filter((test) => {
+    const key = JSON.stringify([test.kind, test.input, test.usesKnownIds]);
+    return seen.has(key) ? false : (seen.add(key), true);
+  });
+}
+
+export const pathParameters = (operation: Operation): Parameter[] => parametersIn(operation, 'path');

@@ -1,0 +1,163 @@
+/**
+ * The checks, named and scoped as Schemathesis names them
+ * (https://schemathesis.readthedocs.io/en/stable/reference/checks/):
+ *
+ * - not_a_server_error: no 5xx, ever (a `default` response does not excuse one);
+ *   also no missing response (timeout, connection reset);
+ * - status_code_conformance: the status is declared for the operation (or `default`);
+ * - content_type_conformance: the Content-Type is a declared media type;
+ * - response_headers_conformance: declared required headers are present and valid;
+ * - response_schema_conformance: the body is valid against the declared schema
+ *   (ajv, JSON Schema 2020-12), and every error is an Error object whose
+ *   `status` is the HTTP status;
+ * - positive_data_acceptance: a valid request gets a declared 2xx;
+ * - negative_data_rejection: an invalid request gets a 4xx, never a 2xx;
+ * - ignored_auth: a missing or invalid key gets 401;
+ * - ensure_resource_availability (stateful.ts): what was created or listed can be read back.
+ */
+import Ajv2020, { type ValidateFunction } from 'ajv/dist/2020';
+import addFormats from 'ajv-formats';
+import type { Case } from './cases';
+import { declaredResponse, type Contract, type Operation, type Schema } from './spec';
+import type { HttpResponse } from './transport';
+
+export type CheckName =
+  | 'not_a_server_error'
+  | 'status_code_conformance'
+  | 'content_type_conformance'
+  | 'response_headers_conformance'
+  | 'response_schema_conformance'
+  | 'positive_data_acceptance'
+  | 'negative_data_rejection'
+  | 'ignored_auth'
+  | 'ensure_resource_availability';
+
+export interface CheckFailure {
+  check: CheckName;
+  expected: string;
+  got: string;
+}
+
+const ajv = new Ajv2020({ strict: false, allErrors: true });
+addFormats(ajv);
+ajv.addFormat('int64', { type: 'number', validate: (n: number) => Number.isSafeInteger(n) });
+ajv.addFormat('int32', { type: 'number', validate: (n: number) => Number.isInteger(n) && Math.abs(n) < 2 ** 31 });
+const compiled = new WeakMap<Schema, ValidateFunction>();
+
+/**
+ * Validates a value against a schema; returns ajv's message or undefined.
+ *
+ * @example schemaErrors({ type: 'integer' }, 'x') // 'data must be integer'
+ */
+export function schemaErrors(schema: Schema, value: unknown): string | undefined {
+  let validate = compiled.get(schema);
+  if (!validate) {
+    validate = ajv.compile(schema);
+    compiled.set(schema, validate);
+  }
+  return validate(value) ? undefined : ajv.errorsText(validate.errors, { dataVar: 'body' });
+}
+
+/** The body parsed as JSON, or undefined when it is not JSON. */
+export function parseJson(response: HttpResponse): unknown {
+  try {
+    return JSON.parse(response.text);
+  } catch {
+    return undefined;
+  }
+}
+
+const excerpt = (text: string): string => (text.length > 300 ? `${text.slice(0, 300)}…` : text);
+const got = (response: HttpResponse): string => `${response.status} ${excerpt(response.text)}`;
+
+/** A 501 whose Error object says `not_implemented`: the operation is a stub, reported as skipped. */
+export function isNotImplemented(response: HttpResponse): boolean {
+  return response.status === 501 && (parseJson(response) as { code?: unknown } | undefined)?.code === 'not_implemented';
+}
+
+/**
+ * Checks one response against what the contract declares for the operation.
+ *
+ * @example checkResponse(contract, listPets, response) // [] when it conforms
+ */
+export function checkResponse(contract: Contract, operation: Operation, response: HttpResponse): CheckFailure[] {
+  const failures: CheckFailure[] = [];
+  if (response.status >= 500 && !isNotImplemented(response)) {
+    failures.push({ check: 'not_a_server_error', expected: 'a status below 500', got: got(response) });
+  }
+  const declared = declaredResponse(operation, response.status);
+  if (!declared) {
+    failures.push({
+      check: 'status_code_conformance',
+      expected: `one of ${Object.keys(operation.responses).join(', ')}`,
+      got: got(response),
+    });
+  }
+
+  for (const [name, header] of Object.entries(declared?.headers ?? {})) {
+    const value = response.headers[name.toLowerCase()];
+    if (value === undefined) {
+      if (header.required) failures.push({ check: 'response_headers_conformance', expected: `required header ${name}`, got: `${response.status} without ${name}` });
+      continue;
+    }
+    const type = Array.isArray(header.schema.type) ? header.schema.type[0] : header.schema.type;
+    const typed = type === 'integer' || type === 'number' ? (/^-?\d+(\.\d+)?$/.test(value) ? Number(value) : value) : value;
+    const error = schemaErrors(header.schema, typed);
+    if (error) failures.push({ check: 'response_headers_conformance', expected: `header ${name} valid against its schema`, got: `${name}: ${value} (${error.replace(/^body/, name)})` });
+  }
+
+  const mediaTypes = Object.keys(declared?.content ?? {});
+  const contentType = (response.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
+  const isJson = /^application\/(.+\+)?json$/.test(contentType);
+  if (mediaTypes.length > 0 && !mediaTypes.includes(contentType)) {
+    failures.push({ check: 'content_type_conformance', expected: `Content-Type ${mediaTypes.join(' or ')}`, got: `${response.status} Content-Type: ${contentType || '(none)'}` });
+  }
+  if (mediaTypes.length === 0 && declared && response.text.length > 0 && response.status < 400) {
+    failures.push({ check: 'response_schema_conformance', expected: 'no body (none is declared)', got: got(response) });
+  }
+
+  const schema = declared?.content[contentType];
+  const body = isJson ? parseJson(response) : undefined;
+  if ((schema || response.status >= 400) && isJson && body === undefined) {
+    failures.push({ check: 'response_schema_conformance', expected: 'a JSON body', got: got(response) });
+  } else if (schema && body !== undefined) {
+    const error = schemaErrors(schema, body);
+    if (error) failures.push({ check: 'response_schema_conformance', expected: `body valid against the declared schema`, got: `${response.status} ${error}: ${excerpt(response.text)}` });
+  }
+  // Every error is an Error object, declared or not, and says its own status.
+  if (response.status >= 400 && contract.errorSchema) {
+    const error = body === undefined ? 'not JSON' : schemaErrors(contract.errorSchema, body);
+    if (error) failures.push({ check: 'response_schema_conformance', expected: 'an Error object', got: `${response.status} ${error}: ${excerpt(response.text)}` });
+    else if ((body as { status?: unknown }).status !== response.status) {
+      failures.push({ check: 'response_schema_conformance', expected: `Error.status ${response.status}`, got: got(response) });
+    }
+  }
+  return dedupe(failures);
+}
+
+/**
+ * Checks that a response is what the case asked for: a declared 2xx for a
+ * positive case (or 404 when its path named an id the server may not have),
+ * an expected 4xx for a negative or auth case.
+ */
+export function checkOutcome(test: Case, response: HttpResponse, resourceMayBeMissing: boolean): CheckFailure[] {
+  const { operation } = test;
+  if (response.status >= 500) return []; // already not_a_server_error
+  if (test.kind === 'positive') {
+    const declared2xx = Object.keys(operation.responses).filter((status) => /^2/.test(status));
+    const ok = declared2xx.includes(String(response.status)) || declared2xx.includes('2XX') || (resourceMayBeMissing && response.status === 404);
+    if (ok) return [];
+    return [{ check: 'positive_data_acceptance', expected: `a declared 2xx (${declared2xx.join(', ') || 'none declared'})${resourceMayBeMissing ? ' or 404' : ''}`, got: got(response) }];
+  }
+  const expected = test.expectedStatuses ?? [];
+  if (expected.includes(response.status)) return [];
+  return [{ check: test.kind === 'auth' ? 'ignored_auth' : 'negative_data_rejection', expected: `${expected.join(' or ')} (never a 2xx)`, got: got(response) }];
+}
+
+function dedupe(failures: CheckFailure[]): CheckFailure[] {
+  const seen = new Set<string>();
+  return failures.filter((failure) => {
+    const key = `${failure.check}|${failure.expected}|${failure.got}`;
+    return seen.has(key) ? false : (seen.add(key), true);
+  });
+}

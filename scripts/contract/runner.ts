@@ -1,0 +1,246 @@
+/**
+ * Runs the contract fuzzer against a running server: builds the cases of
+ * every operation (or those selected), sends them in order (creating
+ * operations first, so later cases can use the ids they returned), checks
+ * every response, and follows creations and lists with read-backs.
+ */
+import { isDeepStrictEqual } from 'node:util';
+import { casesFor, type Case, type CaseKind } from './cases';
+import { checkOutcome, checkResponse, isNotImplemented, parseJson, type CheckFailure } from './checks';
+import { toCurl } from './curl';
+import { buildRequest, type HttpRequest } from './request';
+import { idsIn, itemOperationOf, sentFieldsDiffer } from './stateful';
+import { loadContract, type Contract, type Operation } from './spec';
+import { RunStopped, Transport, type HttpResponse } from './transport';
+
+export interface ContractOptions {
+  /** The server's base URL, ending with the base path (e.g. `http://127.0.0.1:3000/v1`). */
+  baseUrl: string;
+  /** The API key the valid requests carry. */
+  key: string;
+  /** The contract; defaults to the project's openapi/openapi.yaml. */
+  specFile: string;
+  /** Makes the run reproducible; random when absent. */
+  seed?: number;
+  /** Random (property-based) valid requests per operation, besides the edge cases. Default 20. */
+  maxExamples?: number;
+  /** Only these operationIds. */
+  operations?: string[];
+  /** At most this many requests per second. Default 20. */
+  rate?: number;
+  /** Stop after this many seconds. Default 300. */
+  timeLimitSeconds?: number;
+  /** Per request. Default 10,000. */
+  requestTimeoutMs?: number;
+  /** Progress lines (one per operation, waits on 429). */
+  log?: (line: string) => void;
+}
+
+export interface CaseResult {
+  operationId: string;
+  kind: CaseKind | 'stateful';
+  label: string;
+  outcome: 'passed' | 'failed' | 'skipped';
+  request: Omit<HttpRequest, 'headers'> & { headers: Record<string, string> };
+  curl: string;
+  status?: number;
+  failures: CheckFailure[];
+}
+
+export interface ContractResult {
+  seed: number;
+  baseUrl: string;
+  passed: number;
+  failed: number;
+  skipped: number;
+  /** Cases left when the run stopped early. */
+  notRun: number;
+  stoppedReason?: string;
+  /** Operations that answered 501 not_implemented. */
+  notImplemented: string[];
+  byOperation: Record<string, { passed: number; failed: number; skipped: number }>;
+  requestsSent: number;
+  rateLimitedWaits: number;
+  durationMs: number;
+  cases: CaseResult[];
+}
+
+/** Creating operations first, then the other operations without path parameters, then item operations. */
+function runOrder(operation: Operation): number {
+  const hasPathParameter = operation.parameters.some((p) => p.in === 'path');
+  if (hasPathParameter) return 2;
+  return operation.method === 'POST' ? 0 : 1;
+}
+
+/** Ids the server returned, per collection path (`/pets`), for path parameters of item operations. */
+class KnownIds {
+  private readonly ids = new Map<string, unknown[]>();
+
+  record(collectionPath: string, body: unknown): void {
+    const list = this.ids.get(collectionPath) ?? [];
+    for (const id of idsIn(body)) if (!list.some((known) => isDeepStrictEqual(known, id))) list.push(id);
+    this.ids.set(collectionPath, list.slice(-200));
+  }
+
+  /** A known id for an item path (`/pets/{petId}`), chosen by `index`, or undefined. */
+  pick(itemPath: string, index: number): unknown {
+    const list = this.ids.get(itemPath.replace(/\/\{[^}/]+\}$/, '')) ?? [];
+    return list.length ? list[index % list.length] : undefined;
+  }
+}
+
+/**
+ * Runs every case and returns the results; never throws for what the server
+ * does (only for a contract file it cannot read).
+ *
+ * @example
+ * const result = await runContract({ baseUrl: 'http://127.0.0.1:3000/v1', key, specFile: 'openapi/openapi.yaml', seed: 1 });
+ * console.log(`${result.passed} passed, ${result.failed} failed`);
+ */
+export async function runContract(options: ContractOptions): Promise<ContractResult> {
+  const started = Date.now();
+  const seed = options.seed ?? Math.floor(Math.random() * 2 ** 31);
+  const log = options.log ?? (() => undefined);
+  const contract: Contract = loadContract(options.specFile);
+  const selected = contract.operations.filter((op) => !options.operations?.length || options.operations.includes(op.operationId));
+  const unknown = (options.operations ?? []).filter((id) => !contract.operations.some((op) => op.operationId === id));
+  if (unknown.length) throw new Error(`unknown operationId: ${unknown.join(', ')} (the contract has ${contract.operations.map((op) => op.operationId).join(', ')})`);
+
+  const transport = new Transport({
+    rate: options.rate ?? 20,
+    deadline: started + (options.timeLimitSeconds ?? 300) * 1000,
+    requestTimeoutMs: options.requestTimeoutMs ?? 10_000,
+    onRateLimited: (_response, seconds) => log(`429 rate limited: waiting ${seconds} s (Retry-After), then sending again`),
+  });
+  const target = { baseUrl: options.baseUrl, key: options.key };
+  const known = new KnownIds();
+  const results: CaseResult[] = [];
+  const notImplemented = new Set<string>();
+  const plan = [...selected]
+    .sort((a, b) => runOrder(a) - runOrder(b))
+    .map((operation, index) => ({ operation, cases: casesFor(operation, { seed: seed + index, maxExamples: options.maxExamples ?? 20 }) }));
+  let notRun = plan.reduce((sum, entry) => sum + entry.cases.length, 0);
+  let stoppedReason: string | undefined;
+
+  /** Sends one request, checks the response, records the result. */
+  const exchange = async (
+    operation: Operation,
+    kind: CaseResult['kind'],
+    label: string,
+    request: HttpRequest,
+    judge: (response: HttpResponse) => CheckFailure[],
+  ): Promise<HttpResponse | undefined> => {
+    const answer = await transport.send(request);
+    const record = (outcome: CaseResult['outcome'], failures: CheckFailure[], status?: number): void => {
+      results.push({ operationId: operation.operationId, kind, label, outcome, request: redact(request, options.key), curl: toCurl(request, options.key), failures, ...(status !== undefined && { status }) });
+    };
+    if ('error' in answer) {
+      record('failed', [{ check: 'not_a_server_error', expected: 'a response', got: answer.error }]);
+      return undefined;
+    }
+    const failures = [...checkResponse(contract, operation, answer), ...judge(answer)];
+    if (failures.length === 0 && isNotImplemented(answer)) {
+      notImplemented.add(operation.operationId);
+      record('skipped', [], answer.status);
+      return undefined;
+    }
+    record(failures.length ? 'failed' : 'passed', failures, answer.status);
+    return answer;
+  };
+
+  try {
+    for (const { operation, cases } of plan) {
+      log(`${operation.operationId}: ${cases.length} cases`);
+      const item = itemOperationOf(contract.operations, operation);
+      for (const [index, test] of cases.entries()) {
+        notRun--;
+        if (test.kind === 'positive' && notImplemented.has(operation.operationId)) {
+          results.push({ operationId: operation.operationId, kind: test.kind, label: test.label, outcome: 'skipped', request: { method: operation.method, url: '', headers: {} }, curl: '', failures: [] });
+          continue;
+        }
+        const { request, resourceMayBeMissing } = requestFor(test, index, known, target);
+        const response = await exchange(operation, test.kind, test.label, request, (answer) => checkOutcome(test, answer, resourceMayBeMissing));
+        if (!response || test.kind !== 'positive' || response.status >= 300) continue;
+        const body = parseJson(response);
+        if (!operation.parameters.some((p) => p.in === 'path')) known.record(operation.path, body);
+        if (item) await readBack(operation, item, test, body, index);
+      }
+    }
+  } catch (error) {
+    if (!(error instanceof RunStopped)) throw error;
+    stoppedReason = error.message;
+  }
+
+  /** ensure_resource_availability: the created (or one listed) resource, read back by its id. */
+  async function readBack(operation: Operation, item: Operation, test: Case, body: unknown, index: number): Promise<void> {
+    const ids = idsIn(body);
+    if (ids.length === 0) return;
+    const id = ids[index % ids.length];
+    const expected = Array.isArray(body) ? body[index % ids.length] : body;
+    const pathParameter = item.parameters.find((p) => p.in === 'path')!;
+    const request = buildRequest(item, { params: { [pathParameter.name]: id }, auth: 'valid' }, target);
+    const created = operation.method === 'POST';
+    const label = `${operation.operationId} -> ${item.operationId} ${JSON.stringify(id)}: ${created ? 'created' : 'listed'} resource readable and equal (after "${test.label}")`;
+    await exchange(item, 'stateful', label, request, (answer) => {
+      const failures: CheckFailure[] = [];
+      const readBody = parseJson(answer);
+      if (answer.status !== 200) failures.push({ check: 'ensure_resource_availability', expected: `200 with the ${created ? 'created' : 'listed'} resource`, got: `${answer.status} ${answer.text.slice(0, 300)}` });
+      else if (!isDeepStrictEqual(readBody, expected)) {
+        failures.push({ check: 'ensure_resource_availability', expected: JSON.stringify(expected), got: answer.text.slice(0, 300) });
+      }
+      if (created) {
+        for (const difference of sentFieldsDiffer(operation, test.input.body, expected)) {
+          failures.push({ check: 'ensure_resource_availability', expected: 'the created resource holds what was sent (or the defaults)', got: difference });
+        }
+      }
+      return failures;
+    });
+  }
+
+  const byOperation: ContractResult['byOperation'] = {};
+  for (const result of results) {
+    const counts = (byOperation[result.operationId] ??= { passed: 0, failed: 0, skipped: 0 });
+    counts[result.outcome]++;
+  }
+  const count = (outcome: CaseResult['outcome']): number => results.filter((r) => r.outcome === outcome).length;
+  return {
+    seed,
+    baseUrl: options.baseUrl,
+    passed: count('passed'),
+    failed: count('failed'),
+    skipped: count('skipped'),
+    notRun,
+    ...(stoppedReason && { stoppedReason }),
+    notImplemented: [...notImplemented],
+    byOperation,
+    requestsSent: transport.sent,
+    rateLimitedWaits: transport.rateLimitedWaits,
+    durationMs: Date.now() - started,
+    cases: results,
+  };
+}
+
+/** The request of a case, path parameters filled with a known id when the case leaves them open. */
+function requestFor(test: Case, index: number, known: KnownIds, target: { baseUrl: string; key: string }): { request: HttpRequest; resourceMayBeMissing: boolean } {
+  const params = { ...test.input.params };
+  let resourceMayBeMissing = false;
+  for (const parameter of test.operation.parameters.filter((p) => p.in === 'path')) {
+    if (parameter.name in params) {
+      resourceMayBeMissing = true; // an explicit id (an edge such as 2^53-1) may name nothing
+      continue;
+    }
+    const id = test.usesKnownIds ? known.pick(test.operation.path, index) : undefined;
+    if (id !== undefined) params[parameter.name] = id;
+    else {
+      params[parameter.name] = parameter.schema.examples?.[0] ?? parameter.schema.minimum ?? 1;
+      resourceMayBeMissing = true;
+    }
+  }
+  return { request: buildRequest(test.operation, { ...test.input, params }, target), resourceMayBeMissing };
+}
+
+/** The request as recorded in reports: the key under test replaced by `$API_KEY`. */
+function redact(request: HttpRequest, key: string): CaseResult['request'] {
+  const headers = Object.fromEntries(Object.entries(request.headers).map(([name, value]) => [name, value.replace(key, '$API_KEY')]));
+  return { ...request, headers };
+}
