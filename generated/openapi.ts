@@ -88,7 +88,7 @@ export interface components {
         /** @description The fields a client sends to add an animal. */
         NewPet: {
             /**
-             * @description The animal's name.
+             * @description The animal's name (any characters but NUL and unpaired UTF-16 surrogates).
              * @example Rex
              */
             name: string;

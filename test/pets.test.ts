@@ -33,6 +33,23 @@ describe('createPet (POST /v1/pets)', () => {
     await createPet({ name: 'x'.repeat(200), categoryId: 1 }).expect(201);
   });
 
+  // Found by `npm run contract`: a NUL was a 500 on PostgreSQL (text cannot hold it) and an
+  // unpaired surrogate was stored as U+FFFD on both backends; the contract now refuses both.
+  it.each([
+    ['a NUL character', 'a\u0000b'],
+    ['an unpaired UTF-16 surrogate', 'a\uD800b'],
+  ])('400 for a name with %s (it could not be stored as sent)', async (_what, name) => {
+    const res = await createPet({ name, categoryId: 1 }).expect(400);
+    expect(res.body.message).toMatch(/^body\.name must match pattern/);
+  });
+
+  it('stores and returns other awkward characters exactly (control characters, separators, astral)', async () => {
+    const name = '"\\\'<>&\u0001\u001f\u2028é\u{1F43E}';
+    const res = await createPet({ name, categoryId: 1 }).expect(201);
+    expect(res.body.name).toBe(name);
+    expect((await t.storage.pets.get(res.body.id))?.name).toBe(name);
+  });
+
   it.each([
     ['name missing', { categoryId: 1 }, 'body.name is required'],
     ['categoryId missing', { name: 'Rex' }, 'body.categoryId is required'],
