@@ -1,0 +1,222 @@
+/**
+ * `npm run contract` against the real app on a real port: the healthy server
+ * passes, and each planted fault (one at a time, planted by wrapping handlers,
+ * middleware or the validator's copy of the spec, never by editing src/) is
+ * reported by the check that names it. Fixed seed, few examples: seconds.
+ */
+import { execFile } from 'node:child_process';
+import { once } from 'node:events';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { promisify } from 'node:util';
+import express, { type Express, type RequestHandler } from 'express';
+import { handlers } from '../src/handlers';
+import { loadSpec } from '../src/spec/load-spec';
+import { runContract, type ContractOptions, type ContractResult } from '../scripts/contract/index';
+import type { CheckName } from '../scripts/contract/checks';
+import { startTestApp, type TestApp } from './support/test-app';
+import { PROJECT_ROOT } from './support/paths';
+
+const SPEC_FILE = path.join(PROJECT_ROOT, 'openapi/openapi.yaml');
+const SEED = 20261122;
+
+let t: TestApp | undefined;
+let close: (() => Promise<void>) | undefined;
+afterEach(async () => {
+  await close?.();
+  await t?.close();
+  t = undefined;
+  close = undefined;
+});
+
+/** Starts the real app (options as for startTestApp), optionally behind `front` middleware, on a free port. */
+async function serve(options: Parameters<typeof startTestApp>[0] = {}, front?: RequestHandler): Promise<{ baseUrl: string; key: string }> {
+  t = await startTestApp(options);
+  let app: Express = t.app;
+  if (front) app = express().use(front).use(t.app);
+  const server = app.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  close = () => new Promise((resolve) => server.close(() => resolve()));
+  const key = (await t.issueKey('enterprise', { requestsPerMinute: 100_000, requestsPerDay: 10_000_000 })).replace(/^Bearer /, '');
+  return { baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`, key };
+}
+
+const fuzz = (target: { baseUrl: string; key: string }, options: Partial<ContractOptions> = {}): Promise<ContractResult> =>
+  runContract({ ...target, specFile: SPEC_FILE, seed: SEED, maxExamples: 3, rate: 1000, timeLimitSeconds: 60, ...options });
+
+/** The failures of a run as `check operationId: label`, for readable assertions. */
+const failures = (result: ContractResult): string[] =>
+  result.cases.flatMap((c) => c.failures.map((f) => `${f.check} ${c.operationId}: ${c.label} (got ${f.got.slice(0, 120)})`));
+
+function expectReported(result: ContractResult, check: CheckName, operationId: string, label?: RegExp): void {
+  const found = result.cases.some(
+    (c) => c.operationId === operationId && (!label || label.test(c.label)) && c.failures.some((f) => f.check === check),
+  );
+  if (!found) throw new Error(`${check} on ${operationId} ${label ?? ''} not reported; failures:\n${failures(result).join('\n')}`);
+  expect(result.failed).toBeGreaterThan(0);
+}
+
+describe('the healthy server', () => {
+  it('passes: every operation, positive, negative, auth and read-back cases', async () => {
+    const result = await fuzz(await serve());
+    expect(failures(result)).toEqual([]);
+    expect(result.stoppedReason).toBeUndefined();
+    const kinds = new Set(result.cases.map((c) => `${c.operationId}/${c.kind}`));
+    for (const expected of ['createPet/positive', 'createPet/negative', 'createPet/auth', 'listPets/positive', 'listPets/negative', 'getPet/positive', 'getPet/negative', 'getPet/stateful', 'listStoreOrders/auth']) {
+      expect(kinds).toContain(expected);
+    }
+    // Edges and each enum value are among the cases, and the 501 stub is reported as skipped, not failed.
+    const labels = result.cases.map((c) => `${c.operationId}: ${c.label}`);
+    expect(labels).toEqual(expect.arrayContaining(['listPets: query.limit: maximum 100', 'listPets: query.status: enum value "sold"', 'createPet: body.name: maxLength 200 in astral characters', 'createPet: body: unknown property (additionalProperties: false)', 'createPet: body: malformed JSON', 'getPet: path.petId: below minimum 1']));
+    expect(result.notImplemented).toEqual(['listStoreOrders']);
+    expect(result.passed).toBeGreaterThan(60);
+  });
+
+  it('is reproducible: the same seed sends the same requests', async () => {
+    const target = await serve();
+    const requests = async (): Promise<string[]> => (await fuzz(target, { operations: ['listPets'] })).cases.map((c) => `${c.request.method} ${c.request.url} ${c.request.body ?? ''}`);
+    expect(await requests()).toEqual(await requests());
+  });
+});
+
+describe('each planted fault is reported by the right check', () => {
+  it('a response missing a required field: response_schema_conformance', async () => {
+    const getPet: typeof handlers.getPet = async (...args) => {
+      const response = await handlers.getPet(...args);
+      if (response.status !== 200) return response;
+      const { name: _dropped, ...rest } = response.body;
+      return { ...response, body: rest as typeof response.body };
+    };
+    const result = await fuzz(await serve({ handlers: { ...handlers, getPet } }));
+    expectReported(result, 'response_schema_conformance', 'getPet');
+  });
+
+  it('an extra property (additionalProperties: false): response_schema_conformance', async () => {
+    const listPets: typeof handlers.listPets = async (...args) => {
+      const response = await handlers.listPets(...args);
+      return response.status === 200 ? { ...response, body: response.body.map((pet) => ({ ...pet, nickname: 'x' })) } : response;
+    };
+    const result = await fuzz(await serve({ handlers: { ...handlers, listPets } }));
+    expectReported(result, 'response_schema_conformance', 'listPets');
+  });
+
+  it('a 500 on one enum value (listPets status=sold): not_a_server_error', async () => {
+    const listPets: typeof handlers.listPets = async (...args) => {
+      if (args[0].query.status === 'sold') throw new Error('planted fault');
+      return handlers.listPets(...args);
+    };
+    const result = await fuzz(await serve({ handlers: { ...handlers, listPets } }));
+    expectReported(result, 'not_a_server_error', 'listPets', /enum value "sold"/);
+    const failure = result.cases.find((c) => c.label === 'query.status: enum value "sold"')!;
+    expect(failure.curl).toMatch(/^curl -i -X GET 'http:\/\/127\.0\.0\.1:\d+\/v1\/pets\?status=sold' -H "Authorization: Bearer \$API_KEY"$/);
+  });
+
+  it('a dropped rate-limit header: response_headers_conformance', async () => {
+    const dropHeader: RequestHandler = (_req, res, next) => {
+      const writeHead = res.writeHead;
+      res.writeHead = function (this: typeof res, ...args: Parameters<typeof writeHead>) {
+        this.removeHeader('X-RateLimit-Remaining');
+        return writeHead.apply(this, args);
+      } as typeof writeHead;
+      next();
+    };
+    const result = await fuzz(await serve({}, dropHeader), { operations: ['listPets'] });
+    expectReported(result, 'response_headers_conformance', 'listPets');
+  });
+
+  it('a request bound not enforced (the validator sees maximum 1000, the contract says 100): negative_data_rejection', async () => {
+    const looser = structuredClone(loadSpec()) as any;
+    looser.paths['/pets'].get.parameters.find((p: { name: string }) => p.name === 'limit').schema.maximum = 1000;
+    const result = await fuzz(await serve({ spec: looser }), { operations: ['listPets'] });
+    expectReported(result, 'negative_data_rejection', 'listPets', /query\.limit: above maximum 100/);
+  });
+
+  it('a created pet that cannot be read back: ensure_resource_availability', async () => {
+    const getPet: typeof handlers.getPet = async (...args) => {
+      const response = await handlers.getPet(...args);
+      return response.status === 200 ? { ...response, body: { ...response.body, status: 'sold' as const } } : response;
+    };
+    const result = await fuzz(await serve({ handlers: { ...handlers, getPet } }), { operations: ['createPet'] });
+    expectReported(result, 'ensure_resource_availability', 'getPet');
+  });
+
+  it('a missing key accepted: ignored_auth', async () => {
+    let plantedKey = '';
+    const target = await serve({}, (req, _res, next) => {
+      // The fault: a request without a key is served as if it carried one.
+      req.headers.authorization ??= `Bearer ${plantedKey}`;
+      next();
+    });
+    plantedKey = target.key;
+    const result = await fuzz(target, { operations: ['listPets'] });
+    expectReported(result, 'ignored_auth', 'listPets', /no API key/);
+  });
+});
+
+describe('respecting the server', () => {
+  it('honours 429 + Retry-After: waits and sends again, not a failure', async () => {
+    let count = 0;
+    let refusedAt = 0;
+    let retriedAt = 0;
+    const refuseOnce: RequestHandler = (req, res, next) => {
+      count++;
+      if (count === 3) {
+        refusedAt = Date.now();
+        res.status(429).set({ 'Retry-After': '1', 'X-RateLimit-Limit': '5', 'X-RateLimit-Remaining': '0', 'X-RateLimit-Reset': '0', 'RateLimit-Policy': '"minute";q=5;w=60', RateLimit: '"minute";r=0;t=1' });
+        res.json({ code: 'rate_limited', message: 'planted 429', status: 429 });
+        return;
+      }
+      if (count === 4) retriedAt = Date.now();
+      next();
+    };
+    const result = await fuzz(await serve({}, refuseOnce), { operations: ['listPets'] });
+    expect(failures(result)).toEqual([]);
+    expect(result.rateLimitedWaits).toBe(1);
+    expect(retriedAt - refusedAt).toBeGreaterThanOrEqual(950);
+  });
+
+  it('never sends more than --rate requests per second', async () => {
+    const arrivals: number[] = [];
+    const result = await fuzz(await serve({}, (_req, _res, next) => (arrivals.push(Date.now()), next())), { operations: ['listPets'], rate: 10, maxExamples: 1 });
+    expect(failures(result)).toEqual([]);
+    expect(arrivals.length).toBeGreaterThan(11);
+    // Any 11 consecutive arrivals span at least a second (starts are 100 ms apart; 50 ms of jitter allowed).
+    for (let i = 0; i + 10 < arrivals.length; i++) expect(arrivals[i + 10]! - arrivals[i]!).toBeGreaterThanOrEqual(950);
+  });
+});
+
+describe('the CLI (npm run contract)', () => {
+  const TSX = pathToFileURL(path.join(PROJECT_ROOT, 'node_modules/tsx/dist/loader.mjs')).href;
+  const cli = (args: string[]): Promise<{ code: number; stdout: string }> =>
+    promisify(execFile)(process.execPath, ['--import', TSX, path.join(PROJECT_ROOT, 'scripts/contract.ts'), ...args], { cwd: PROJECT_ROOT }).then(
+      ({ stdout }) => ({ code: 0, stdout }),
+      (error: { code: number; stdout: string }) => ({ code: error.code, stdout: error.stdout }),
+    );
+
+  it('exits 0 on the healthy server, the summary line last', async () => {
+    const { baseUrl, key } = await serve();
+    const { code, stdout } = await cli(['--base-url', baseUrl, '--key', key, '--seed', String(SEED), '--max-examples', '2', '--rate', '1000']);
+    expect(stdout.trim().split('\n').at(-1)).toMatch(/^[1-9]\d* passed, 0 failed$/);
+    expect(code).toBe(0);
+    expect(stdout).not.toContain(key);
+  });
+
+  it('exits 1 on a fault, printing a curl command, what was expected and what came back', async () => {
+    const listPets: typeof handlers.listPets = async (...args) => {
+      if (args[0].query.status === 'sold') throw new Error('planted fault');
+      return handlers.listPets(...args);
+    };
+    const { baseUrl, key } = await serve({ handlers: { ...handlers, listPets } });
+    const { code, stdout } = await cli(['--base-url', baseUrl, '--key', key, '--seed', '7', '--max-examples', '1', '--rate', '1000', '--operation', 'listPets']);
+    expect(code).toBe(1);
+    expect(stdout).toMatch(/FAIL not_a_server_error: listPets \(positive\) query\.status: enum value "sold"\n  curl -i -X GET '[^']+\?status=sold' -H "Authorization: Bearer \$API_KEY"\n  expected: a status below 500\n  got: +500 \{"code":"internal_error"/);
+    expect(stdout.trim().split('\n').at(-1)).toMatch(/^[1-9]\d* passed, [1-9]\d* failed$/);
+    expect(stdout).not.toContain(key);
+  });
+
+  it('exits 2 on a usage error', async () => {
+    const { code } = await cli(['--key', 'x']);
+    expect(code).toBe(2);
+  });
+});
