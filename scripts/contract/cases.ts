@@ -151,10 +151,12 @@ function authCases(operation: Operation): Case[] {
  */
 export function casesFor(operation: Operation, options: { seed: number; maxExamples: number }): Case[] {
   const all = [...positiveCases(operation, options.seed, options.maxExamples), ...negativeCases(operation), ...authCases(operation)];
-  // The same request twice proves nothing more (e.g. random examples of an operation without parameters).
+  // The same request twice proves nothing more (e.g. random examples of an operation without
+  // parameters). Cases whose path takes a known id differ by the id each one picks (by index).
+  const picksId = pathParameters(operation).length > 0;
   const seen = new Set<string>();
-  return all.filter((test) => {
-    const key = JSON.stringify([test.kind, test.input, test.usesKnownIds]);
+  return all.filter((test, index) => {
+    const key = JSON.stringify([test.kind, test.input, test.usesKnownIds && picksId ? index : null]);
     return seen.has(key) ? false : (seen.add(key), true);
   });
 }

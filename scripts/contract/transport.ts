@@ -27,8 +27,9 @@ export interface TransportOptions {
   onRateLimited?: (response: HttpResponse, waitSeconds: number) => void;
 }
 
-const ENTERPRISE_HINT =
-  'use a key with a larger plan, e.g. `npm run --silent keys -- create --plan enterprise --rpm 100000 --rpd 10000000`, or a lower --rate';
+/** How to get a key whose limits a run never meets (on the server's side). */
+export const ENTERPRISE_KEY_COMMAND = '`npm run --silent keys -- create --plan enterprise --rpm 100000 --rpd 10000000`';
+const ENTERPRISE_HINT = `use a key with a larger plan, e.g. ${ENTERPRISE_KEY_COMMAND}, or a longer --time-limit`;
 
 export class Transport {
   private readonly limiter: RateLimiter;
@@ -41,12 +42,13 @@ export class Transport {
   }
 
   /**
-   * Sends the request; resolves with its response, or with `undefined` when no
+   * Sends the request; resolves with its response, or with `{ error }` when no
    * response came (timeout, connection refused: the message says which).
+   * `onRateLimited` sees each 429 (so it can be checked against the contract).
    *
    * @example const response = await transport.send({ method: 'GET', url, headers: {} });
    */
-  async send(request: HttpRequest): Promise<HttpResponse | { error: string }> {
+  async send(request: HttpRequest, onRateLimited?: (response: HttpResponse) => void): Promise<HttpResponse | { error: string }> {
     for (let attempt = 0; ; attempt++) {
       if (Date.now() >= this.options.deadline) throw new RunStopped('time limit reached');
       await this.limiter.acquire();
@@ -72,6 +74,7 @@ export class Transport {
 
       const retryAfter = Number(response.headers['retry-after']);
       const waitSeconds = Number.isFinite(retryAfter) && retryAfter >= 0 ? retryAfter : 2 ** Math.min(attempt, 5);
+      onRateLimited?.(response);
       this.options.onRateLimited?.(response, waitSeconds);
       if (/key_temporarily_banned/.test(response.text)) throw new RunStopped(`the key is temporarily banned (429 key_temporarily_banned): ${ENTERPRISE_HINT}`);
       if (attempt >= 5) throw new RunStopped(`still rate limited after 5 waits: ${ENTERPRISE_HINT}`);

@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# CI: `npm run contract` against `npm start`'s server (the built dist/src/server.js,
+# NODE_ENV=production) on each backend: SQLite (a fresh temporary file) and, when
+# DATABASE_URL=postgres://... and REDIS_URL are exported (.ci/run does), PostgreSQL+Redis.
+# A fixed seed keeps CI reproducible (CONTRACT_SEED overrides it); the JSON
+# reports are left in CONTRACT_REPORT_DIR (default: a temporary directory).
+# Exits non-zero when any run fails.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+NODE="$PWD/node_modules/.bin/node"   # the pinned Node 24, not the system one
+SEED="${CONTRACT_SEED:-1}"
+WORK="$(mktemp -d)"
+REPORTS="${CONTRACT_REPORT_DIR:-$(mktemp -d)}"
+mkdir -p "$REPORTS"
+SERVER_PID=""
+trap '[ -n "$SERVER_PID" ] && kill -TERM "$SERVER_PID" 2> /dev/null; rm -rf "$WORK"' EXIT
+
+echo "::: contract: build"
+npm run --silent build
+
+# run_contract LABEL DATABASE_URL [REDIS_URL]
+run_contract() {
+  local label="$1" database_url="$2" redis_url="${3:-}" log="$WORK/server-$1.log" port="" key status=0
+  echo "::: contract: $label"
+  env -u REDIS_URL NODE_ENV=production LOG_LEVEL=info HOST=127.0.0.1 PORT=0 DATABASE_URL="$database_url" \
+    ${redis_url:+REDIS_URL="$redis_url" REDIS_KEY_PREFIX="contract-ci-$$:"} \
+    "$NODE" dist/src/server.js > "$log" 2>&1 &
+  SERVER_PID=$!
+  for _ in $(seq 60); do
+    port="$(grep -o '"port":[0-9]*' "$log" | head -1 | cut -d: -f2 || true)"
+    [ -n "$port" ] && break
+    kill -0 "$SERVER_PID" 2> /dev/null || break
+    sleep 0.5
+  done
+  if [ -z "$port" ]; then
+    echo "the server did not start:"; cat "$log"; return 1
+  fi
+  key="$(env -u REDIS_URL DATABASE_URL="$database_url" ${redis_url:+REDIS_URL="$redis_url"} \
+    npm run --silent keys -- create --plan enterprise --rpm 100000 --rpd 10000000 --label "contract-ci")"
+  # The key goes through the environment, not the command line (process lists).
+  CONTRACT_API_KEY="$key" npm run --silent contract -- --base-url "http://127.0.0.1:$port/v1" \
+    --seed "$SEED" --max-examples 25 --rate 200 --time-limit 300 --report "$REPORTS/contract-$label.json" || status=$?
+  kill -TERM "$SERVER_PID"
+  wait "$SERVER_PID" || { echo "the server did not stop cleanly on SIGTERM:"; tail -20 "$log"; status=1; }
+  SERVER_PID=""
+  if grep -q '"level":50' "$log"; then
+    echo "the server logged errors during the run:"; grep '"level":50' "$log" | head -5; status=1
+  fi
+  return "$status"
+}
+
+failed=0
+run_contract sqlite "sqlite:$WORK/pets.db" || failed=1
+if [[ "${DATABASE_URL:-}" =~ ^postgres(ql)?:// && "${REDIS_URL:-}" =~ ^rediss?:// ]]; then
+  # A schema of its own, so the run leaves the suites' database alone.
+  separator='?'; [[ "$DATABASE_URL" == *\?* ]] && separator='&'
+  run_contract postgres+redis "${DATABASE_URL}${separator}schema=contract_ci" "$REDIS_URL" || failed=1
+else
+  echo "::: contract: postgres+redis skipped (DATABASE_URL=postgres://... and REDIS_URL=redis://... are not both set)"
+  [ "${CI:-}" = "true" ] && failed=1
+fi
+echo "::: contract: reports in $REPORTS"
+exit "$failed"
