@@ -125,7 +125,10 @@ function negativeCases(operation: Operation): Case[] {
   if (operation.body) {
     for (const violation of violations(operation.body.schema)) cases.push(negative(`body: ${violation.label}`, { body: violation.value }));
     cases.push(negative('body: malformed JSON', { rawBody: '{"name": "unterminated' }));
-    if (operation.body.required) cases.push(negative('body: missing (required)', { rawBody: '', contentType: '' }));
+    if (operation.body.required) {
+      cases.push(negative('body: missing (required)', { body: undefined }));
+      cases.push(negative('body: empty, as application/json (required)', { rawBody: '' }));
+    }
     cases.push(negative('body: wrong media type (text/plain)', { rawBody: 'name=Rex', contentType: 'text/plain' }, [415]));
   }
   return cases;
