@@ -14,7 +14,9 @@ import express, { type Express, type RequestHandler } from 'express';
 import { handlers } from '../src/handlers';
 import { loadSpec } from '../src/spec/load-spec';
 import { runContract, type ContractOptions, type ContractResult } from '../scripts/contract/index';
-import type { CheckName } from '../scripts/contract/checks';
+import { schemaErrors, type CheckName } from '../scripts/contract/checks';
+import { casesFor } from '../scripts/contract/cases';
+import { loadContract } from '../scripts/contract/spec';
 import { startTestApp, type TestApp } from './support/test-app';
 import { PROJECT_ROOT } from './support/paths';
 
@@ -37,7 +39,11 @@ async function serve(options: Parameters<typeof startTestApp>[0] = {}, front?: R
   if (front) app = express().use(front).use(t.app);
   const server = app.listen(0, '127.0.0.1');
   await once(server, 'listening');
-  close = () => new Promise((resolve) => server.close(() => resolve()));
+  close = () =>
+    new Promise((resolve) => {
+      server.close(() => resolve());
+      server.closeAllConnections(); // a planted hang must not hold the close
+    });
   const key = (await t.issueKey('enterprise', { requestsPerMinute: 100_000, requestsPerDay: 10_000_000 })).replace(/^Bearer /, '');
   return { baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`, key };
 }
@@ -56,6 +62,36 @@ function expectReported(result: ContractResult, check: CheckName, operationId: s
   if (!found) throw new Error(`${check} on ${operationId} ${label ?? ''} not reported; failures:\n${failures(result).join('\n')}`);
   expect(result.failed).toBeGreaterThan(0);
 }
+
+describe('the generated cases', () => {
+  const contract = loadContract(SPEC_FILE);
+  const everyCase = contract.operations.flatMap((operation) => casesFor(operation, { seed: SEED, maxExamples: 50 }));
+
+  it('positive bodies and parameters are valid against the contract; negative bodies are not', () => {
+    const problems: string[] = [];
+    for (const test of everyCase) {
+      const { operation, input } = test;
+      if (test.kind === 'positive') {
+        if (operation.body && schemaErrors(operation.body.schema, input.body)) problems.push(`${operation.operationId} ${test.label}: invalid body ${JSON.stringify(input.body)}`);
+        for (const parameter of operation.parameters) {
+          const value = input.params[parameter.name];
+          if (value !== undefined && schemaErrors(parameter.schema, value)) problems.push(`${operation.operationId} ${test.label}: invalid ${parameter.name}`);
+        }
+      } else if (test.kind === 'negative' && test.label.startsWith('body: ') && input.rawBody === undefined && input.body !== undefined) {
+        if (!schemaErrors(operation.body!.schema, input.body)) problems.push(`${operation.operationId} ${test.label}: valid body ${JSON.stringify(input.body)}`);
+      }
+    }
+    expect(problems).toEqual([]);
+    expect(everyCase.filter((c) => c.kind === 'negative').length).toBeGreaterThan(20);
+  });
+
+  it('the same seed gives the same cases, another seed other random ones', () => {
+    const labelsAndInputs = (seed: number): string =>
+      JSON.stringify(contract.operations.flatMap((operation) => casesFor(operation, { seed, maxExamples: 5 }).map((c) => [c.label, c.input])));
+    expect(labelsAndInputs(1)).toEqual(labelsAndInputs(1));
+    expect(labelsAndInputs(1)).not.toEqual(labelsAndInputs(2));
+  });
+});
 
 describe('the healthy server', () => {
   it('passes: every operation, positive, negative, auth and read-back cases', async () => {
@@ -155,6 +191,33 @@ describe('each planted fault is reported by the right check', () => {
 });
 
 describe('respecting the server', () => {
+  it('stops at a ban (429 key_temporarily_banned): exit 1, told to use a bigger key', async () => {
+    const ban: RequestHandler = (_req, res) => {
+      res.status(429).set({ 'Retry-After': '900', 'X-RateLimit-Limit': '60', 'X-RateLimit-Remaining': '0', 'X-RateLimit-Reset': '0', 'RateLimit-Policy': '"minute";q=60;w=60', RateLimit: '"minute";r=0;t=900' });
+      res.json({ code: 'key_temporarily_banned', message: 'planted ban', status: 429 });
+    };
+    const result = await fuzz(await serve({}, ban), { operations: ['listPets'] });
+    expect(result.stoppedReason).toMatch(/banned.*--plan enterprise/);
+    expect(result.notRun).toBeGreaterThan(0);
+  });
+
+  it('a request with no answer within the timeout is not_a_server_error', async () => {
+    const hangOnPending: RequestHandler = (req, _res, next) => {
+      if (req.query['status'] !== 'pending') next();
+    };
+    const result = await fuzz(await serve({}, hangOnPending), { operations: ['listPets'], requestTimeoutMs: 500 });
+    const hung = result.cases.find((c) => c.label === 'query.status: enum value "pending"')!;
+    expect(hung.failures).toEqual([{ check: 'not_a_server_error', expected: 'a response', got: 'no response within 500 ms' }]);
+  });
+
+  it('an item operation run alone (--operation getPet) finds real ids by listing the collection', async () => {
+    const target = await serve();
+    for (const name of ['Rex', 'Tom']) await t!.storage.pets.create({ name, categoryId: 1, status: 'available' });
+    const result = await fuzz(target, { operations: ['getPet'] });
+    expect(failures(result)).toEqual([]);
+    expect(result.cases.filter((c) => c.kind === 'positive' && c.status === 200).length).toBeGreaterThan(2);
+  });
+
   it('honours 429 + Retry-After: waits and sends again, not a failure', async () => {
     let count = 0;
     let refusedAt = 0;

@@ -158,6 +158,7 @@ export async function runContract(options: ContractOptions): Promise<ContractRes
   try {
     for (const { operation, cases } of plan) {
       log(`${operation.operationId}: ${cases.length} cases`);
+      await findIdsFor(operation);
       const item = itemOperationOf(contract.operations, operation);
       for (const [index, test] of cases.entries()) {
         notRun--;
@@ -176,6 +177,22 @@ export async function runContract(options: ContractOptions): Promise<ContractRes
   } catch (error) {
     if (!(error instanceof RunStopped)) throw error;
     stoppedReason = error.message;
+  }
+
+  /**
+   * An item operation run without its collection's (e.g. `--operation getPet`)
+   * would only meet ids that do not exist: list the collection once to find real ones.
+   */
+  async function findIdsFor(operation: Operation): Promise<void> {
+    const pathParameters = operation.parameters.filter((p) => p.in === 'path');
+    if (pathParameters.length !== 1 || known.pick(operation.path, 0) !== undefined) return;
+    const collection = contract.operations.find(
+      (candidate) => candidate.method === 'GET' && itemOperationOf([operation], candidate) && !candidate.parameters.some((p) => p.required),
+    );
+    if (!collection) return;
+    const request = buildRequest(collection, { params: {}, auth: 'valid' }, target);
+    const response = await exchange(collection, 'stateful', `list to find ids for ${operation.operationId}`, request, () => []);
+    if (response && response.status < 300) known.record(collection.path, parseJson(response));
   }
 
   /** ensure_resource_availability: the created (or one listed) resource, read back by its id. */
