@@ -24,6 +24,11 @@ function positive(value: string | undefined, flag: string, allowZero = false): n
   return number;
 }
 
+function integer(value: number | undefined, flag: string): number | undefined {
+  if (value !== undefined && !Number.isSafeInteger(value)) throw new Error(`${flag} must be an integer`);
+  return value;
+}
+
 async function main(): Promise<number> {
   let options;
   try {
@@ -49,14 +54,13 @@ async function main(): Promise<number> {
     const key = values.key ?? process.env['CONTRACT_API_KEY'];
     if (!baseUrl || !/^https?:\/\//.test(baseUrl)) throw new Error('--base-url http(s)://host[:port]/v1 is required');
     if (!key) throw new Error('--key (or CONTRACT_API_KEY) is required');
-    const seed = positive(values.seed, '--seed', true);
-    if (seed !== undefined && !Number.isInteger(seed)) throw new Error('--seed must be an integer');
+    const seed = integer(positive(values.seed, '--seed', true), '--seed');
     options = {
       baseUrl,
       key,
       specFile: values.spec ?? DEFAULT_SPEC,
       ...(seed !== undefined && { seed }),
-      maxExamples: positive(values['max-examples'], '--max-examples', true) ?? 20,
+      maxExamples: integer(positive(values['max-examples'], '--max-examples', true), '--max-examples') ?? 20,
       operations: (values.operation ?? []).flatMap((id) => id.split(',')).filter(Boolean),
       rate: positive(values.rate, '--rate') ?? 20,
       timeLimitSeconds: positive(values['time-limit'], '--time-limit') ?? 300,

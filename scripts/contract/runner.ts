@@ -124,6 +124,7 @@ export async function runContract(options: ContractOptions): Promise<ContractRes
     .map((operation, index) => ({ operation, cases: casesFor(operation, { seed: seed + index, maxExamples: options.maxExamples ?? 20 }) }));
   let notRun = plan.reduce((sum, entry) => sum + entry.cases.length, 0);
   let stoppedReason: string | undefined;
+  let answered = false;
 
   /** Sends one request, checks the response, records the result. */
   const exchange = async (
@@ -143,8 +144,11 @@ export async function runContract(options: ContractOptions): Promise<ContractRes
     });
     if ('error' in answer) {
       record('failed', [{ check: 'not_a_server_error', expected: 'a response', got: answer.error }]);
+      // Nothing answered yet: a wrong --base-url or a server that is down, not 200 failures to print.
+      if (!answered) throw new RunStopped(`cannot reach ${options.baseUrl} (${answer.error})`);
       return undefined;
     }
+    answered = true;
     const failures = [...checkResponse(contract, operation, answer), ...judge(answer)];
     if (failures.length === 0 && isNotImplemented(answer)) {
       notImplemented.add(operation.operationId);

@@ -67,7 +67,9 @@ export class Transport {
         answer.headers.forEach((value, name) => (headers[name] = value));
         response = { status: answer.status, headers, text: await answer.text(), durationMs: Date.now() - started };
       } catch (error) {
-        const cause = (error as { cause?: { code?: string } }).cause?.code;
+        // fetch wraps the socket error: the code is on its cause (or the cause's first error).
+        const inner = (error as { cause?: { code?: string; message?: string; errors?: Array<{ code?: string }> } }).cause;
+        const cause = inner?.code ?? inner?.errors?.[0]?.code ?? inner?.message;
         return { error: (error as Error).name === 'TimeoutError' ? `no response within ${this.options.requestTimeoutMs} ms` : `request failed: ${cause ?? (error as Error).message}` };
       }
       if (response.status !== 429) return response;
