@@ -1,7 +1,8 @@
 /**
  * Test cases of one operation: positive (valid against the contract, must
  * get a declared 2xx), negative (one constraint broken, must get a 4xx) and
- * authentication (missing or invalid key, must get 401). Requests are built
+ * authentication (missing or invalid key, must get 401), and a method the
+ * path does not declare (must get 405). Requests are built
  * when the case runs, so path parameters can use ids the server returned
  * earlier in the run.
  */
@@ -17,9 +18,11 @@ export interface RequestInput {
   contentType?: string;
   /** `valid`: the key under test; `missing`: no Authorization header; `invalid`: a well-formed key that does not exist. */
   auth: 'valid' | 'missing' | 'invalid';
+  /** A method the path does not declare, instead of the operation's. */
+  method?: string;
 }
 
-export type CaseKind = 'positive' | 'negative' | 'auth';
+export type CaseKind = 'positive' | 'negative' | 'auth' | 'method';
 
 export interface Case {
   operation: Operation;
@@ -147,13 +150,31 @@ function authCases(operation: Operation): Case[] {
   return [auth('no API key', 'missing'), auth('an API key that does not exist', 'invalid')];
 }
 
+/** Methods a path may be probed with; the first one the path does not declare is sent (once per path). */
+const PROBED_METHODS = ['DELETE', 'PUT', 'PATCH'];
+
+function unsupportedMethodCases(operation: Operation, siblings: Operation[]): Case[] {
+  const onPath = siblings.filter((other) => other.path === operation.path);
+  // Once per path: on its first operation.
+  if (onPath[0] !== operation) return [];
+  const method = PROBED_METHODS.find((candidate) => !onPath.some((other) => other.method === candidate));
+  if (!method) return [];
+  return [{ operation, kind: 'method', label: `${method} ${operation.path} (not declared)`, input: { params: {}, auth: 'valid', method }, usesKnownIds: true, expectedStatuses: [405] }];
+}
+
 /**
- * Every case of an operation, in a fixed order for a given seed.
+ * Every case of an operation, in a fixed order for a given seed. `siblings`
+ * (the contract's operations) tell which methods the path declares.
  *
  * @example casesFor(listPets, { seed: 1, maxExamples: 5 }).filter((c) => c.kind === 'negative').map((c) => c.label)
  */
-export function casesFor(operation: Operation, options: { seed: number; maxExamples: number }): Case[] {
-  const all = [...positiveCases(operation, options.seed, options.maxExamples), ...negativeCases(operation), ...authCases(operation)];
+export function casesFor(operation: Operation, options: { seed: number; maxExamples: number; siblings?: Operation[] }): Case[] {
+  const all = [
+    ...positiveCases(operation, options.seed, options.maxExamples),
+    ...negativeCases(operation),
+    ...authCases(operation),
+    ...unsupportedMethodCases(operation, options.siblings ?? [operation]),
+  ];
   // The same request twice proves nothing more (e.g. random examples of an operation without
   // parameters). Cases whose path takes a known id differ by the id each one picks (by index).
   const picksId = pathParameters(operation).length > 0;

@@ -13,6 +13,7 @@
  * - positive_data_acceptance: a valid request gets a declared 2xx;
  * - negative_data_rejection: an invalid request gets a 4xx, never a 2xx;
  * - ignored_auth: a missing or invalid key gets 401;
+ * - unsupported_method: a method the path does not declare gets 405;
  * - ensure_resource_availability (stateful.ts): what was created or listed can be read back.
  */
 import Ajv2020, { type ValidateFunction } from 'ajv/dist/2020';
@@ -30,6 +31,7 @@ export type CheckName =
   | 'positive_data_acceptance'
   | 'negative_data_rejection'
   | 'ignored_auth'
+  | 'unsupported_method'
   | 'ensure_resource_availability';
 
 export interface CheckFailure {
@@ -151,7 +153,8 @@ export function checkOutcome(test: Case, response: HttpResponse, resourceMayBeMi
   }
   const expected = test.expectedStatuses ?? [];
   if (expected.includes(response.status)) return [];
-  return [{ check: test.kind === 'auth' ? 'ignored_auth' : 'negative_data_rejection', expected: `${expected.join(' or ')} (never a 2xx)`, got: got(response) }];
+  const check = test.kind === 'auth' ? 'ignored_auth' : test.kind === 'method' ? 'unsupported_method' : 'negative_data_rejection';
+  return [{ check, expected: `${expected.join(' or ')} (never a 2xx)`, got: got(response) }];
 }
 
 function dedupe(failures: CheckFailure[]): CheckFailure[] {

@@ -38,10 +38,10 @@ export function buildRequest(operation: Operation, input: RequestInput, target: 
 
   let body: string | undefined;
   if (input.rawBody !== undefined) body = input.rawBody;
-  else if (operation.body && input.body !== undefined) body = JSON.stringify(input.body);
+  else if (operation.body && input.body !== undefined && !input.method) body = JSON.stringify(input.body);
   if (body !== undefined) {
     const contentType = input.contentType ?? 'application/json';
     if (contentType) headers['content-type'] = contentType;
   }
-  return { method: operation.method, url: url.toString(), headers, ...(body !== undefined && { body }) };
+  return { method: input.method ?? operation.method, url: url.toString(), headers, ...(body !== undefined && { body }) };
 }

@@ -121,7 +121,7 @@ export async function runContract(options: ContractOptions): Promise<ContractRes
   const notImplemented = new Set<string>();
   const plan = [...selected]
     .sort((a, b) => runOrder(a) - runOrder(b))
-    .map((operation, index) => ({ operation, cases: casesFor(operation, { seed: seed + index, maxExamples: options.maxExamples ?? 20 }) }));
+    .map((operation, index) => ({ operation, cases: casesFor(operation, { seed: seed + index, maxExamples: options.maxExamples ?? 20, siblings: contract.operations }) }));
   let notRun = plan.reduce((sum, entry) => sum + entry.cases.length, 0);
   let stoppedReason: string | undefined;
   let answered = false;
