@@ -3,6 +3,7 @@
  * configuration, opens and migrates the database, serves, and shuts down
  * gracefully on SIGTERM / SIGINT.
  */
+import './check-runtime';
 import type { ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createApp } from './app';
@@ -90,7 +91,7 @@ async function main(): Promise<void> {
   if (stopping) return stop();
   const { address, port } = server.address() as AddressInfo;
   logger.info(
-    { address, port, database: storage.backend, rateLimitStore: shared ? 'redis' : 'memory', env: config.nodeEnv },
+    { address, port, database: storage.backend, rateLimitStore: shared ? 'redis' : 'memory', env: config.nodeEnv, node: process.version },
     `listening on http://${address}:${port}`,
   );
 }

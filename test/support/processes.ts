@@ -21,9 +21,12 @@ export interface RunningServer {
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
-/** Starts the real entry point (src/server.ts) on a free port and waits until it listens. */
-export async function startServer(env: Record<string, string>): Promise<RunningServer> {
-  const child = spawn(process.execPath, [...TSX, path.join(PROJECT_ROOT, 'src/server.ts')], {
+/**
+ * Starts the real entry point (src/server.ts) on a free port and waits until it
+ * listens. `nodeArgs` go to Node before the script (e.g. `--expose-gc`).
+ */
+export async function startServer(env: Record<string, string>, nodeArgs: string[] = []): Promise<RunningServer> {
+  const child = spawn(process.execPath, [...nodeArgs, ...TSX, path.join(PROJECT_ROOT, 'src/server.ts')], {
     cwd: env['CWD'] ?? PROJECT_ROOT,
     env: childEnv({ NODE_ENV: 'development', LOG_LEVEL: 'info', PORT: '0', ...env }),
     stdio: ['ignore', 'pipe', 'pipe'],
