@@ -1,0 +1,69 @@
+/**
+ * `npm run api:diff`: the working contract against a base, every change
+ * classified, and the gate's verdict as the exit code.
+ */
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { SPEC_PATH } from '../../../src/spec/load-spec';
+import type { CommandOutcome } from './command-io';
+import { diffContracts, type DiffOptions } from './diff-contracts';
+import { ContractSourceError, loadBase, loadContractFile, type LoadedContract } from './load-contract';
+import { RENDERERS, REPORT_FORMATS, type ComparisonResult, type ReportFormat } from './report';
+import { evaluateGate } from './version-gate';
+
+export const API_DIFF_USAGE = 'usage: npm run api:diff -- [--base <git ref or file>] [--spec <file>] [--format text|json|markdown] [--library-only]';
+
+/**
+ * Compares `head` with `base` (both loaded) and evaluates the gate.
+ *
+ * @example
+ * compareContracts(loadContractFile('openapi/releases/1.0.0.yaml'), loadContractFile('openapi/openapi.yaml')).gate.passed;
+ */
+export function compareContracts(base: LoadedContract, head: LoadedContract, options: DiffOptions = {}): ComparisonResult {
+  const changes = diffContracts(base.document, head.document, options);
+  return {
+    base: { source: base.label, version: base.document.info.version },
+    head: { source: head.label, version: head.document.info.version },
+    changes,
+    gate: evaluateGate(base.document.info.version, head.document.info.version, changes),
+  };
+}
+
+/**
+ * Runs `api:diff` with command-line arguments, in-process.
+ *
+ * @example
+ * const { exitCode, stdout } = runApiDiff(['--base', 'HEAD', '--format', 'markdown'], process.cwd());
+ */
+export function runApiDiff(args: readonly string[], cwd: string): CommandOutcome {
+  let values;
+  try {
+    ({ values } = parseArgs({
+      args: [...args],
+      options: {
+        base: { type: 'string' },
+        spec: { type: 'string' },
+        format: { type: 'string', default: 'text' },
+        'library-only': { type: 'boolean', default: false },
+      },
+      strict: true,
+      allowPositionals: false,
+    }));
+  } catch (error) {
+    return { exitCode: 2, stdout: '', stderr: `api:diff: ${(error as Error).message}\n${API_DIFF_USAGE}\n` };
+  }
+  const format = values.format as ReportFormat;
+  if (!REPORT_FORMATS.includes(format)) {
+    return { exitCode: 2, stdout: '', stderr: `api:diff: --format must be one of ${REPORT_FORMATS.join(', ')}\n` };
+  }
+  const specPath = values.spec === undefined ? SPEC_PATH : path.resolve(cwd, values.spec);
+  try {
+    const head = loadContractFile(specPath, path.relative(cwd, specPath) || specPath);
+    const base = loadBase(values.base, specPath, cwd);
+    const result = compareContracts(base, head, { ownRules: !values['library-only'] });
+    return { exitCode: result.gate.passed ? 0 : 1, stdout: RENDERERS[format](result), stderr: '' };
+  } catch (error) {
+    if (error instanceof ContractSourceError) return { exitCode: 2, stdout: '', stderr: `api:diff: ${error.message}\n` };
+    throw error;
+  }
+}
