@@ -70,7 +70,8 @@ function defaultReason(changeClass: ChangeClass, diff: Diff): string {
  */
 export function diffContracts(before: OpenApiDocument, after: OpenApiDocument, options: DiffOptions = {}): ContractChange[] {
   const ownRules = options.ownRules !== false;
-  const { diffs } = apiCompare(before, after);
+  // apiCompare rewrites its inputs (a $ref with siblings becomes allOf); locations are read from the documents as written.
+  const { diffs } = apiCompare(structuredClone(before), structuredClone(after));
   const changes: ContractChange[] = [];
 
   for (const diff of diffs) {

@@ -17,19 +17,20 @@ export const REPORT_FORMATS: readonly ReportFormat[] = ['text', 'json', 'markdow
 
 const LABEL: Record<ChangeClass, string> = { breaking: 'BREAKING', 'non-breaking': 'NON-BREAKING', annotation: 'ANNOTATION' };
 
-/** A value short enough for one line; large objects (a whole operation) are named, not printed. */
-function short(value: unknown): string {
+/** A value short enough for one line, or undefined for an object (a whole operation, a schema): its location says what it is. */
+function short(value: unknown): string | undefined {
   const json = JSON.stringify(value) ?? String(value);
-  if (json.length <= 60) return json;
-  if (Array.isArray(value)) return `[${value.length} items]`;
-  return typeof value === 'object' && value !== null ? '{…}' : `${json.slice(0, 57)}…`;
+  if (typeof value === 'object' && value !== null && !Array.isArray(value) && Object.keys(value).length > 0) return undefined;
+  return json.length <= 80 ? json : `${json.slice(0, 77)}…`;
 }
 
 /** `100 → 50`, `added "adopted"`, `removed`. */
 export function describeChange(change: ContractChange): string {
-  if (change.action === 'add') return change.after === undefined ? 'added' : `added ${short(change.after)}`;
-  if (change.action === 'remove') return change.before === undefined ? 'removed' : `removed ${short(change.before)}`;
-  return `${short(change.before)} → ${short(change.after)}`;
+  const before = short(change.before);
+  const after = short(change.after);
+  if (change.action === 'add') return after === undefined ? 'added' : `added ${after}`;
+  if (change.action === 'remove') return before === undefined ? 'removed' : `removed ${before}`;
+  return before === undefined && after === undefined ? 'changed' : `${before ?? '{…}'} → ${after ?? '{…}'}`;
 }
 
 const counts = (changes: readonly ContractChange[]): string => {
