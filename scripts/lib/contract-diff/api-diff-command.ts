@@ -7,7 +7,7 @@ import { parseArgs } from 'node:util';
 import { SPEC_PATH } from '../../../src/spec/load-spec';
 import type { CommandOutcome } from './command-io';
 import { diffContracts, type DiffOptions } from './diff-contracts';
-import { ContractSourceError, loadBase, loadContractFile, type LoadedContract } from './load-contract';
+import { ContractSourceError, displayPath, loadBase, loadContractFile, type LoadedContract } from './load-contract';
 import { RENDERERS, REPORT_FORMATS, type ComparisonResult, type ReportFormat } from './report';
 import { evaluateGate } from './version-gate';
 
@@ -58,7 +58,7 @@ export function runApiDiff(args: readonly string[], cwd: string): CommandOutcome
   }
   const specPath = values.spec === undefined ? SPEC_PATH : path.resolve(cwd, values.spec);
   try {
-    const head = loadContractFile(specPath, path.relative(cwd, specPath) || specPath);
+    const head = loadContractFile(specPath, displayPath(cwd, specPath));
     const base = loadBase(values.base, specPath, cwd);
     const result = compareContracts(base, head, { ownRules: !values['library-only'] });
     return { exitCode: result.gate.passed ? 0 : 1, stdout: RENDERERS[format](result), stderr: '' };

@@ -11,7 +11,7 @@ import semver from 'semver';
 import { SPEC_PATH } from '../../../src/spec/load-spec';
 import { compareContracts } from './api-diff-command';
 import type { CommandOutcome } from './command-io';
-import { ContractSourceError, loadContractFile } from './load-contract';
+import { ContractSourceError, displayPath, loadContractFile } from './load-contract';
 import { newestRelease, releasesDirOf } from './releases';
 import { renderText } from './report';
 
@@ -31,7 +31,7 @@ export function runApiRelease(args: readonly string[], cwd: string): CommandOutc
     return { exitCode: 2, stdout: '', stderr: `api:release: ${(error as Error).message}\nusage: npm run api:release [-- --spec <file>]\n` };
   }
   const specPath = values.spec === undefined ? SPEC_PATH : path.resolve(cwd, values.spec);
-  const relative = (file: string): string => path.relative(cwd, file) || file;
+  const relative = (file: string): string => displayPath(cwd, file);
   let head;
   try {
     head = loadContractFile(specPath, relative(specPath));

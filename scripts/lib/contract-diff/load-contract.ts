@@ -19,6 +19,12 @@ export interface LoadedContract {
   document: OpenApiDocument;
 }
 
+/** A path as the reader knows it: relative to where they are, absolute when outside it. */
+export function displayPath(cwd: string, file: string): string {
+  const relative = path.relative(cwd, file);
+  return relative === '' || relative.startsWith('..') || path.isAbsolute(relative) ? file : relative;
+}
+
 const firstLine = (text: string): string => text.trim().split('\n')[0] ?? '';
 
 /** Parses YAML text and checks that it is an OpenAPI document with a version. */
@@ -45,7 +51,8 @@ export function parseContract(text: string, label: string): LoadedContract {
  * loadContractFile('openapi/releases/1.0.0.yaml').document.info.version; // '1.0.0'
  */
 export function loadContractFile(file: string, label: string = file): LoadedContract {
-  if (!existsSync(file) || !statSync(file).isFile()) throw new ContractSourceError(`${label}: no such file`);
+  if (!existsSync(file)) throw new ContractSourceError(`${label}: no such file`);
+  if (!statSync(file).isFile()) throw new ContractSourceError(`${label}: not a file`);
   return parseContract(readFileSync(file, 'utf8'), label);
 }
 
@@ -77,9 +84,9 @@ export function loadBase(base: string | undefined, specPath: string, cwd: string
   if (base === undefined) {
     const release = newestRelease(releasesDirOf(specPath));
     if (!release) {
-      throw new ContractSourceError(`no release recorded in ${path.relative(cwd, releasesDirOf(specPath)) || '.'} (npm run api:release records one); pass --base <git ref or file>`);
+      throw new ContractSourceError(`no release recorded in ${displayPath(cwd, releasesDirOf(specPath))} (npm run api:release records one); pass --base <git ref or file>`);
     }
-    return loadContractFile(release.file, path.relative(cwd, release.file));
+    return loadContractFile(release.file, displayPath(cwd, release.file));
   }
   if (base.trim() === '') throw new ContractSourceError('--base is empty');
   if (base.startsWith('-')) throw new ContractSourceError(`--base ${base}: not a file, and a git ref cannot start with "-"`);
