@@ -212,6 +212,13 @@ const TABLE: EditCase[] = [
     lines: [`BREAKING ${GET_PET_200}.properties.id: removed`],
     library: 'right',
   },
+  {
+    name: 'response object opened (additionalProperties: false removed)',
+    edit: (d) => delete schemas(d).Pet.additionalProperties,
+    exit: 1,
+    lines: [`BREAKING ${GET_PET_200}.additionalProperties: removed false`],
+    library: 'right',
+  },
   // Breaking: security added
   {
     name: "security added (an operation's security: [] removed, so it inherits bearerAuth)",
@@ -300,6 +307,13 @@ const TABLE: EditCase[] = [
     edit: (d) => (d.paths['/store/orders'].get.security = []),
     exit: 0,
     lines: ['NON-BREAKING paths./store/orders.get.security: [{"bearerAuth":[]}] → []'],
+    library: 'wrong',
+  },
+  {
+    name: 'type written as a list of the same type',
+    edit: (d) => (limit(d).schema.type = ['integer']),
+    exit: 0,
+    lines: ['ANNOTATION paths./pets.get.parameters.limit.schema.type: "integer" → ["integer"] (the same types, written differently)'],
     library: 'wrong',
   },
   {
@@ -479,6 +493,63 @@ describe('api:diff output and errors', () => {
     const outcome = runApiDiff(['--spec', path.join(dir, 'openapi.yaml')], PROJECT_ROOT);
     expect(outcome.exitCode).toBe(2);
     expect(outcome.stderr).toMatch(/^api:diff: no release recorded in .*npm run api:release.*--base/);
+  });
+});
+
+describe('api:diff --base <git ref> (a temporary repository with the contract committed)', () => {
+  const git = (cwd: string, ...args: string[]) =>
+    spawnSync('git', ['-c', 'user.name=test', '-c', 'user.email=test@example.com', '-c', 'commit.gpgsign=false', ...args], { cwd, encoding: 'utf8' });
+
+  /** A repository whose HEAD has openapi/openapi.yaml = the contract; returns the working copy's path. */
+  function repository(): string {
+    const dir = tempDir();
+    mkdirSync(path.join(dir, 'openapi'));
+    writeFileSync(path.join(dir, 'openapi', 'openapi.yaml'), CONTRACT_TEXT);
+    expect(git(dir, 'init', '-q').status).toBe(0);
+    git(dir, 'add', '-A');
+    expect(git(dir, 'commit', '-qm', 'contract').status).toBe(0);
+    return path.join(dir, 'openapi', 'openapi.yaml');
+  }
+  const edit = (spec: string, change: (doc: Doc) => void): void => {
+    const doc = contract();
+    change(doc);
+    writeFileSync(spec, stringify(doc));
+  };
+
+  it('exit 1 on a breaking working-tree edit, 0 on an additive one, 0 on a breaking one with a major bump', () => {
+    const spec = repository();
+    expect(runApiDiff(['--spec', spec, '--base', 'HEAD'], PROJECT_ROOT)).toMatchObject({ exitCode: 0, stdout: expect.stringContaining('\nno changes\n') });
+
+    edit(spec, (d) => delete d.paths['/store/orders']);
+    const breaking = runApiDiff(['--spec', spec, '--base', 'HEAD'], PROJECT_ROOT);
+    expect(breaking.stdout).toContain('against HEAD:openapi/openapi.yaml (1.0.0)\nBREAKING paths./store/orders.get: removed (clients calling it now fail)\n');
+    expect(breaking.exitCode).toBe(1);
+
+    edit(spec, (d) => (schemas(d).NewPet.properties.breed = { type: 'string' }));
+    expect(runApiDiff(['--spec', spec, '--base', 'HEAD'], PROJECT_ROOT).exitCode).toBe(0);
+
+    edit(spec, (d) => {
+      delete d.paths['/store/orders'];
+      d.info.version = '2.0.0';
+    });
+    expect(runApiDiff(['--spec', spec, '--base', 'HEAD'], PROJECT_ROOT).exitCode).toBe(0);
+  });
+
+  it('a ref that does not have the contract, or does not exist: one line, exit 2', () => {
+    const spec = repository();
+    const dir = path.dirname(path.dirname(spec));
+    writeFileSync(path.join(dir, 'other.txt'), 'x');
+    git(dir, 'rm', '-q', 'openapi/openapi.yaml');
+    git(dir, 'add', '-A');
+    git(dir, 'commit', '-qm', 'contract removed');
+    mkdirSync(path.dirname(spec), { recursive: true });
+    writeFileSync(spec, CONTRACT_TEXT);
+    for (const ref of ['HEAD', 'v9.9.9']) {
+      const outcome = runApiDiff(['--spec', spec, '--base', ref], PROJECT_ROOT);
+      expect(outcome.exitCode).toBe(2);
+      expect(outcome.stderr).toMatch(new RegExp(`^api:diff: --base ${ref.replace(/\./g, '\\.')}: neither a file nor a git ref that has openapi/openapi.yaml \\(fatal: [^\\n]*\\)\\n$`));
+    }
+    expect(runApiDiff(['--spec', spec, '--base', 'HEAD~1'], PROJECT_ROOT).exitCode).toBe(0);
   });
 });
 

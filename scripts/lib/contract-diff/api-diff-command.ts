@@ -6,28 +6,11 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { SPEC_PATH } from '../../../src/spec/load-spec';
 import type { CommandOutcome } from './command-io';
-import { diffContracts, type DiffOptions } from './diff-contracts';
-import { ContractSourceError, displayPath, loadBase, loadContractFile, type LoadedContract } from './load-contract';
-import { RENDERERS, REPORT_FORMATS, type ComparisonResult, type ReportFormat } from './report';
-import { evaluateGate } from './version-gate';
+import { compareContracts } from './compare-contracts';
+import { ContractSourceError, displayPath, loadBase, loadContractFile } from './load-contract';
+import { RENDERERS, REPORT_FORMATS, type ReportFormat } from './report';
 
 export const API_DIFF_USAGE = 'usage: npm run api:diff -- [--base <git ref or file>] [--spec <file>] [--format text|json|markdown] [--library-only]';
-
-/**
- * Compares `head` with `base` (both loaded) and evaluates the gate.
- *
- * @example
- * compareContracts(loadContractFile('openapi/releases/1.0.0.yaml'), loadContractFile('openapi/openapi.yaml')).gate.passed;
- */
-export function compareContracts(base: LoadedContract, head: LoadedContract, options: DiffOptions = {}): ComparisonResult {
-  const changes = diffContracts(base.document, head.document, options);
-  return {
-    base: { source: base.label, version: base.document.info.version },
-    head: { source: head.label, version: head.document.info.version },
-    changes,
-    gate: evaluateGate(base.document.info.version, head.document.info.version, changes),
-  };
-}
 
 /**
  * Runs `api:diff` with command-line arguments, in-process.

@@ -9,7 +9,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import semver from 'semver';
 import { SPEC_PATH } from '../../../src/spec/load-spec';
-import { compareContracts } from './api-diff-command';
+import { compareContracts } from './compare-contracts';
 import type { CommandOutcome } from './command-io';
 import { ContractSourceError, displayPath, loadContractFile } from './load-contract';
 import { newestRelease, releasesDirOf } from './releases';
