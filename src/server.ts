@@ -6,6 +6,8 @@
 import type { ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createApp } from './app';
+import { handlers } from './handlers';
+import { stubbedOperations } from './http/stub';
 import { loadConfig, type Config } from './config';
 import { createLogger } from './logger';
 import { openStorage } from './storage/open-storage';
@@ -59,6 +61,7 @@ async function main(): Promise<void> {
     storage,
     logger,
     validateResponses: config.validateResponses,
+    mockResponses: config.mockResponses,
     logRequests: true,
     rateLimits: config.rateLimits,
     trustProxy: config.trustProxy,
@@ -90,9 +93,15 @@ async function main(): Promise<void> {
   if (stopping) return stop();
   const { address, port } = server.address() as AddressInfo;
   logger.info(
-    { address, port, database: storage.backend, rateLimitStore: shared ? 'redis' : 'memory', env: config.nodeEnv },
+    { address, port, database: storage.backend, rateLimitStore: shared ? 'redis' : 'memory', env: config.nodeEnv, mock: config.mockResponses },
     `listening on http://${address}:${port}`,
   );
+  const stubs = stubbedOperations(handlers);
+  if (config.mockResponses) {
+    logger.info({ mocked: stubs }, `mock mode: ${stubs.length} stubbed operation(s) answer with examples from the contract (Prefer: code=, example= pick others)`);
+  } else if (stubs.length > 0) {
+    logger.info({ stubbed: stubs }, `${stubs.length} operation(s) not implemented yet answer 501 (npm run mock answers them with examples)`);
+  }
 }
 
 /** Redis-backed shared state when REDIS_URL is set; loaded only then, so one instance never pays for ioredis. */
