@@ -57,6 +57,12 @@ async function main(): Promise<void> {
   if (stopping) await closeAndExit();
   await ensureFirstKey(storage, config);
 
+  const stubs = stubbedOperations(handlers);
+  if (config.mockResponses) {
+    logger.info({ mocked: stubs }, `mock mode: ${stubs.length} stubbed operation(s) answer with examples from the contract (Prefer: code=, example= pick others)`);
+  } else if (stubs.length > 0) {
+    logger.info({ stubbed: stubs }, `${stubs.length} operation(s) not implemented yet answer 501 (npm run mock answers them with examples)`);
+  }
   const app = createApp({
     storage,
     logger,
@@ -96,12 +102,7 @@ async function main(): Promise<void> {
     { address, port, database: storage.backend, rateLimitStore: shared ? 'redis' : 'memory', env: config.nodeEnv, mock: config.mockResponses },
     `listening on http://${address}:${port}`,
   );
-  const stubs = stubbedOperations(handlers);
-  if (config.mockResponses) {
-    logger.info({ mocked: stubs }, `mock mode: ${stubs.length} stubbed operation(s) answer with examples from the contract (Prefer: code=, example= pick others)`);
-  } else if (stubs.length > 0) {
-    logger.info({ stubbed: stubs }, `${stubs.length} operation(s) not implemented yet answer 501 (npm run mock answers them with examples)`);
-  }
+
 }
 
 /** Redis-backed shared state when REDIS_URL is set; loaded only then, so one instance never pays for ioredis. */
