@@ -116,7 +116,7 @@ function declaredResponse(spec: OpenApiDocument, validator: ReturnType<typeof sc
     if (media['schema']?.['$ref'] === '#/components/schemas/Error' && typeof generated === 'object' && generated !== null) {
       generated = { ...generated, status, code: ERROR_CODE_BY_STATUS[status] ?? (generated as Node)['code'] };
     }
-    check('', generated, 'the sample generated from the schema (add an `example` to the YAML)');
+    check('', generated, 'the example generated from the schema (from its `examples`, else a sample: fix them or add a response `example`)');
   }
   return { status, headers, examples };
 }
