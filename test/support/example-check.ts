@@ -34,10 +34,11 @@ export function invalidExamples(spec: OpenApiDocument): string[] {
   const walk = (node: unknown, pointer: string, inSchema: boolean): void => {
     if (typeof node !== 'object' || node === null) return;
     const object = node as Node;
-    if (inSchema && !Array.isArray(object)) {
+    const isArray = Array.isArray(node);
+    if (inSchema && !isArray) {
       if (Array.isArray(object['examples'])) object['examples'].forEach((value, i) => check(pointer, value, `${pointer}/examples/${i}`));
       if ('example' in object) check(pointer, object['example'], `${pointer}/example`);
-    } else if (typeof object['schema'] === 'object' && !Array.isArray(object)) {
+    } else if (!isArray && typeof object['schema'] === 'object') {
       // A media type, parameter or header object: its examples follow its schema.
       if ('example' in object) check(`${pointer}/schema`, object['example'], `${pointer}/example`);
       for (const [name, example] of Object.entries<Node>(object['examples'] ?? {})) {
