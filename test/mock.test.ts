@@ -70,6 +70,21 @@ describe.each([false, true])('mock mode (response validation %s)', (validateResp
   });
 });
 
+describe('a bad Prefer header on an operation that declares no 400 (response validation on)', () => {
+  it('is still a 400 Error object, not a 500', async () => {
+    const spec = loadSpec() as any;
+    const { 400: _bad, default: _default, ...responses } = spec.paths['/pets/{petId}'].get.responses;
+    spec.paths['/pets/{petId}'].get.responses = responses;
+    const t = await startTestApp({ spec, handlers: registry, mockResponses: true, validateResponses: true });
+    try {
+      const res = await t.api.get('/v1/pets/7').set('Authorization', t.auth).set('Prefer', 'code=418').expect(400);
+      expect(res.body.code).toBe('invalid_request');
+    } finally {
+      await t.close();
+    }
+  });
+});
+
 describe('without mock mode', () => {
   it('a stub answers 501 not_implemented and ignores Prefer', async () => {
     const t = await startTestApp({ handlers: registry });

@@ -41,10 +41,19 @@ export function mountOperations(router: Router, handlers: HandlerRegistry, pets:
     if (isStub(entry)) {
       const mock = options.mocks?.get(operationId);
       router[method](toExpressPath(path), (req: Request, res: Response) => {
-        const response = mock?.answer(req.get('prefer'));
+        let response: OutgoingResponse | undefined;
+        try {
+          response = mock?.answer(req.get('prefer'));
+        } catch (error) {
+          if (!(error instanceof ApiError)) throw error;
+          // A bad Prefer header is the framework's 400, declared or not: written
+          // directly, so response validation does not judge it as the operation's.
+          sendDirect(res, { status: error.status, headers: { ...error.headers }, body: error.toBody() });
+          return;
+        }
         if (!response) throw new ApiError(501, 'not_implemented', notImplemented(operationId).message);
         // Rate-limit and deprecation headers are already set; declared headers they do not cover get examples.
-        const headers = Object.fromEntries(Object.entries(response.headers).filter(([name]) => !res.hasHeader(name)));
+        const headers = Object.fromEntries(Object.entries(response.headers ?? {}).filter(([name]) => !res.hasHeader(name)));
         send(res, { ...response, headers });
       });
       continue;
