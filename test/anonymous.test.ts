@@ -28,3 +28,17 @@ describe('an operation with security: []', () => {
     expect(res.body.code).toBe('unauthorized');
   });
 });
+
+describe('a public template next to a concrete path that requires a key', () => {
+  it('the concrete path still requires the key', async () => {
+    const spec = loadSpec() as any;
+    // /pets (requires a key) and a public GET /{section} template that would also match it.
+    spec.paths['/{section}'] = { get: { ...spec.paths['/store/orders'].get, operationId: 'listSection', security: [] } };
+    const t = await startTestApp({ spec });
+    try {
+      await t.api.get('/v1/pets').expect(401);
+    } finally {
+      await t.close();
+    }
+  });
+});

@@ -15,12 +15,17 @@ declare module 'express-serve-static-core' {
  * runs: their Authorization header is not examined, they are never answered
  * 401, and they are rate limited per client IP like every request without a
  * valid key. Must be mounted before `authenticate`.
+ *
+ * Every operation gets a marker, in document order like the handlers, and the
+ * first that matches decides: a concrete path that requires a key
+ * (`/pets/mine`) is never made anonymous by a public template (`/pets/{petId}`)
+ * unless that template is also the route that would serve it.
  */
 export function mountAnonymousAccess(router: Router, spec: OpenApiDocument): void {
   for (const op of listOperations(spec)) {
-    if (requiresApiKey(spec, op)) continue;
+    const anonymous = !requiresApiKey(spec, op);
     router[op.method](toExpressPath(op.path), (req, _res, next) => {
-      req.anonymousAccess = true;
+      req.anonymousAccess ??= anonymous;
       next();
     });
   }
