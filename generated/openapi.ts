@@ -85,7 +85,13 @@ export interface components {
          * @enum {string}
          */
         PetStatus: "available" | "pending" | "sold";
-        /** @description The fields a client sends to add an animal. */
+        /**
+         * @description The fields a client sends to add an animal.
+         * @example {
+         *       "name": "Rex",
+         *       "categoryId": 1
+         *     }
+         */
         NewPet: {
             /**
              * @description The animal's name.
@@ -97,7 +103,15 @@ export interface components {
             /** @default available */
             status?: components["schemas"]["PetStatus"];
         };
-        /** @description An animal, with every field of NewPet plus its identifier. */
+        /**
+         * @description An animal, with every field of NewPet plus its identifier.
+         * @example {
+         *       "id": 1,
+         *       "name": "Rex",
+         *       "categoryId": 1,
+         *       "status": "available"
+         *     }
+         */
         Pet: {
             /** @description Unique identifier assigned by the service on creation. */
             id: components["schemas"]["Id"];
@@ -149,6 +163,13 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
+                /**
+                 * @example {
+                 *       "code": "not_found",
+                 *       "message": "no such route: see /docs for the API reference",
+                 *       "status": 404
+                 *     }
+                 */
                 "application/json": components["schemas"]["Error"];
             };
         };
@@ -163,6 +184,13 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
+                /**
+                 * @example {
+                 *       "code": "invalid_request",
+                 *       "message": "query.limit must be <= 100",
+                 *       "status": 400
+                 *     }
+                 */
                 "application/json": components["schemas"]["Error"];
             };
         };
@@ -174,11 +202,21 @@ export interface components {
                 "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
                 "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                 RateLimit: components["headers"]["RateLimit"];
-                /** @description The authentication scheme to use (RFC 6750): `Bearer`. */
+                /**
+                 * @description The authentication scheme to use (RFC 6750): `Bearer`.
+                 * @example Bearer realm="pet-adoption"
+                 */
                 "WWW-Authenticate": string;
                 [name: string]: unknown;
             };
             content: {
+                /**
+                 * @example {
+                 *       "code": "unauthorized",
+                 *       "message": "missing API key: send Authorization: Bearer <API_KEY>",
+                 *       "status": 401
+                 *     }
+                 */
                 "application/json": components["schemas"]["Error"];
             };
         };
@@ -193,6 +231,13 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
+                /**
+                 * @example {
+                 *       "code": "not_found",
+                 *       "message": "pet 42 does not exist",
+                 *       "status": 404
+                 *     }
+                 */
                 "application/json": components["schemas"]["Error"];
             };
         };
@@ -232,6 +277,13 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
+                /**
+                 * @example {
+                 *       "code": "unavailable",
+                 *       "message": "service temporarily unavailable: a backing service is not answering; retry later",
+                 *       "status": 503
+                 *     }
+                 */
                 "application/json": components["schemas"]["Error"];
             };
         };
@@ -246,6 +298,13 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
+                /**
+                 * @example {
+                 *       "code": "not_implemented",
+                 *       "message": "listStoreOrders is declared in the contract but not implemented yet",
+                 *       "status": 501
+                 *     }
+                 */
                 "application/json": components["schemas"]["Error"];
             };
         };

@@ -12,7 +12,10 @@ import type { KeyChanges } from './auth/key-changes';
 import { readinessRoute } from './http/readiness';
 import { contractValidator } from './http/validator';
 import { mountDeprecationHeaders } from './http/deprecation-headers';
+import { mountAnonymousAccess } from './http/anonymous-access';
 import { mountOperations } from './http/routes';
+import { stubbedOperations } from './http/stub';
+import { buildOperationMocks } from './mock/mock-responses';
 import { mountDocs } from './http/docs';
 import { precomputeHeaders } from './http/static-headers';
 import { errorMapper, unknownRoute } from './errors/error-mapper';
@@ -30,6 +33,11 @@ export interface AppDependencies {
   spec?: OpenApiDocument;
   /** Defaults to src/handlers. */
   handlers?: HandlerRegistry;
+  /**
+   * Mock mode (`npm run mock`): stubbed operations answer with an example of
+   * the contract instead of 501. Throws here when an example does not match its schema.
+   */
+  mockResponses?: boolean;
   /** How long a key lookup is cached (revocation delay). */
   keyCacheTtlMs?: number;
   /** Plan enforcement settings; defaults to DEFAULT_RATE_LIMITS. */
@@ -93,6 +101,7 @@ export function createApp(dependencies: AppDependencies): Express {
 
   const api = Router();
   mountDeprecationHeaders(api, spec, basePath);
+  mountAnonymousAccess(api, spec);
   api.use(authenticate(storage.apiKeys, dependencies.keyCacheTtlMs, dependencies.keyChanges));
   api.use(
     rateLimits(
@@ -105,8 +114,10 @@ export function createApp(dependencies: AppDependencies): Express {
   api.use(requireCaller);
   api.use(express.json({ limit: '1mb' }));
   api.use(contractValidator(spec, basePath, { validateResponses: dependencies.validateResponses }));
-  mountOperations(api, dependencies.handlers ?? defaultHandlers, storage.pets, {
+  const handlers = dependencies.handlers ?? defaultHandlers;
+  mountOperations(api, handlers, storage.pets, {
     validateResponses: dependencies.validateResponses,
+    ...(dependencies.mockResponses ? { mocks: buildOperationMocks(spec, stubbedOperations(handlers)) } : {}),
   });
   // The API first: it is where the traffic is.
   app.use(basePath, api);

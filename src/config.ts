@@ -27,6 +27,8 @@ const environmentSchema = z.object({
   NODE_ENV: z.enum(['development', 'test', 'production']).default('development'),
   /** Response validation: on by default except in production. */
   VALIDATE_RESPONSES: booleanFlag.optional(),
+  /** Mock mode (npm run mock): stubbed operations answer with an example of the contract instead of 501. */
+  MOCK_RESPONSES: booleanFlag.default(false),
   RATE_LIMIT_BAN_AFTER: z.coerce.number({ error: 'must be a positive integer' }).int().positive().default(10),
   RATE_LIMIT_BAN_SECONDS: z.coerce.number({ error: 'must be a positive integer' }).int().positive().default(900),
   RATE_LIMIT_IP_PER_MINUTE: z.coerce.number({ error: 'must be a positive integer' }).int().positive().default(60),
@@ -50,6 +52,7 @@ export type Config = Readonly<{
   logLevel: (typeof LOG_LEVELS)[number];
   nodeEnv: 'development' | 'test' | 'production';
   validateResponses: boolean;
+  mockResponses: boolean;
   shutdownTimeoutMs: number;
   rateLimits: Readonly<{ banAfter: number; banSeconds: number; ipPerMinute: number }>;
   trustProxy: boolean | number | string;
@@ -80,6 +83,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
     logLevel: values.LOG_LEVEL,
     nodeEnv: values.NODE_ENV,
     validateResponses: values.VALIDATE_RESPONSES ?? values.NODE_ENV !== 'production',
+    mockResponses: values.MOCK_RESPONSES,
     shutdownTimeoutMs: values.SHUTDOWN_TIMEOUT_SECONDS * 1000,
     rateLimits: Object.freeze({
       banAfter: values.RATE_LIMIT_BAN_AFTER,

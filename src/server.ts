@@ -7,6 +7,8 @@ import './check-runtime';
 import type { ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createApp } from './app';
+import { handlers } from './handlers';
+import { stubbedOperations } from './http/stub';
 import { loadConfig, type Config } from './config';
 import { createLogger } from './logger';
 import { openStorage } from './storage/open-storage';
@@ -56,10 +58,17 @@ async function main(): Promise<void> {
   if (stopping) await closeAndExit();
   await ensureFirstKey(storage, config);
 
+  const stubs = stubbedOperations(handlers);
+  if (config.mockResponses) {
+    logger.info({ mocked: stubs }, `mock mode: ${stubs.length} stubbed operation(s) answer with examples from the contract (Prefer: code=, example= pick others)`);
+  } else if (stubs.length > 0) {
+    logger.info({ stubbed: stubs }, `${stubs.length} operation(s) not implemented yet answer 501 (npm run mock answers them with examples)`);
+  }
   const app = createApp({
     storage,
     logger,
     validateResponses: config.validateResponses,
+    mockResponses: config.mockResponses,
     logRequests: true,
     rateLimits: config.rateLimits,
     trustProxy: config.trustProxy,
@@ -91,7 +100,7 @@ async function main(): Promise<void> {
   if (stopping) return stop();
   const { address, port } = server.address() as AddressInfo;
   logger.info(
-    { address, port, database: storage.backend, rateLimitStore: shared ? 'redis' : 'memory', env: config.nodeEnv, node: process.version },
+    { address, port, database: storage.backend, rateLimitStore: shared ? 'redis' : 'memory', env: config.nodeEnv, node: process.version, mock: config.mockResponses },
     `listening on http://${address}:${port}`,
   );
 }

@@ -89,7 +89,7 @@ it('five start → traffic → idle with GC → SIGTERM cycles on one database n
   for (let cycle = 1; cycle <= 5; cycle++) {
     // The keys CLI opens the same file between server runs, as an operator would.
     if (cycle % 2 === 1) key = runKeysCli(['create', '--plan', 'enterprise', '--rpm', '100000', '--rpd', '1000000'], env).stdout.trim();
-    const server = await startServer({ ...env, LOG_LEVEL: 'info' }, ['--expose-gc', '--require', gcWhileIdle]);
+    const server = await startServer({ ...env, LOG_LEVEL: 'info' }, { nodeArgs: ['--expose-gc', '--require', gcWhileIdle] });
     const headers = { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' };
     try {
       for (let i = 1; i <= 40; i++) {

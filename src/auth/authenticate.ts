@@ -69,6 +69,7 @@ export function authenticate(
   }
 
   return async (req, _res, next) => {
+    if (req.anonymousAccess) return next(); // `security: []`: the key is not examined
     try {
       req.caller = await resolveCaller(req.headers.authorization);
     } catch (error) {
@@ -82,8 +83,8 @@ export function authenticate(
   };
 }
 
-/** Answers 401 (with `WWW-Authenticate`) unless `authenticate` found a valid key. */
+/** Answers 401 (with `WWW-Authenticate`) unless `authenticate` found a valid key or the operation is anonymous. */
 export const requireCaller: RequestHandler = (req, _res, next) => {
-  if (!req.caller) throw req.authFailure ?? unauthorized('missing API key: send Authorization: Bearer <API_KEY>');
+  if (!req.caller && !req.anonymousAccess) throw req.authFailure ?? unauthorized('missing API key: send Authorization: Bearer <API_KEY>');
   next();
 };

@@ -20,7 +20,7 @@ interface HttpLikeError {
   message?: string;
 }
 
-const CODE_BY_STATUS: Record<number, ErrorCode> = {
+export const CODE_BY_STATUS: Readonly<Record<number, ErrorCode>> = {
   400: 'invalid_request',
   401: 'unauthorized',
   404: 'not_found',
