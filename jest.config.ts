@@ -30,6 +30,7 @@ const config: Config = {
   maxWorkers: 2,
   testTimeout: 30_000,
   globalSetup: '<rootDir>/test/support/global-setup.ts',
+  globalTeardown: '<rootDir>/test/support/global-teardown.ts',
   projects: [
     {
       displayName: 'sqlite',
