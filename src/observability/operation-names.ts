@@ -20,7 +20,7 @@ export const methodLabel = (method: string): string => (KNOWN_METHODS.has(method
 
 /**
  * Names the operation a request is for, from the contract: the operationId
- * when method and path match one (whatever happened to the request: refused
+ * when the method and path match one it declares (whatever happened to the request: refused
  * with 401 or 429 before the validator ran, or invalid), a fixed name for the
  * public routes, else `unmatched`. Path templates are compiled once into
  * regexes that follow Express's matching (case-insensitive, optional trailing
@@ -40,8 +40,8 @@ export function operationResolver(spec: OpenApiDocument, basePath: string): (req
 
   const resolve = (method: string, path: string): string => {
     for (const op of operations) {
-      // HEAD is served by the GET route.
-      if ((op.method === method || (method === 'HEAD' && op.method === 'GET')) && op.pattern.test(path)) return op.operationId;
+      // Only declared methods: a HEAD or DELETE the contract does not declare is refused (405), unmatched.
+      if (op.method === method && op.pattern.test(path)) return op.operationId;
     }
     for (const [pattern, name] of PUBLIC_ROUTES) if (pattern.test(path)) return name;
     return UNMATCHED;
