@@ -57,10 +57,14 @@ export async function openRedisState(
 ): Promise<SharedState> {
   const client = connect(redisUrl);
   const subscriber = connect(redisUrl);
-  /** A command's promise, with its failure counted (and still thrown). */
+  /**
+   * A command's promise, with its failure counted (and still thrown). NOSCRIPT
+   * is not a failure: rate-limit-redis runs its Lua scripts by hash and loads
+   * them on that reply (first use, or after Redis restarted).
+   */
   const counted = <T>(command: Promise<T>): Promise<T> =>
     command.catch((error: unknown) => {
-      observeError('command');
+      if (!(error instanceof Error && error.message.startsWith('NOSCRIPT'))) observeError('command');
       throw error;
     });
   let warned = false;
