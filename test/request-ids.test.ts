@@ -57,7 +57,7 @@ describe('X-Request-Id', () => {
     for (const [status, res] of responses) {
       expect([status, res.status]).toEqual([status, status]);
       expect([status, res.headers['x-request-id']]).toEqual([status, expect.stringMatching(UUID_V4)]);
-      ids.add(res.headers['x-request-id']);
+      ids.add(res.headers['x-request-id']!);
     }
     expect(ids.size).toBe(responses.length);
   });
