@@ -17,7 +17,7 @@ describe('observability of the real entry point (src/server.ts)', () => {
     try {
       const metrics = await fetch(`${server.url}/metrics`);
       expect(metrics.status).toBe(404);
-      expect((await metrics.json()).code).toBe('not_found');
+      expect(((await metrics.json()) as { code: string }).code).toBe('not_found');
       const health = await fetch(`${server.url}/healthz`, { headers: { 'X-Request-Id': 'prod-check-1' } });
       expect(health.headers.get('x-request-id')).toBe('prod-check-1');
       await fetch(`${server.url}/v1/pets`);

@@ -192,4 +192,19 @@ describe('errors', () => {
     });
     expect(accessLines(t.logs())).toEqual([expect.objectContaining({ requestId: 'incident-42', status: 500, operation: 'getPet' })]);
   });
+
+  it('a failed readiness check is logged with the request id', async () => {
+    t = await startTestApp();
+    let logged = '';
+    const sink = new Writable({
+      write(chunk, _encoding, done) {
+        logged += chunk.toString();
+        done();
+      },
+    });
+    const storage: Storage = { ...t.storage, ping: () => Promise.reject(down()) };
+    const api = apiClient(createApp({ storage, logger: createLogger('info', sink), validateResponses: false }));
+    await api.get('/readyz').set('X-Request-Id', 'ready-1').expect(503);
+    expect(lines(logged)).toEqual([expect.objectContaining({ level: 40, requestId: 'ready-1', check: 'database', msg: 'readiness check failed' })]);
+  });
 });
