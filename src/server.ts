@@ -11,6 +11,7 @@ import { handlers } from './handlers';
 import { stubbedOperations } from './http/stub';
 import { loadConfig, type Config } from './config';
 import { createLogger } from './logger';
+import { createMetrics, type Metrics } from './observability/metrics';
 import { openStorage } from './storage/open-storage';
 import { issueApiKey } from './keys/api-key-service';
 import type { Storage } from './storage/storage';
@@ -25,7 +26,8 @@ async function main(): Promise<void> {
     console.error((error as Error).message);
     process.exit(1);
   }
-  const logger = createLogger(config.logLevel);
+  const logger = createLogger(config.logLevel, undefined, config.logFormat);
+  const metrics = createMetrics();
 
   // Handlers first, so a signal that arrives while starting also stops cleanly.
   let stop: (() => void) | undefined;
@@ -45,7 +47,7 @@ async function main(): Promise<void> {
   process.on('SIGINT', onSignal);
 
   const storage = await openStorage(config.databaseUrl);
-  const shared = await openSharedState(config, storage, logger).catch(async (error: unknown) => {
+  const shared = await openSharedState(config, storage, logger, metrics).catch(async (error: unknown) => {
     await storage.close();
     throw error;
   });
@@ -70,6 +72,8 @@ async function main(): Promise<void> {
     validateResponses: config.validateResponses,
     mockResponses: config.mockResponses,
     logRequests: true,
+    metrics,
+    metricsAccess: config.metricsAccess,
     rateLimits: config.rateLimits,
     trustProxy: config.trustProxy,
     ...shared?.appDependencies,
@@ -106,10 +110,17 @@ async function main(): Promise<void> {
 }
 
 /** Redis-backed shared state when REDIS_URL is set; loaded only then, so one instance never pays for ioredis. */
-async function openSharedState(config: Config, storage: Storage, logger: Logger): Promise<RedisState.SharedState | undefined> {
+async function openSharedState(
+  config: Config,
+  storage: Storage,
+  logger: Logger,
+  metrics: Metrics,
+): Promise<RedisState.SharedState | undefined> {
   if (!config.redisUrl) return undefined;
   const { openRedisState } = require('./shared-state/redis-state') as typeof RedisState;
-  return openRedisState(config.redisUrl, storage.apiKeys, logger, config.redisKeyPrefix);
+  return openRedisState(config.redisUrl, storage.apiKeys, logger, config.redisKeyPrefix, (kind) =>
+    metrics.redisErrors.inc({ kind }),
+  );
 }
 
 /**

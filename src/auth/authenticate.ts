@@ -23,6 +23,9 @@ declare module 'express-serve-static-core' {
   }
 }
 
+/** Told whether each well-formed key was found in the cache (metrics). */
+export type KeyCacheObserver = (result: 'hit' | 'miss') => void;
+
 /**
  * Resolves `Authorization: Bearer <key>` to the calling key (`req.caller`) or
  * records why not (`req.authFailure`); `requireCaller` turns the latter into a
@@ -34,6 +37,7 @@ export function authenticate(
   apiKeys: ApiKeyRepository,
   cacheTtlMs: number = KEY_CACHE_TTL_MS,
   keyChanges?: KeyChanges,
+  observeCache: KeyCacheObserver = () => undefined,
 ): RequestHandler {
   const cache = new LRUCache<string, Caller>({ max: 10_000, ttl: cacheTtlMs, ttlAutopurge: false });
   keyChanges?.subscribe((keyId) => {
@@ -50,6 +54,7 @@ export function authenticate(
     if (!looksLikeApiKey(key)) throw unauthorized('invalid API key');
     const hash = hashApiKey(key);
     const cached = cache.get(hash);
+    observeCache(cached ? 'hit' : 'miss');
     if (cached) return cached;
     // Looked up by SHA-256 of the key: the lookup's timing says nothing usable
     // about any stored key, so no separate constant-time comparison is needed.

@@ -48,10 +48,11 @@ export async function startServer(
   const port = await new Promise<number>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`server did not start:\n${output}`)), 20_000);
     const check = (): void => {
-      const match = /"port":(\d+)/.exec(output);
+      // JSON logs, or LOG_FORMAT=pretty's `port: 41234`.
+      const match = /"port":(\d+)|\bport: (\d+)/.exec(output);
       if (match) {
         clearTimeout(timer);
-        resolve(Number(match[1]));
+        resolve(Number(match[1] ?? match[2]));
       }
     };
     child.stdout!.on('data', check);
