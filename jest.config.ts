@@ -5,7 +5,7 @@ const transform: Config['transform'] = {
 };
 
 /** Suites about the API: they run on every backend. The others are about SQLite, files and processes. */
-const API_SUITES = ['pets', 'errors', 'auth', 'rate-limits', 'client', 'unavailable'];
+const API_SUITES = ['pets', 'errors', 'auth', 'rate-limits', 'client', 'unavailable', 'metrics', 'request-ids'];
 const POSTGRES_ONLY = ['multi-instance', 'postgres-fault'];
 
 const hasPostgres = /^postgres(ql)?:\/\//.test(process.env['DATABASE_URL'] ?? '');
@@ -30,6 +30,7 @@ const config: Config = {
   maxWorkers: 2,
   testTimeout: 30_000,
   globalSetup: '<rootDir>/test/support/global-setup.ts',
+  globalTeardown: '<rootDir>/test/support/global-teardown.ts',
   projects: [
     {
       displayName: 'sqlite',

@@ -56,6 +56,18 @@ export function freePort(): Promise<number> {
 
 const live = new Set<ServerProcess>();
 
+/**
+ * The Node that runs every server under test: the project's pinned Node (the
+ * one running the bench) unless `npm run bench -- --node <path>` names another.
+ */
+export const serverRuntime = { node: process.execPath, version: process.version };
+
+/** Runs the servers under test on the Node at `node` (checked to start), and records its version. */
+export async function useServerNode(node: string): Promise<void> {
+  serverRuntime.node = node;
+  serverRuntime.version = (await runCommand(node, ['-p', 'process.version'])).trim();
+}
+
 export interface ServerSpec {
   /** Short id used in the results, e.g. `A`, `project`. */
   id: string;
@@ -86,7 +98,7 @@ export class ServerProcess {
   /** Starts `node ...spec.args` with PORT/HOST set and waits until GET /healthz answers 200. */
   static async start(spec: ServerSpec): Promise<ServerProcess> {
     const port = await freePort();
-    const child = spawn(process.execPath, spec.args, {
+    const child = spawn(serverRuntime.node, spec.args, {
       cwd: ROOT,
       env: { ...spec.env, PORT: String(port), HOST },
       stdio: ['ignore', 'pipe', 'pipe'],

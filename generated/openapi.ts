@@ -85,7 +85,13 @@ export interface components {
          * @enum {string}
          */
         PetStatus: "available" | "pending" | "sold";
-        /** @description The fields a client sends to add an animal. */
+        /**
+         * @description The fields a client sends to add an animal.
+         * @example {
+         *       "name": "Rex",
+         *       "categoryId": 1
+         *     }
+         */
         NewPet: {
             /**
              * @description The animal's name (any characters but NUL and unpaired UTF-16 surrogates).
@@ -97,7 +103,15 @@ export interface components {
             /** @default available */
             status?: components["schemas"]["PetStatus"];
         };
-        /** @description An animal, with every field of NewPet plus its identifier. */
+        /**
+         * @description An animal, with every field of NewPet plus its identifier.
+         * @example {
+         *       "id": 1,
+         *       "name": "Rex",
+         *       "categoryId": 1,
+         *       "status": "available"
+         *     }
+         */
         Pet: {
             /** @description Unique identifier assigned by the service on creation. */
             id: components["schemas"]["Id"];
@@ -141,6 +155,7 @@ export interface components {
         /** @description Any other error (404 unknown route, 405 wrong method, 413 body too large, 415 unsupported media type, 500 internal error, ...). */
         Error: {
             headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
                 "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                 "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                 "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -149,12 +164,20 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
+                /**
+                 * @example {
+                 *       "code": "not_found",
+                 *       "message": "no such route: see /docs for the API reference",
+                 *       "status": 404
+                 *     }
+                 */
                 "application/json": components["schemas"]["Error"];
             };
         };
         /** @description A parameter or the body breaks the contract; `message` names the field and the rule. */
         BadRequest: {
             headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
                 "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                 "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                 "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -163,28 +186,47 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
+                /**
+                 * @example {
+                 *       "code": "invalid_request",
+                 *       "message": "query.limit must be <= 100",
+                 *       "status": 400
+                 *     }
+                 */
                 "application/json": components["schemas"]["Error"];
             };
         };
         /** @description The API key is missing or invalid. */
         Unauthorized: {
             headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
                 "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                 "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                 "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
                 "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                 RateLimit: components["headers"]["RateLimit"];
-                /** @description The authentication scheme to use (RFC 6750): `Bearer`. */
+                /**
+                 * @description The authentication scheme to use (RFC 6750): `Bearer`.
+                 * @example Bearer realm="pet-adoption"
+                 */
                 "WWW-Authenticate": string;
                 [name: string]: unknown;
             };
             content: {
+                /**
+                 * @example {
+                 *       "code": "unauthorized",
+                 *       "message": "missing API key: send Authorization: Bearer <API_KEY>",
+                 *       "status": 401
+                 *     }
+                 */
                 "application/json": components["schemas"]["Error"];
             };
         };
         /** @description The requested resource could not be found. */
         NotFound: {
             headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
                 "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                 "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                 "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -193,6 +235,13 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
+                /**
+                 * @example {
+                 *       "code": "not_found",
+                 *       "message": "pet 42 does not exist",
+                 *       "status": 404
+                 *     }
+                 */
                 "application/json": components["schemas"]["Error"];
             };
         };
@@ -203,6 +252,7 @@ export interface components {
          */
         TooManyRequests: {
             headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
                 "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                 "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                 "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -223,6 +273,7 @@ export interface components {
          */
         ServiceUnavailable: {
             headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
                 "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                 "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                 "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -232,12 +283,20 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
+                /**
+                 * @example {
+                 *       "code": "unavailable",
+                 *       "message": "service temporarily unavailable: a backing service is not answering; retry later",
+                 *       "status": 503
+                 *     }
+                 */
                 "application/json": components["schemas"]["Error"];
             };
         };
         /** @description The operation is declared in the contract but not implemented yet. */
         NotImplemented: {
             headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
                 "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                 "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                 "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -246,6 +305,13 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
+                /**
+                 * @example {
+                 *       "code": "not_implemented",
+                 *       "message": "listStoreOrders is declared in the contract but not implemented yet",
+                 *       "status": 501
+                 *     }
+                 */
                 "application/json": components["schemas"]["Error"];
             };
         };
@@ -253,6 +319,13 @@ export interface components {
     parameters: never;
     requestBodies: never;
     headers: {
+        /**
+         * @description Identifies this request in the server's logs: the client's own
+         *     `X-Request-Id` when it is safe (1 to 128 printable ASCII characters,
+         *     no spaces), else one generated by the server (a UUID). Quote it when
+         *     reporting a problem.
+         */
+        "X-Request-Id": string;
         /**
          * @description The request limit of the window that binds now. A key is counted in two
          *     windows at once, per minute and per day (limits of its plan); the
@@ -301,6 +374,7 @@ export interface operations {
             /** @description A list of animals, in ascending id order. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -335,6 +409,7 @@ export interface operations {
             /** @description Animal added; the body includes the assigned id. */
             201: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -368,6 +443,7 @@ export interface operations {
             /** @description The animal. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];

@@ -3,14 +3,15 @@
 
 /**
  * Every operation of the contract: operationId -> HTTP method, path (relative
- * to the base path), and the query parameters / top-level body properties that
- * have a schema `default` (the validator fills them in before a handler runs).
+ * to the base path), whether it requires an API key (`security: []` means
+ * not), and the query parameters / top-level body properties that have a
+ * schema `default` (the validator fills them in before a handler runs).
  */
 export const operationTable = {
-  listPets: { method: 'get', path: '/pets', defaulted: { query: ['limit'], body: [] } },
-  createPet: { method: 'post', path: '/pets', defaulted: { query: [], body: ['status'] } },
-  getPet: { method: 'get', path: '/pets/{petId}', defaulted: { query: [], body: [] } },
-  listStoreOrders: { method: 'get', path: '/store/orders', defaulted: { query: [], body: [] } },
+  listPets: { method: 'get', path: '/pets', authenticated: true, defaulted: { query: ['limit'], body: [] } },
+  createPet: { method: 'post', path: '/pets', authenticated: true, defaulted: { query: [], body: ['status'] } },
+  getPet: { method: 'get', path: '/pets/{petId}', authenticated: true, defaulted: { query: [], body: [] } },
+  listStoreOrders: { method: 'get', path: '/store/orders', authenticated: true, defaulted: { query: [], body: [] } },
 } as const;
 
 export type OperationId = keyof typeof operationTable;

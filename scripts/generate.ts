@@ -14,6 +14,7 @@ import path from 'node:path';
 import openapiTS, { astToString } from 'openapi-typescript';
 import { loadSpec, listOperations, SPEC_PATH } from '../src/spec/load-spec';
 import type { OpenApiDocument, SpecOperation } from '../src/spec/load-spec';
+import { requiresApiKey } from '../src/spec/security';
 
 const OUT_DIR = path.resolve(__dirname, '..', 'generated');
 
@@ -36,7 +37,7 @@ export async function renderGenerated(specPath: string = SPEC_PATH): Promise<Map
   const rows = listOperations(spec)
     .map((op) => {
       const { query, body } = defaultedFields(spec, op);
-      return `  ${op.operationId}: { method: '${op.method}', path: '${op.path}', defaulted: { query: ${list(query)}, body: ${list(body)} } },`;
+      return `  ${op.operationId}: { method: '${op.method}', path: '${op.path}', authenticated: ${requiresApiKey(spec, op)}, defaulted: { query: ${list(query)}, body: ${list(body)} } },`;
     })
     .join('\n');
   files.set(
@@ -44,8 +45,9 @@ export async function renderGenerated(specPath: string = SPEC_PATH): Promise<Map
     `${BANNER}
 /**
  * Every operation of the contract: operationId -> HTTP method, path (relative
- * to the base path), and the query parameters / top-level body properties that
- * have a schema \`default\` (the validator fills them in before a handler runs).
+ * to the base path), whether it requires an API key (\`security: []\` means
+ * not), and the query parameters / top-level body properties that have a
+ * schema \`default\` (the validator fills them in before a handler runs).
  */
 export const operationTable = {
 ${rows}

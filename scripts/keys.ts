@@ -8,6 +8,7 @@
  *   npm run keys -- revoke <id>                                   refused by servers within seconds
  *   npm run keys -- set-plan <id> --plan pro                      takes effect within seconds
  */
+import '../src/check-runtime';
 import { parseArgs } from 'node:util';
 import { Redis } from 'ioredis';
 import { keyChangesChannel } from '../src/shared-state/redis-state';

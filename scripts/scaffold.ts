@@ -1,7 +1,9 @@
 /**
  * `npm run scaffold`: creates `src/handlers/<operationId>.ts` for every
- * operation of the contract that has none (answering 501 not_implemented) and
- * rewrites the registry `src/handlers/index.ts`. Never overwrites a handler.
+ * operation of the contract that has none, as a stub
+ * (`notImplementedHandler`: the server answers 501 not_implemented, or an
+ * example under `npm run mock`; it compiles whatever the operation declares),
+ * and rewrites the registry `src/handlers/index.ts`. Never overwrites a handler.
  * Run `npm run generate` first so it sees the latest contract.
  */
 import { existsSync, readdirSync, writeFileSync } from 'node:fs';
@@ -10,20 +12,19 @@ import { operationTable, type OperationId } from '../generated/operations';
 
 const HANDLERS_DIR = path.resolve(__dirname, '..', 'src', 'handlers');
 
-const stub = (operationId: string): string => `import type { Handler } from '../http/handler';
-import { notImplemented } from '../errors/api-error';
+const stub = (operationId: string): string => `import { notImplementedHandler } from '../http/stub';
 
-// Scaffolded by \`npm run scaffold\`: replace with the implementation.
-export const ${operationId}: Handler<'${operationId}'> = async () => ({
-  status: 501,
-  body: notImplemented('${operationId}'),
-});
+// Scaffolded by \`npm run scaffold\`: the server answers 501 not_implemented (an example under
+// \`npm run mock\`). Replace with the implementation, typed from the contract:
+//   export const ${operationId}: Handler<'${operationId}'> = async ({ params, query, body }, { pets, caller }) => ...
+export const ${operationId} = notImplementedHandler('${operationId}');
 `;
 
 const registry = (operationIds: string[]): string => `/**
- * One handler per operation of the contract. \`satisfies HandlerRegistry\` makes
- * a missing handler, an extra one, or a handler whose responses the contract
- * does not declare a compile error. Rewritten by \`npm run scaffold\`.
+ * One handler (or scaffolded stub) per operation of the contract.
+ * \`satisfies HandlerRegistry\` makes a missing handler, an extra one, or a
+ * handler whose responses the contract does not declare a compile error.
+ * Rewritten by \`npm run scaffold\`.
  */
 import type { HandlerRegistry } from '../http/handler';
 ${operationIds.map((id) => `import { ${id} } from './${id}';`).join('\n')}
@@ -50,7 +51,7 @@ export function scaffold(dir: string, operationIds: readonly string[]): string[]
 function main(): void {
   const operationIds = Object.keys(operationTable) as OperationId[];
   for (const id of scaffold(HANDLERS_DIR, operationIds)) {
-    console.log(`created src/handlers/${id}.ts (answers 501 until implemented)`);
+    console.log(`created src/handlers/${id}.ts (a stub: answers 501, or an example under npm run mock, until implemented)`);
   }
   const known = new Set<string>(operationIds);
   for (const file of readdirSync(HANDLERS_DIR)) {

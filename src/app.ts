@@ -1,7 +1,6 @@
 import express, { Router, type Express } from 'express';
 import helmet from 'helmet';
 import type { Logger } from 'pino';
-import { pinoHttp } from 'pino-http';
 import type { Storage } from './storage/storage';
 import { handlers as defaultHandlers } from './handlers';
 import type { HandlerRegistry } from './http/handler';
@@ -12,24 +11,42 @@ import type { KeyChanges } from './auth/key-changes';
 import { readinessRoute } from './http/readiness';
 import { contractValidator } from './http/validator';
 import { mountDeprecationHeaders } from './http/deprecation-headers';
+import { mountAnonymousAccess } from './http/anonymous-access';
 import { mountOperations } from './http/routes';
+import { stubbedOperations } from './http/stub';
+import { buildOperationMocks } from './mock/mock-responses';
 import { mountDocs } from './http/docs';
 import { precomputeHeaders } from './http/static-headers';
 import { errorMapper, unknownRoute } from './errors/error-mapper';
 import { basePathOf } from './spec/base-path';
 import { loadSpec, type OpenApiDocument } from './spec/load-spec';
+import { createMetrics, type Metrics } from './observability/metrics';
+import { metricsRoute, type MetricsAccess } from './observability/metrics-route';
+import { operationResolver } from './observability/operation-names';
+import { attachRequestLogger, requestIds } from './observability/request-id';
+import { observeRequests } from './observability/request-observer';
+import { timedStorage } from './storage/timed-storage';
 
 export interface AppDependencies {
   storage: Storage;
   logger: Logger;
   /** Validate every handler response against the contract (a mismatch becomes a 500 and a log line). */
   validateResponses: boolean;
-  /** Log one line per request (at info level). */
+  /** Log one line per request (at info level): the access log. */
   logRequests?: boolean;
+  /** This app's Prometheus metrics; a fresh registry by default (one per app). */
+  metrics?: Metrics;
+  /** Who may read GET /metrics; open by default (development and tests). */
+  metricsAccess?: MetricsAccess;
   /** Defaults to openapi/openapi.yaml. */
   spec?: OpenApiDocument;
   /** Defaults to src/handlers. */
   handlers?: HandlerRegistry;
+  /**
+   * Mock mode (`npm run mock`): stubbed operations answer with an example of
+   * the contract instead of 501. Throws here when an example does not match its schema.
+   */
+  mockResponses?: boolean;
   /** How long a key lookup is cached (revocation delay). */
   keyCacheTtlMs?: number;
   /** Plan enforcement settings; defaults to DEFAULT_RATE_LIMITS. */
@@ -49,8 +66,9 @@ export interface AppDependencies {
 /**
  * Builds the HTTP application. The middleware order is deliberate:
  *
- * 1. helmet: security headers on everything (no X-Powered-By), computed once;
- *    request logging when the level is info or lower;
+ * 1. the request id (X-Request-Id on every response, `req.log`), then one
+ *    listener per request for the duration histogram and the access log;
+ *    helmet: security headers on everything (no X-Powered-By), computed once;
  * 2. under the base path (/v1), first because it carries the traffic: deprecation headers of deprecated operations
  *    (so even their errors carry them); authentication (who is calling);
  *    rate limits (per key, or per IP without a valid key), which set the
@@ -58,7 +76,7 @@ export interface AppDependencies {
  *    401 for a missing or invalid key (before anything reveals the contract);
  *    the JSON body parser (1 MB, else 413; bodies of refused requests are
  *    never parsed); the contract validator (400/404/405/415); the handlers;
- * 3. public routes outside the base path: /healthz, /readyz, spec and docs;
+ * 3. public routes outside the base path: /healthz, /readyz, /metrics, spec and docs;
  * 4. unknown routes (404), then the error mapper, which turns every failure
  *    into an Error object.
  *
@@ -66,9 +84,17 @@ export interface AppDependencies {
  * const app = createApp({ storage: await openStorage('sqlite::memory:'), logger, validateResponses: true });
  */
 export function createApp(dependencies: AppDependencies): Express {
-  const { storage, logger } = dependencies;
+  const { logger } = dependencies;
   const spec = dependencies.spec ?? loadSpec();
   const basePath = basePathOf(spec);
+  const metrics = dependencies.metrics ?? createMetrics();
+  const operationOf = operationResolver(spec, basePath);
+  const storage = timedStorage(dependencies.storage, (operation) => {
+    const child = metrics.dbQueryDuration.labels({ operation, backend: dependencies.storage.backend });
+    return (seconds) => child.observe(seconds);
+  });
+  const { poolStats } = storage;
+  if (poolStats) metrics.watchPool(storage.backend, poolStats);
 
   const app = express();
   app.disable('x-powered-by');
@@ -76,37 +102,40 @@ export function createApp(dependencies: AppDependencies): Express {
   // CPU on every request and no client revalidates them.
   app.set('etag', false);
   app.set('trust proxy', dependencies.trustProxy ?? false);
+  attachRequestLogger(app, logger);
+  app.use(requestIds());
+  // The access log is skipped entirely when info is off (LOG_LEVEL=warn).
+  const accessLog = dependencies.logRequests && logger.isLevelEnabled('info') ? logger : undefined;
+  app.use(observeRequests({ metrics, operationOf, accessLog }));
   app.use(precomputeHeaders(helmet()));
-  // One line per request at info level; skipped entirely when info is off.
-  if (dependencies.logRequests && logger.isLevelEnabled('info')) {
-    app.use(
-      pinoHttp({
-        logger,
-        quietReqLogger: true,
-        serializers: {
-          req: (req: { id: unknown; method: string; url: string }) => ({ id: req.id, method: req.method, url: req.url }),
-          res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
-        },
-      }),
-    );
-  }
 
   const api = Router();
   mountDeprecationHeaders(api, spec, basePath);
-  api.use(authenticate(storage.apiKeys, dependencies.keyCacheTtlMs, dependencies.keyChanges));
+  mountAnonymousAccess(api, spec);
+  api.use(
+    authenticate(storage.apiKeys, dependencies.keyCacheTtlMs, dependencies.keyChanges, (result) =>
+      metrics.keyCacheLookups.inc({ result }),
+    ),
+  );
   api.use(
     rateLimits(
       { ...DEFAULT_RATE_LIMITS, ...dependencies.rateLimits },
       dependencies.rateLimitStores ?? memoryStores(),
       dependencies.banList ?? new MemoryBanList(storage.apiKeys),
       logger,
+      {
+        refused: (plan, window) => metrics.rateLimitRefusals.inc({ plan, window }),
+        banned: (plan, window) => metrics.rateLimitBans.inc({ plan, window }),
+      },
     ),
   );
   api.use(requireCaller);
   api.use(express.json({ limit: '1mb' }));
   api.use(contractValidator(spec, basePath, { validateResponses: dependencies.validateResponses }));
-  mountOperations(api, dependencies.handlers ?? defaultHandlers, storage.pets, {
+  const handlers = dependencies.handlers ?? defaultHandlers;
+  mountOperations(api, handlers, storage.pets, {
     validateResponses: dependencies.validateResponses,
+    ...(dependencies.mockResponses ? { mocks: buildOperationMocks(spec, stubbedOperations(handlers)) } : {}),
   });
   // The API first: it is where the traffic is.
   app.use(basePath, api);
@@ -116,9 +145,12 @@ export function createApp(dependencies: AppDependencies): Express {
     res.json({ status: 'ok' });
   });
   app.get('/readyz', readinessRoute({ database: () => storage.ping(), ...dependencies.readinessChecks }, logger));
+  // Outside the base path, so never rate limited; absent (404) when disabled.
+  const metricsAccess = dependencies.metricsAccess ?? 'open';
+  if (metricsAccess !== 'disabled') app.get('/metrics', metricsRoute(metrics, metricsAccess));
   mountDocs(app, spec);
 
   app.use(unknownRoute);
-  app.use(errorMapper(logger));
+  app.use(errorMapper(logger, operationOf));
   return app;
 }

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { DEFAULT_DATABASE_URL } from './storage/open-storage';
+import type { MetricsAccess } from './observability/metrics-route';
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
@@ -24,9 +25,25 @@ const environmentSchema = z.object({
     .optional(),
   REDIS_KEY_PREFIX: z.string().min(1).default('pas:'),
   LOG_LEVEL: z.enum(LOG_LEVELS).default('info'),
+  /** `pretty` for people at a terminal (needs the dev dependency pino-pretty); JSON otherwise. */
+  LOG_FORMAT: z
+    .enum(['json', 'pretty'])
+    .default('json')
+    .refine((format) => format === 'json' || canLoad('pino-pretty'), {
+      message: 'pretty needs pino-pretty, a dev dependency that is not installed (npm install without --omit=dev), or use json',
+    }),
+  /** Bearer token for GET /metrics; unset: open in development and test, disabled in production. */
+  METRICS_TOKEN: z
+    .string()
+    .min(16, 'must be at least 16 characters (e.g. openssl rand -hex 32)')
+    .max(256, 'must be at most 256 characters')
+    .regex(/^[\x21-\x7E]+$/, 'must be printable ASCII without spaces')
+    .optional(),
   NODE_ENV: z.enum(['development', 'test', 'production']).default('development'),
   /** Response validation: on by default except in production. */
   VALIDATE_RESPONSES: booleanFlag.optional(),
+  /** Mock mode (npm run mock): stubbed operations answer with an example of the contract instead of 501. */
+  MOCK_RESPONSES: booleanFlag.default(false),
   RATE_LIMIT_BAN_AFTER: z.coerce.number({ error: 'must be a positive integer' }).int().positive().default(10),
   RATE_LIMIT_BAN_SECONDS: z.coerce.number({ error: 'must be a positive integer' }).int().positive().default(900),
   RATE_LIMIT_IP_PER_MINUTE: z.coerce.number({ error: 'must be a positive integer' }).int().positive().default(60),
@@ -48,8 +65,12 @@ export type Config = Readonly<{
   redisUrl: string | undefined;
   redisKeyPrefix: string;
   logLevel: (typeof LOG_LEVELS)[number];
+  logFormat: 'json' | 'pretty';
+  /** Who may read GET /metrics. */
+  metricsAccess: MetricsAccess;
   nodeEnv: 'development' | 'test' | 'production';
   validateResponses: boolean;
+  mockResponses: boolean;
   shutdownTimeoutMs: number;
   rateLimits: Readonly<{ banAfter: number; banSeconds: number; ipPerMinute: number }>;
   trustProxy: boolean | number | string;
@@ -78,8 +99,15 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
     redisUrl: values.REDIS_URL,
     redisKeyPrefix: values.REDIS_KEY_PREFIX,
     logLevel: values.LOG_LEVEL,
+    logFormat: values.LOG_FORMAT,
+    metricsAccess: values.METRICS_TOKEN
+      ? Object.freeze({ token: values.METRICS_TOKEN })
+      : values.NODE_ENV === 'production'
+        ? 'disabled'
+        : 'open',
     nodeEnv: values.NODE_ENV,
     validateResponses: values.VALIDATE_RESPONSES ?? values.NODE_ENV !== 'production',
+    mockResponses: values.MOCK_RESPONSES,
     shutdownTimeoutMs: values.SHUTDOWN_TIMEOUT_SECONDS * 1000,
     rateLimits: Object.freeze({
       banAfter: values.RATE_LIMIT_BAN_AFTER,
@@ -88,4 +116,14 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
     }),
     trustProxy: values.TRUST_PROXY,
   });
+}
+
+/** Whether an optional module (a dev dependency) is installed. */
+function canLoad(module: string): boolean {
+  try {
+    require.resolve(module);
+    return true;
+  } catch {
+    return false;
+  }
 }

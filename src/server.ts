@@ -3,11 +3,15 @@
  * configuration, opens and migrates the database, serves, and shuts down
  * gracefully on SIGTERM / SIGINT.
  */
+import './check-runtime';
 import type { ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createApp } from './app';
+import { handlers } from './handlers';
+import { stubbedOperations } from './http/stub';
 import { loadConfig, type Config } from './config';
 import { createLogger } from './logger';
+import { createMetrics, type Metrics } from './observability/metrics';
 import { openStorage } from './storage/open-storage';
 import { issueApiKey } from './keys/api-key-service';
 import type { Storage } from './storage/storage';
@@ -22,7 +26,8 @@ async function main(): Promise<void> {
     console.error((error as Error).message);
     process.exit(1);
   }
-  const logger = createLogger(config.logLevel);
+  const logger = createLogger(config.logLevel, undefined, config.logFormat);
+  const metrics = createMetrics();
 
   // Handlers first, so a signal that arrives while starting also stops cleanly.
   let stop: (() => void) | undefined;
@@ -42,7 +47,7 @@ async function main(): Promise<void> {
   process.on('SIGINT', onSignal);
 
   const storage = await openStorage(config.databaseUrl);
-  const shared = await openSharedState(config, storage, logger).catch(async (error: unknown) => {
+  const shared = await openSharedState(config, storage, logger, metrics).catch(async (error: unknown) => {
     await storage.close();
     throw error;
   });
@@ -55,11 +60,20 @@ async function main(): Promise<void> {
   if (stopping) await closeAndExit();
   await ensureFirstKey(storage, config);
 
+  const stubs = stubbedOperations(handlers);
+  if (config.mockResponses) {
+    logger.info({ mocked: stubs }, `mock mode: ${stubs.length} stubbed operation(s) answer with examples from the contract (Prefer: code=, example= pick others)`);
+  } else if (stubs.length > 0) {
+    logger.info({ stubbed: stubs }, `${stubs.length} operation(s) not implemented yet answer 501 (npm run mock answers them with examples)`);
+  }
   const app = createApp({
     storage,
     logger,
     validateResponses: config.validateResponses,
+    mockResponses: config.mockResponses,
     logRequests: true,
+    metrics,
+    metricsAccess: config.metricsAccess,
     rateLimits: config.rateLimits,
     trustProxy: config.trustProxy,
     ...shared?.appDependencies,
@@ -90,16 +104,23 @@ async function main(): Promise<void> {
   if (stopping) return stop();
   const { address, port } = server.address() as AddressInfo;
   logger.info(
-    { address, port, database: storage.backend, rateLimitStore: shared ? 'redis' : 'memory', env: config.nodeEnv },
+    { address, port, database: storage.backend, rateLimitStore: shared ? 'redis' : 'memory', env: config.nodeEnv, node: process.version, mock: config.mockResponses },
     `listening on http://${address}:${port}`,
   );
 }
 
 /** Redis-backed shared state when REDIS_URL is set; loaded only then, so one instance never pays for ioredis. */
-async function openSharedState(config: Config, storage: Storage, logger: Logger): Promise<RedisState.SharedState | undefined> {
+async function openSharedState(
+  config: Config,
+  storage: Storage,
+  logger: Logger,
+  metrics: Metrics,
+): Promise<RedisState.SharedState | undefined> {
   if (!config.redisUrl) return undefined;
   const { openRedisState } = require('./shared-state/redis-state') as typeof RedisState;
-  return openRedisState(config.redisUrl, storage.apiKeys, logger, config.redisKeyPrefix);
+  return openRedisState(config.redisUrl, storage.apiKeys, logger, config.redisKeyPrefix, (kind) =>
+    metrics.redisErrors.inc({ kind }),
+  );
 }
 
 /**

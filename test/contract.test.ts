@@ -93,19 +93,19 @@ describe('generated/ (npm run generate)', () => {
   });
 
   it('the operation table records method, path and the schema defaults the validator applies', () => {
-    expect(operationTable.listPets).toEqual({ method: 'get', path: '/pets', defaulted: { query: ['limit'], body: [] } });
+    expect(operationTable.listPets).toEqual({ method: 'get', path: '/pets', authenticated: true, defaulted: { query: ['limit'], body: [] } });
     expect(operationTable.createPet.defaulted.body).toEqual(['status']);
   });
 });
 
 describe('npm run scaffold', () => {
-  it('creates a 501 stub for each operation without a handler, never overwrites one, and rewrites the registry', () => {
+  it('creates a stub (notImplementedHandler) for each operation without a handler, never overwrites one, and rewrites the registry', () => {
     const dir = tempDir();
     writeFileSync(path.join(dir, 'getPet.ts'), '// my implementation\n');
     const created = scaffold(dir, ['getPet', 'listPets', 'adoptPet']);
     expect(created.sort()).toEqual(['adoptPet', 'listPets']);
     expect(readFileSync(path.join(dir, 'getPet.ts'), 'utf8')).toBe('// my implementation\n');
-    expect(readFileSync(path.join(dir, 'adoptPet.ts'), 'utf8')).toContain("status: 501,\n  body: notImplemented('adoptPet')");
+    expect(readFileSync(path.join(dir, 'adoptPet.ts'), 'utf8')).toContain("export const adoptPet = notImplementedHandler('adoptPet');");
     const registry = readFileSync(path.join(dir, 'index.ts'), 'utf8');
     for (const id of ['adoptPet', 'getPet', 'listPets']) expect(registry).toContain(`import { ${id} } from './${id}';`);
     expect(readdirSync(dir).sort()).toEqual(['adoptPet.ts', 'getPet.ts', 'index.ts', 'listPets.ts']);

@@ -23,6 +23,9 @@ declare module 'express-serve-static-core' {
   }
 }
 
+/** Told whether each well-formed key was found in the cache (metrics). */
+export type KeyCacheObserver = (result: 'hit' | 'miss') => void;
+
 /**
  * Resolves `Authorization: Bearer <key>` to the calling key (`req.caller`) or
  * records why not (`req.authFailure`); `requireCaller` turns the latter into a
@@ -34,6 +37,7 @@ export function authenticate(
   apiKeys: ApiKeyRepository,
   cacheTtlMs: number = KEY_CACHE_TTL_MS,
   keyChanges?: KeyChanges,
+  observeCache: KeyCacheObserver = () => undefined,
 ): RequestHandler {
   const cache = new LRUCache<string, Caller>({ max: 10_000, ttl: cacheTtlMs, ttlAutopurge: false });
   keyChanges?.subscribe((keyId) => {
@@ -50,6 +54,7 @@ export function authenticate(
     if (!looksLikeApiKey(key)) throw unauthorized('invalid API key');
     const hash = hashApiKey(key);
     const cached = cache.get(hash);
+    observeCache(cached ? 'hit' : 'miss');
     if (cached) return cached;
     // Looked up by SHA-256 of the key: the lookup's timing says nothing usable
     // about any stored key, so no separate constant-time comparison is needed.
@@ -69,6 +74,7 @@ export function authenticate(
   }
 
   return async (req, _res, next) => {
+    if (req.anonymousAccess) return next(); // `security: []`: the key is not examined
     try {
       req.caller = await resolveCaller(req.headers.authorization);
     } catch (error) {
@@ -82,8 +88,8 @@ export function authenticate(
   };
 }
 
-/** Answers 401 (with `WWW-Authenticate`) unless `authenticate` found a valid key. */
+/** Answers 401 (with `WWW-Authenticate`) unless `authenticate` found a valid key or the operation is anonymous. */
 export const requireCaller: RequestHandler = (req, _res, next) => {
-  if (!req.caller) throw req.authFailure ?? unauthorized('missing API key: send Authorization: Bearer <API_KEY>');
+  if (!req.caller && !req.anonymousAccess) throw req.authFailure ?? unauthorized('missing API key: send Authorization: Bearer <API_KEY>');
   next();
 };

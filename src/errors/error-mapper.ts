@@ -20,7 +20,7 @@ interface HttpLikeError {
   message?: string;
 }
 
-const CODE_BY_STATUS: Record<number, ErrorCode> = {
+export const CODE_BY_STATUS: Readonly<Record<number, ErrorCode>> = {
   400: 'invalid_request',
   401: 'unauthorized',
   404: 'not_found',
@@ -84,21 +84,25 @@ export function toApiError(error: unknown, req?: Request): ApiError {
 
 /**
  * The one place errors become responses: every failure is an Error object
- * `{code, message, status}` served as application/json. Bugs are logged with
- * their stack and answered with a bland 500.
+ * `{code, message, status}` served as application/json. Bugs are logged once,
+ * here, with their stack, the request id (through `req.log`) and the
+ * operation, and answered with a bland 500. Request bodies are never logged.
  */
-export function errorMapper(logger: Logger): ErrorRequestHandler {
+export function errorMapper(logger: Logger, operationOf?: (req: Request) => string): ErrorRequestHandler {
   // During an outage every request fails the same way: one warning per interval is enough.
   const UNAVAILABLE_LOG_INTERVAL_MS = 10_000;
   let lastUnavailableLog = 0;
   return (error, req, res, _next) => {
     const apiError = toApiError(error, req);
+    // A child logger that adds the request id, when the app provides one.
+    const log = (req.log as Logger | undefined) ?? logger;
+    const where = { operation: operationOf?.(req), method: req.method, url: req.originalUrl };
     if (apiError.code === 'unavailable') {
       if (Date.now() - lastUnavailableLog >= UNAVAILABLE_LOG_INTERVAL_MS) {
         lastUnavailableLog = Date.now();
-        logger.warn({ err: (error as Error).message, url: req.originalUrl }, 'dependency unavailable: answering 503');
+        log.warn({ err: (error as Error).message, ...where }, 'dependency unavailable: answering 503');
       }
-    } else if (apiError.status >= 500) logger.error({ err: error, method: req.method, url: req.originalUrl }, 'request failed');
+    } else if (apiError.status >= 500) log.error({ err: error, ...where }, 'request failed');
     if (res.headersSent) {
       res.destroy();
       return;

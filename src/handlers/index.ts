@@ -1,7 +1,8 @@
 /**
- * One handler per operation of the contract. `satisfies HandlerRegistry` makes
- * a missing handler, an extra one, or a handler whose responses the contract
- * does not declare a compile error. Rewritten by `npm run scaffold`.
+ * One handler (or scaffolded stub) per operation of the contract.
+ * `satisfies HandlerRegistry` makes a missing handler, an extra one, or a
+ * handler whose responses the contract does not declare a compile error.
+ * Rewritten by `npm run scaffold`.
  */
 import type { HandlerRegistry } from '../http/handler';
 import { createPet } from './createPet';

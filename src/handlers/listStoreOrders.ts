@@ -1,8 +1,4 @@
-import type { Handler } from '../http/handler';
-import { notImplemented } from '../errors/api-error';
+import { notImplementedHandler } from '../http/stub';
 
-// Scaffolded by `npm run scaffold`: replace with the implementation.
-export const listStoreOrders: Handler<'listStoreOrders'> = async () => ({
-  status: 501,
-  body: notImplemented('listStoreOrders'),
-});
+// Not implemented yet: the server answers 501 not_implemented (an example under `npm run mock`).
+export const listStoreOrders = notImplementedHandler('listStoreOrders');

@@ -12,6 +12,7 @@ import type { operations } from '../../generated/openapi';
 import type { OperationId, operationTable } from '../../generated/operations';
 import type { PetRepository } from '../storage/storage';
 import type { Caller } from '../auth/caller';
+import type { Stub } from './stub';
 
 export type { OperationId };
 
@@ -57,16 +58,23 @@ export interface HandlerRequest<K extends OperationId> {
   body: RequestBody<K>;
 }
 
+/** An operation with `security: []` is served without a key: its handler has no caller. */
+type CallerOf<K extends OperationId> = (typeof operationTable)[K]['authenticated'] extends false ? undefined : Caller;
+
 /** What a handler may use besides the request. */
-export interface HandlerContext {
+export interface HandlerContext<K extends OperationId = OperationId> {
   pets: PetRepository;
-  caller: Caller;
+  caller: CallerOf<K>;
 }
 
 export type Handler<K extends OperationId> = (
   request: HandlerRequest<K>,
-  context: HandlerContext,
+  context: HandlerContext<K>,
 ) => Promise<HandlerResponse<K>>;
 
-/** Exactly one handler per operation of the contract: a missing or extra entry is a type error. */
-export type HandlerRegistry = { [K in OperationId]: Handler<K> };
+/**
+ * Exactly one entry per operation of the contract: a missing or extra entry is
+ * a type error. An entry is a typed handler, or the scaffolded stub of that
+ * very operation (answered by the framework: 501, or an example in mock mode).
+ */
+export type HandlerRegistry = { [K in OperationId]: Handler<K> | Stub<K> };

@@ -16,7 +16,9 @@ function withTimeout(check: () => Promise<void>): Promise<void> {
  * A load balancer stops sending traffic to an instance that is not ready.
  */
 export function readinessRoute(checks: Record<string, () => Promise<void>>, logger: Pick<Logger, 'warn'>): RequestHandler {
-  return async (_req, res) => {
+  return async (req, res) => {
+    // The request's own logger (with its id) when the app provides one.
+    const log = (req.log as Pick<Logger, 'warn'> | undefined) ?? logger;
     const results = await Promise.all(
       Object.entries(checks).map(async ([name, check]) => {
         try {
@@ -24,7 +26,7 @@ export function readinessRoute(checks: Record<string, () => Promise<void>>, logg
           return [name, 'ok'] as const;
         } catch (error) {
           // The detail (addresses, user names) goes to the log, not to anonymous callers.
-          logger.warn({ check: name, err: (error as Error).message }, 'readiness check failed');
+          log.warn({ check: name, err: (error as Error).message }, 'readiness check failed');
           return [name, 'error'] as const;
         }
       }),

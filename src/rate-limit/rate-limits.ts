@@ -5,6 +5,15 @@ import type { Logger as PinoLogger } from 'pino';
 import type { BanList } from './ban-list';
 import { limitsOf } from './plans';
 import { isUnavailable, UNAVAILABLE_RETRY_AFTER_SECONDS } from '../errors/unavailable';
+import type { Plan } from '../storage/storage';
+
+/** Told about each refusal (429) and each new ban, for metrics. `plan` is `none` without a valid key. */
+export interface RateLimitObserver {
+  refused(plan: Plan | 'none', window: 'minute' | 'day' | 'ip' | 'ban'): void;
+  banned(plan: Plan, window: 'minute' | 'day'): void;
+}
+
+const IGNORE: RateLimitObserver = { refused: () => undefined, banned: () => undefined };
 
 export interface RateLimitSettings {
   /** Refused requests within a window after which a key is banned. */
@@ -64,6 +73,7 @@ export function rateLimits(
   stores: RateLimitStores,
   bans: BanList,
   logger: Pick<PinoLogger, 'warn' | 'error'>,
+  observer: RateLimitObserver = IGNORE,
 ): RequestHandler {
   // express-rate-limit reports misconfiguration (e.g. X-Forwarded-For without trust proxy) through this.
   const limiterLogger = {
@@ -99,12 +109,14 @@ export function rateLimits(
       const { perMinute } = limitsOf(req.caller!);
       const window: Window = { name: 'minute', limit: perMinute, used: perMinute, windowSeconds: Math.round(settings.minuteWindowMs / 1000), resetMs: req.bannedUntil };
       setHeaders(res, [window], window);
+      observer.refused(req.caller!.plan, 'ban');
       throw tooMany('key_temporarily_banned', 'API key temporarily banned for repeated requests over the rate limit', window.resetMs);
     }
     // After a refusal the exhausted windows have 0 left and bind; the latest of them tells when to retry.
     const binding = bindingWindow(windows);
     setHeaders(res, windows, binding);
     if (binding.used <= binding.limit) return;
+    observer.refused(req.caller?.plan ?? 'none', binding.name);
     const scope = req.caller ? `API key's ${binding.name} limit` : 'limit for requests without a valid API key';
     throw tooMany('rate_limited', `rate limit exceeded: the ${scope} is ${binding.limit} requests`, binding.resetMs);
   };
@@ -134,6 +146,7 @@ export function rateLimits(
       const until = Math.max(now() + settings.banSeconds * 1000, ...exhausted.map((window) => window.resetMs));
       await bans.ban(req.caller.id, until);
       req.bannedUntil = until;
+      for (const window of exhausted) observer.banned(req.caller.plan, window.name as 'minute' | 'day');
     }
     return windows;
   };

@@ -44,7 +44,7 @@ function connect(redisUrl: string): Redis {
 /**
  * Connects to Redis (failing start when it is unreachable) and builds the shared state.
  *
- * @example const shared = await openRedisState('redis://127.0.0.1:6379', apiKeys, logger, 'pas:');
+ * @example const shared = await openRedisState('redis://127.0.0.1:6379', apiKeys, logger, 'pas:', (kind) => metrics.redisErrors.inc({ kind }));
  */
 export async function openRedisState(
   redisUrl: string,
@@ -52,12 +52,25 @@ export async function openRedisState(
   logger: Logger,
   /** Prefix of every key and channel (REDIS_KEY_PREFIX). */
   prefix: string,
+  /** Told about each connection error and failed command (metrics). */
+  observeError: (kind: 'connection' | 'command') => void = () => undefined,
 ): Promise<SharedState> {
   const client = connect(redisUrl);
   const subscriber = connect(redisUrl);
+  /**
+   * A command's promise, with its failure counted (and still thrown). NOSCRIPT
+   * is not a failure: rate-limit-redis runs its Lua scripts by hash and loads
+   * them on that reply (first use, or after Redis restarted).
+   */
+  const counted = <T>(command: Promise<T>): Promise<T> =>
+    command.catch((error: unknown) => {
+      if (!(error instanceof Error && error.message.startsWith('NOSCRIPT'))) observeError('command');
+      throw error;
+    });
   let warned = false;
   for (const connection of [client, subscriber]) {
     connection.on('error', (error: Error) => {
+      observeError('connection');
       if (!warned) logger.warn({ err: error.message }, 'redis unreachable: rate-limited requests answer 503 until it is back');
       warned = true;
     });
@@ -77,7 +90,7 @@ export async function openRedisState(
   const store = (window: string) =>
     new RedisStore({
       prefix: `${prefix}rl:${window}:`,
-      sendCommand: (command: string, ...args: string[]) => client.call(command, ...args) as never,
+      sendCommand: (command: string, ...args: string[]) => counted(client.call(command, ...args)) as never,
     });
   const channel = keyChangesChannel(prefix);
   const listeners = new Set<(keyId: number) => void>();
@@ -91,11 +104,11 @@ export async function openRedisState(
     stores,
     banList: {
       async bannedUntil(keyId, now) {
-        const until = Number(await client.get(`${prefix}ban:${keyId}`));
+        const until = Number(await counted(client.get(`${prefix}ban:${keyId}`)));
         return until > now ? until : undefined;
       },
       async ban(keyId, untilMs) {
-        await client.set(`${prefix}ban:${keyId}`, String(untilMs), 'PX', Math.max(1, untilMs - Date.now()));
+        await counted(client.set(`${prefix}ban:${keyId}`, String(untilMs), 'PX', Math.max(1, untilMs - Date.now())));
         await apiKeys.setBannedUntil(keyId, new Date(untilMs));
       },
     },
@@ -104,7 +117,7 @@ export async function openRedisState(
         listeners.add(listener);
       },
       publish: async (keyId) => {
-        await client.publish(channel, String(keyId));
+        await counted(client.publish(channel, String(keyId)));
       },
     },
     async ping() {

@@ -16,6 +16,8 @@ export class KyselyStorage implements Storage {
     readonly backend: string,
     private readonly db: Kysely<Database>,
     private readonly now: () => Date = () => new Date(),
+    /** The connection pool's counts, where the backend has a pool. */
+    readonly poolStats?: Storage['poolStats'],
   ) {
     this.pets = new KyselyPetRepository(db, now);
     this.apiKeys = new KyselyApiKeyRepository(db, now);

@@ -27,20 +27,30 @@ export async function openStorage(databaseUrl: string = DEFAULT_DATABASE_URL): P
     case 'postgresql': {
       // Loaded only when used: the embedded default never pays for pg.
       const { openPostgres, postgresFlavor } = require('./postgres-backend') as typeof PostgresBackend;
-      const { db, schema } = await openPostgres(databaseUrl);
-      return migrated('postgres', db, postgresFlavor, schema);
+      const { db, schema, pool } = await openPostgres(databaseUrl);
+      return migrated('postgres', db, postgresFlavor, schema, () => ({
+        total: pool.totalCount,
+        idle: pool.idleCount,
+        waiting: pool.waitingCount,
+      }));
     }
     default:
       throw new Error(`DATABASE_URL: unsupported scheme "${scheme}:" (expected sqlite:PATH or postgres://...)`);
   }
 }
 
-async function migrated(backend: string, db: Kysely<Database>, flavor: SqlFlavor, schema?: string): Promise<Storage> {
+async function migrated(
+  backend: string,
+  db: Kysely<Database>,
+  flavor: SqlFlavor,
+  schema?: string,
+  poolStats?: Storage['poolStats'],
+): Promise<Storage> {
   try {
     await migrateToLatest(db, flavor, schema);
   } catch (error) {
     await db.destroy();
     throw error;
   }
-  return new KyselyStorage(backend, db);
+  return new KyselyStorage(backend, db, undefined, poolStats);
 }

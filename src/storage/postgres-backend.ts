@@ -39,7 +39,7 @@ export interface PostgresOptions {
 export async function openPostgres(
   databaseUrl: string,
   options: PostgresOptions = {},
-): Promise<{ db: Kysely<Database>; schema: string | undefined }> {
+): Promise<{ db: Kysely<Database>; schema: string | undefined; pool: pg.Pool }> {
   const url = new URL(databaseUrl);
   const schema = url.searchParams.get('schema');
   url.searchParams.delete('schema');
@@ -72,5 +72,5 @@ export async function openPostgres(
       }
     }
   }
-  return { db, schema: schema ?? undefined };
+  return { db, schema: schema ?? undefined, pool };
 }

@@ -70,5 +70,7 @@ export interface Storage {
   readonly apiKeys: ApiKeyRepository;
   /** Resolves when the database answers a trivial query. */
   ping(): Promise<void>;
+  /** The connection pool's counts, where there is a pool (PostgreSQL). */
+  poolStats?(): { total: number; idle: number; waiting: number };
   close(): Promise<void>;
 }

@@ -1,8 +1,8 @@
-import { mkdirSync, rmSync } from 'node:fs';
-import { TEST_TMP_ROOT } from './paths';
+import { mkdtempSync } from 'node:fs';
+import path from 'node:path';
+import { TEST_TMP_PARENT } from './paths';
 
-/** One scratch folder per test run for SQLite files. */
+/** One scratch folder per test run for SQLite files; the workers inherit its path. */
 export default function globalSetup(): void {
-  rmSync(TEST_TMP_ROOT, { recursive: true, force: true });
-  mkdirSync(TEST_TMP_ROOT, { recursive: true });
+  process.env['PET_ADOPTION_TEST_TMP'] = mkdtempSync(path.join(TEST_TMP_PARENT, 'pet-adoption-api-tests-'));
 }

@@ -21,10 +21,16 @@ export interface RunningServer {
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
-/** Starts the real entry point (src/server.ts) on a free port and waits until it listens. */
-export async function startServer(env: Record<string, string>): Promise<RunningServer> {
-  const child = spawn(process.execPath, [...TSX, path.join(PROJECT_ROOT, 'src/server.ts')], {
-    cwd: env['CWD'] ?? PROJECT_ROOT,
+/**
+ * Starts the real entry point (src/server.ts of `projectRoot`) on a free port
+ * and waits until it listens. `nodeArgs` go to Node before the script (e.g. `--expose-gc`).
+ */
+export async function startServer(
+  env: Record<string, string>,
+  { nodeArgs = [], projectRoot = PROJECT_ROOT }: { nodeArgs?: string[]; projectRoot?: string } = {},
+): Promise<RunningServer> {
+  const child = spawn(process.execPath, [...nodeArgs, ...TSX, path.join(projectRoot, 'src/server.ts')], {
+    cwd: env['CWD'] ?? projectRoot,
     env: childEnv({ NODE_ENV: 'development', LOG_LEVEL: 'info', PORT: '0', ...env }),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -42,10 +48,11 @@ export async function startServer(env: Record<string, string>): Promise<RunningS
   const port = await new Promise<number>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`server did not start:\n${output}`)), 20_000);
     const check = (): void => {
-      const match = /"port":(\d+)/.exec(output);
+      // JSON logs, or LOG_FORMAT=pretty's `port: 41234`.
+      const match = /"port":(\d+)|\bport: (\d+)/.exec(output);
       if (match) {
         clearTimeout(timer);
-        resolve(Number(match[1]));
+        resolve(Number(match[1] ?? match[2]));
       }
     };
     child.stdout!.on('data', check);
@@ -75,10 +82,10 @@ export function runKeysCli(args: string[], env: Record<string, string>): { statu
   return { status: result.status, stdout: result.stdout, stderr: result.stderr };
 }
 
-/** Runs the server entry point expecting it to exit (e.g. on bad configuration). */
-export function runServerToExit(env: Record<string, string>): { status: number | null; output: string } {
-  const result = spawnSync(process.execPath, [...TSX, path.join(PROJECT_ROOT, 'src/server.ts')], {
-    cwd: PROJECT_ROOT,
+/** Runs the server entry point (of `projectRoot`) expecting it to exit (e.g. on bad configuration). */
+export function runServerToExit(env: Record<string, string>, projectRoot: string = PROJECT_ROOT): { status: number | null; output: string } {
+  const result = spawnSync(process.execPath, [...TSX, path.join(projectRoot, 'src/server.ts')], {
+    cwd: projectRoot,
     env: childEnv(env),
     encoding: 'utf8',
     timeout: 20_000,

@@ -35,6 +35,9 @@ function resolve<T = Record<string, any>>(node: any): T {
   return node as T;
 }
 
+/** 400 request validation, 401 auth, 413/415 body, 429 limits, 501 a stub, 503 an outage. */
+const FRAMEWORK_STATUSES = new Set([400, 401, 413, 415, 429, 501, 503]);
+
 const escape = (key: string): string => key.replace(/~/g, '~0').replace(/\//g, '~1');
 const validators = new Map<string, ReturnType<typeof ajv.compile>>();
 function validatorFor(ref: string): ReturnType<typeof ajv.compile> {
@@ -73,7 +76,13 @@ export function assertConformsToSpec(res: Response): void {
   }
   const responses = route.operation['responses'] as Record<string, unknown>;
   const declared = String(res.status) in responses ? String(res.status) : 'default';
-  if (!(declared in responses)) fail('status is not declared and there is no default response');
+  if (!(declared in responses)) {
+    // Answers of the framework rather than the handler (validation, auth, limits,
+    // stubs, outages) need not be declared: they are Error objects.
+    if (!FRAMEWORK_STATUSES.has(res.status)) fail('status is not declared and there is no default response');
+    checkBody('/components/schemas/Error');
+    return;
+  }
   const entry = responses[declared] as { $ref?: string };
   const response = resolve(entry);
   // Where the response object lives, so Ajv resolves its schema's $refs in place.

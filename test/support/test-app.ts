@@ -11,6 +11,7 @@ import { tempDir } from './paths';
 import { createLogger } from '../../src/logger';
 import { openRedisState, type SharedState } from '../../src/shared-state/redis-state';
 import { isolatedPostgresUrl, isolationName, REDIS_URL, TEST_BACKEND } from './backend';
+import { createMetrics, type Metrics } from '../../src/observability/metrics';
 
 type Method = 'get' | 'post' | 'put' | 'patch' | 'delete' | 'head' | 'options';
 
@@ -46,6 +47,8 @@ export interface TestApp {
   databaseUrl: string;
   /** Everything the app logged, one JSON object per line. */
   logs: () => string;
+  /** The app's Prometheus metrics (Redis errors included on the postgres+redis backend). */
+  metrics: Metrics;
   issueKey(plan?: Plan, limits?: { requestsPerMinute?: number; requestsPerDay?: number }): Promise<string>;
   close(): Promise<void>;
 }
@@ -72,8 +75,11 @@ export async function startTestApp(
     },
   });
   const logger = createLogger('info', sink);
+  const metrics = options.metrics ?? createMetrics();
   let shared: SharedState | undefined;
-  if (TEST_BACKEND === 'postgres') shared = await openRedisState(REDIS_URL!, storage.apiKeys, logger, `pas:${name}:`);
+  if (TEST_BACKEND === 'postgres') {
+    shared = await openRedisState(REDIS_URL!, storage.apiKeys, logger, `pas:${name}:`, (kind) => metrics.redisErrors.inc({ kind }));
+  }
   const app = createApp({
     // The production path: responses are written directly, and every one the
     // tests receive is checked against the contract by the client below.
@@ -81,6 +87,7 @@ export async function startTestApp(
     logRequests: true,
     ...shared?.appDependencies,
     ...options,
+    metrics,
     storage,
     logger,
   });
@@ -93,6 +100,7 @@ export async function startTestApp(
     auth: await issueKey(),
     databaseUrl,
     logs: () => logged,
+    metrics,
     issueKey,
     close: async () => {
       await shared?.close();

@@ -9,16 +9,19 @@ import { createPet } from '../../src/handlers/createPet';
 import { getPet } from '../../src/handlers/getPet';
 import { listPets } from '../../src/handlers/listPets';
 import { listStoreOrders } from '../../src/handlers/listStoreOrders';
+import { notImplementedHandler } from '../../src/http/stub';
+import { notImplemented } from '../../src/errors/api-error';
+import type { Caller } from '../../src/auth/caller';
 
 const pet = { id: 1, name: 'Rex', categoryId: 2, status: 'available' as const };
 
-// The real registry is complete and exact.
-export const complete = { createPet, getPet, listPets, listStoreOrders } satisfies HandlerRegistry;
-void handlers;
+// The real registry is complete and exact (spread, so an operation a designer adds does not break these tests).
+export const complete = { ...handlers, createPet, getPet, listPets, listStoreOrders } satisfies HandlerRegistry;
 
 // A missing handler is a compile error.
+const { getPet: _omitted, ...withoutGetPet } = complete;
 // @ts-expect-error getPet is missing
-export const missing = { createPet, listPets, listStoreOrders } satisfies HandlerRegistry;
+export const missing = withoutGetPet satisfies HandlerRegistry;
 
 // An extra handler (no such operation in the contract) is a compile error.
 export const extra = {
@@ -74,4 +77,33 @@ export const bodyDefaults: Handler<'createPet'> = async ({ body }) => {
   const category: string = body.categoryId;
   void category;
   return { status: 201, body: { ...body, id: 1, status } };
+};
+
+// "Not implemented yet" is a stub (the framework answers it), allowed for any operation,
+// whatever it declares: listPets declares no 501.
+export const stubbed = { ...complete, listPets: notImplementedHandler('listPets') } satisfies HandlerRegistry;
+
+// ...but a real handler still cannot answer 501 where the operation does not declare it.
+// @ts-expect-error getPet declares no 501 response
+export const handler501: Handler<'getPet'> = async () => ({ status: 501, body: notImplemented('getPet') });
+
+// Where 501 is declared, a handler may return it.
+export const declared501: Handler<'listStoreOrders'> = async () => ({ status: 501, body: notImplemented('listStoreOrders') });
+
+// A stub belongs to one operation: another operation's stub is a compile error...
+// @ts-expect-error the stub of getPet registered as listPets
+export const wrongStub = { ...complete, listPets: notImplementedHandler('getPet') } satisfies HandlerRegistry;
+
+// ...and only notImplementedHandler makes one (the brand is a private symbol).
+// @ts-expect-error a look-alike object is not a stub
+export const fakeStub = { ...complete, listPets: { operationId: 'listPets' as const } } satisfies HandlerRegistry;
+
+// @ts-expect-error no such operation
+notImplementedHandler('adoptPet');
+
+// An operation that requires a key gives its handler the caller.
+export const withCaller: Handler<'listPets'> = async (_request, { caller }) => {
+  const plan: Caller['plan'] = caller.plan;
+  void plan;
+  return { status: 200, body: [] };
 };

@@ -1,0 +1,13 @@
+/**
+ * `npm run api:diff -- [--base <git ref or file>] [--spec <file>] [--format text|json|markdown]`
+ *
+ * Compares openapi/openapi.yaml with the base (default: the newest release in
+ * openapi/releases) and prints every change with its class. Exit 1 when a
+ * change is breaking and info.version's major was not raised, 2 on bad input.
+ * The work is in scripts/lib/contract-diff/.
+ */
+import { emit } from './lib/contract-diff/command-io';
+import { runApiDiff } from './lib/contract-diff/api-diff-command';
+
+// npm runs scripts in the package root; INIT_CWD is where the user typed the command.
+emit(runApiDiff(process.argv.slice(2), process.env['INIT_CWD'] ?? process.cwd()));

@@ -1,0 +1,12 @@
+/**
+ * `npm run api:release [-- --spec <file>]`
+ *
+ * Records openapi/openapi.yaml as released: writes openapi/releases/<info.version>.yaml
+ * (commit it). Refuses an existing version, a version not above the last
+ * release, and an unannounced breaking change against the last release.
+ * The work is in scripts/lib/contract-diff/api-release-command.ts.
+ */
+import { emit } from './lib/contract-diff/command-io';
+import { runApiRelease } from './lib/contract-diff/api-release-command';
+
+emit(runApiRelease(process.argv.slice(2), process.env['INIT_CWD'] ?? process.cwd()));

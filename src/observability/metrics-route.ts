@@ -1,0 +1,35 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { RequestHandler } from 'express';
+import { ApiError } from '../errors/api-error';
+import type { Metrics } from './metrics';
+
+/** Who may read /metrics: bearers of a token, anyone (development), or nobody (the route does not exist). */
+export type MetricsAccess = { token: string } | 'open' | 'disabled';
+
+const digest = (value: string): Buffer => createHash('sha256').update(value).digest();
+
+const unauthorized = (message: string): ApiError =>
+  new ApiError(401, 'unauthorized', message, { 'WWW-Authenticate': 'Bearer realm="metrics"' });
+
+/**
+ * `GET /metrics`: the Prometheus text exposition. With a token, requires
+ * `Authorization: Bearer <token>`; the comparison is of SHA-256 digests with
+ * `timingSafeEqual`, so neither the token's content nor its length leaks
+ * through timing. Not rate limited: it lives outside the API's base path.
+ *
+ * @example app.get('/metrics', metricsRoute(metrics, { token: config.metricsToken }));
+ */
+export function metricsRoute(metrics: Metrics, access: Exclude<MetricsAccess, 'disabled'>): RequestHandler {
+  const expected = access === 'open' ? undefined : digest(access.token);
+  return async (req, res) => {
+    if (expected) {
+      const header = req.headers.authorization;
+      if (header === undefined) throw unauthorized('missing metrics token: send Authorization: Bearer <METRICS_TOKEN>');
+      const match = /^bearer +(\S+) *$/i.exec(header);
+      if (!match || !timingSafeEqual(digest(match[1]!), expected)) throw unauthorized('invalid metrics token');
+    }
+    const body = await metrics.render();
+    res.setHeader('Cache-Control', 'no-store');
+    res.type(metrics.contentType).send(body);
+  };
+}

@@ -1,0 +1,138 @@
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { Plan } from '../storage/storage';
+
+/** Seconds. The service answers in 1–50 ms; the tail buckets catch outages and slow queries. */
+export const REQUEST_DURATION_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1];
+/** Seconds. A query takes well under a millisecond on SQLite, a few on PostgreSQL. */
+export const QUERY_DURATION_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.1, 1];
+
+/** The rate-limit window that refused a request; `ban` while the key is banned. */
+export type RefusalWindow = 'minute' | 'day' | 'ip' | 'ban';
+/** A request without a valid key has no plan. */
+export type PlanLabel = Plan | 'none';
+
+export interface PoolStats {
+  total: number;
+  idle: number;
+  waiting: number;
+}
+
+/**
+ * The service's Prometheus metrics, in a registry of their own: `createApp`
+ * may run many times in one process (tests), and each app reports only its
+ * own traffic. Every label value comes from the contract or a fixed set, so
+ * the number of series is bounded whatever clients send.
+ */
+export interface Metrics {
+  readonly registry: Registry;
+  /** `operation` (operationId or a fixed name), `method` (fixed set), `status`. */
+  readonly requestDuration: Histogram<'operation' | 'method' | 'status'>;
+  readonly rateLimitRefusals: Counter<'plan' | 'window'>;
+  readonly rateLimitBans: Counter<'plan' | 'window'>;
+  readonly keyCacheLookups: Counter<'result'>;
+  /** `operation` is the repository method, e.g. `pets.list`; `backend` is `sqlite` or `postgres`. */
+  readonly dbQueryDuration: Histogram<'operation' | 'backend'>;
+  readonly redisErrors: Counter<'kind'>;
+  /** Reports a connection pool's size, idle and waiting counts at each scrape. */
+  watchPool(backend: string, stats: () => PoolStats): void;
+  /** The text exposition of this app's metrics and the process-wide ones. */
+  render(): Promise<string>;
+  readonly contentType: string;
+}
+
+let processRegistry: Registry | undefined;
+
+/**
+ * Process and Node metrics (CPU, RSS, heap, GC, event loop lag, handles) are
+ * about the process, not an app: collected once per process, in a registry
+ * shared by every app, so creating apps does not start more samplers.
+ */
+function processMetrics(): Registry {
+  if (!processRegistry) {
+    processRegistry = new Registry();
+    collectDefaultMetrics({ register: processRegistry });
+  }
+  return processRegistry;
+}
+
+/**
+ * Creates the metrics of one app instance (`pas_` prefix).
+ *
+ * @example
+ * const metrics = createMetrics();
+ * metrics.keyCacheLookups.inc({ result: 'hit' });
+ * const text = await metrics.render();
+ */
+export function createMetrics(): Metrics {
+  const registry = new Registry();
+  const registers = [registry];
+  const processWide = processMetrics();
+  const pools = new Map<string, () => PoolStats>();
+  const poolGauge = (name: string, help: string, read: (stats: PoolStats) => number): Gauge<'backend'> =>
+    new Gauge({
+      name,
+      help,
+      labelNames: ['backend'],
+      registers,
+      collect() {
+        for (const [backend, stats] of pools) this.set({ backend }, read(stats()));
+      },
+    });
+  poolGauge('pas_db_pool_connections', 'Connections open in the database pool.', (stats) => stats.total);
+  poolGauge('pas_db_pool_idle_connections', 'Open database connections not in use.', (stats) => stats.idle);
+  poolGauge('pas_db_pool_waiting_requests', 'Queries waiting for a database connection.', (stats) => stats.waiting);
+
+  const metrics: Metrics = {
+    registry,
+    requestDuration: new Histogram({
+      name: 'pas_http_request_duration_seconds',
+      help: 'Time from the request reaching the app to the response being handed to the socket.',
+      labelNames: ['operation', 'method', 'status'],
+      buckets: REQUEST_DURATION_BUCKETS,
+      registers,
+    }),
+    rateLimitRefusals: new Counter({
+      name: 'pas_rate_limit_refusals_total',
+      help: 'Requests refused with 429, by plan and by the window that refused them (ban: the key was banned).',
+      labelNames: ['plan', 'window'],
+      registers,
+    }),
+    rateLimitBans: new Counter({
+      name: 'pas_rate_limit_bans_total',
+      help: 'Keys banned for sending past their limit, by plan and exhausted window.',
+      labelNames: ['plan', 'window'],
+      registers,
+    }),
+    keyCacheLookups: new Counter({
+      name: 'pas_key_cache_lookups_total',
+      help: 'API key lookups answered from the in-process cache (hit) or the database (miss).',
+      labelNames: ['result'],
+      registers,
+    }),
+    dbQueryDuration: new Histogram({
+      name: 'pas_db_query_duration_seconds',
+      help: 'Duration of repository calls (one query each, waiting for a pooled connection included).',
+      labelNames: ['operation', 'backend'],
+      buckets: QUERY_DURATION_BUCKETS,
+      registers,
+    }),
+    redisErrors: new Counter({
+      name: 'pas_redis_errors_total',
+      help: 'Redis failures: connection errors and failed commands.',
+      labelNames: ['kind'],
+      registers,
+    }),
+    watchPool(backend, stats) {
+      pools.set(backend, stats);
+    },
+    async render() {
+      const [own, shared] = await Promise.all([registry.metrics(), processWide.metrics()]);
+      return own + shared;
+    },
+    contentType: registry.contentType,
+  };
+  // Known series start at 0, so rate() sees their first increment.
+  for (const result of ['hit', 'miss']) metrics.keyCacheLookups.inc({ result }, 0);
+  for (const kind of ['connection', 'command']) metrics.redisErrors.inc({ kind }, 0);
+  return metrics;
+}

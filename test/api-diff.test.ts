@@ -1,0 +1,665 @@
+/**
+ * The breaking-change gate (`npm run api:diff`) and the release record
+ * (`npm run api:release`). The table applies each edit to a temp copy of the
+ * contract and runs the command's own entry (`runApiDiff`, in-process, so the
+ * table stays fast); a few tests spawn the real CLI. Every row also says
+ * whether api-smart-diff alone (`--library-only`) gets it right, so the rows
+ * that need a project rule are the ones marked `wrong`, and a library upgrade
+ * that changes its answer shows up here.
+ */
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { parse, stringify } from 'yaml';
+import { runApiDiff } from '../scripts/lib/contract-diff/api-diff-command';
+import { runApiRelease } from '../scripts/lib/contract-diff/api-release-command';
+import { PROJECT_ROOT, tempDir } from './support/paths';
+
+type Doc = any; // a parsed OpenAPI document, mutated freely by the edits
+
+const CONTRACT_TEXT = readFileSync(path.join(PROJECT_ROOT, 'openapi', 'openapi.yaml'), 'utf8');
+const CONTRACT: Doc = parse(CONTRACT_TEXT);
+const contract = (): Doc => structuredClone(CONTRACT);
+
+interface EditCase {
+  name: string;
+  /** The edit a designer makes (on a copy of the contract, or of `base` when given). */
+  edit: (doc: Doc) => void;
+  /** Changes the base first, for edits that need a starting point the contract lacks. */
+  base?: (doc: Doc) => void;
+  exit: 0 | 1;
+  /** Lines that must be printed (prefixes: class, location, change). */
+  lines: string[];
+  /** Line prefixes that must not be printed. */
+  absent?: string[];
+  /** Does api-smart-diff 1.0.6 alone print the same lines and exit code? */
+  library: 'right' | 'wrong';
+}
+
+const pets = (doc: Doc) => doc.paths['/pets'];
+const limit = (doc: Doc) => pets(doc).get.parameters[0];
+const schemas = (doc: Doc) => doc.components.schemas;
+const BODY = 'paths./pets.post.requestBody.content.application/json.schema';
+const GET_PET_200 = 'paths./pets/{petId}.get.responses.200.content.application/json.schema';
+const LIST_200 = 'paths./pets.get.responses.200.content.application/json.schema';
+
+const TABLE: EditCase[] = [
+  // Breaking: removals
+  { name: 'removed operation', edit: (d) => delete pets(d).post, exit: 1, lines: ['BREAKING paths./pets.post: removed'], library: 'right' },
+  { name: 'removed path', edit: (d) => delete d.paths['/store/orders'], exit: 1, lines: ['BREAKING paths./store/orders.get: removed'], library: 'right' },
+  {
+    name: 'removed response status',
+    edit: (d) => delete d.paths['/pets/{petId}'].get.responses['404'],
+    exit: 1,
+    lines: ['BREAKING paths./pets/{petId}.get.responses.404: removed'],
+    library: 'right',
+  },
+  // Breaking: requests narrowed
+  {
+    name: 'new required request field',
+    edit: (d) => {
+      schemas(d).NewPet.properties.breed = { type: 'string' };
+      schemas(d).NewPet.required.push('breed');
+    },
+    exit: 1,
+    lines: [`BREAKING ${BODY}.required: added "breed"`],
+    library: 'right',
+  },
+  {
+    name: 'new required query parameter',
+    edit: (d) => pets(d).get.parameters.push({ name: 'sort', in: 'query', required: true, schema: { type: 'string' } }),
+    exit: 1,
+    lines: ['BREAKING paths./pets.get.parameters.sort: added'],
+    library: 'right',
+  },
+  {
+    name: 'optional parameter made required',
+    edit: (d) => (limit(d).required = true),
+    exit: 1,
+    lines: ['BREAKING paths./pets.get.parameters.limit.required: added true'],
+    library: 'right',
+  },
+  {
+    name: 'narrowed request type (number -> integer)',
+    base: (d) => (limit(d).schema.type = 'number'),
+    edit: (d) => (limit(d).schema.type = 'integer'),
+    exit: 1,
+    lines: ['BREAKING paths./pets.get.parameters.limit.schema.type: "number" → "integer" (requests that were valid are now refused)'],
+    library: 'wrong',
+  },
+  {
+    name: 'narrowed enum (request breaks, response does not)',
+    edit: (d) => (schemas(d).PetStatus.enum = ['available', 'pending']),
+    exit: 1,
+    lines: [
+      'BREAKING paths./pets.get.parameters.status.schema.enum: removed "sold"',
+      `BREAKING ${BODY}.properties.status.enum: removed "sold"`,
+      `NON-BREAKING ${GET_PET_200}.properties.status.enum: removed "sold"`,
+    ],
+    library: 'right',
+  },
+  {
+    name: 'lowered maximum on a request',
+    edit: (d) => (limit(d).schema.maximum = 50),
+    exit: 1,
+    lines: ['BREAKING paths./pets.get.parameters.limit.schema.maximum: 100 → 50 (requests that were valid are now refused)'],
+    library: 'right',
+  },
+  {
+    name: 'raised minimum on a request',
+    edit: (d) => (limit(d).schema.minimum = 5),
+    exit: 1,
+    lines: ['BREAKING paths./pets.get.parameters.limit.schema.minimum: 1 → 5'],
+    library: 'right',
+  },
+  {
+    name: 'lowered maxLength on a request',
+    edit: (d) => (schemas(d).NewPet.properties.name.maxLength = 100),
+    exit: 1,
+    lines: [`BREAKING ${BODY}.properties.name.maxLength: 200 → 100`],
+    library: 'right',
+  },
+  {
+    name: 'pattern added on a request',
+    edit: (d) => (schemas(d).NewPet.properties.name.pattern = '^[A-Z]'),
+    exit: 1,
+    lines: [`BREAKING ${BODY}.properties.name.pattern: added "^[A-Z]"`],
+    library: 'right',
+  },
+  {
+    name: 'field removed from a request object without additional properties',
+    edit: (d) => delete schemas(d).NewPet.properties.status,
+    exit: 1,
+    lines: [`BREAKING ${BODY}.properties.status: removed`],
+    library: 'wrong',
+  },
+  {
+    name: 'request object closed (additionalProperties: false added)',
+    base: (d) => delete schemas(d).NewPet.additionalProperties,
+    edit: (d) => (schemas(d).NewPet.additionalProperties = false),
+    exit: 1,
+    lines: [`BREAKING ${BODY}.additionalProperties: added false`],
+    library: 'wrong',
+  },
+  {
+    name: 'required request body added',
+    base: (d) => delete pets(d).post.requestBody,
+    edit: (d) => (pets(d).post.requestBody = { required: true, content: { 'application/json': { schema: { $ref: '#/components/schemas/NewPet' } } } }),
+    exit: 1,
+    lines: ['BREAKING paths./pets.post.requestBody: added'],
+    library: 'wrong',
+  },
+  // Breaking: responses widened or thinned
+  {
+    name: 'removed response field',
+    edit: (d) => {
+      delete schemas(d).Pet.properties.categoryId;
+      schemas(d).Pet.required = ['id', 'name', 'status'];
+    },
+    exit: 1,
+    lines: [`BREAKING ${GET_PET_200}.properties.categoryId: removed`, `BREAKING ${LIST_200}.items.required: removed "categoryId"`],
+    library: 'right',
+  },
+  {
+    name: 'response field made optional',
+    edit: (d) => (schemas(d).Pet.required = ['id', 'name', 'categoryId']),
+    exit: 1,
+    lines: [`BREAKING ${GET_PET_200}.required: removed "status"`],
+    library: 'right',
+  },
+  {
+    name: 'widened enum (response breaks, request does not)',
+    edit: (d) => schemas(d).PetStatus.enum.push('adopted'),
+    exit: 1,
+    lines: [
+      `BREAKING ${GET_PET_200}.properties.status.enum: added "adopted"`,
+      'NON-BREAKING paths./pets.get.parameters.status.schema.enum: added "adopted"',
+    ],
+    library: 'right',
+  },
+  {
+    name: 'new field in a response object without additional properties',
+    edit: (d) => (schemas(d).Pet.properties.breed = { type: 'string' }),
+    exit: 1,
+    lines: [`BREAKING ${GET_PET_200}.properties.breed: added`, `BREAKING ${LIST_200}.items.properties.breed: added`],
+    library: 'wrong',
+  },
+  {
+    name: 'widened response type (nullable)',
+    edit: (d) => (schemas(d).Pet.properties.name.type = ['string', 'null']),
+    exit: 1,
+    lines: [`BREAKING ${GET_PET_200}.properties.name.type: "string" → ["string","null"] (clients may now receive values they do not expect)`],
+    library: 'wrong',
+  },
+  {
+    name: 'changed response field type',
+    edit: (d) => (schemas(d).Pet.properties.name.type = 'integer'),
+    exit: 1,
+    lines: [`BREAKING ${GET_PET_200}.properties.name.type: "string" → "integer"`],
+    library: 'wrong',
+  },
+  {
+    name: 'lowered minimum on a response',
+    edit: (d) => (schemas(d).Error.properties.status.minimum = 100),
+    exit: 1,
+    lines: ['BREAKING paths./pets/{petId}.get.responses.404.content.application/json.schema.properties.status.minimum: 400 → 100'],
+    library: 'wrong',
+  },
+  {
+    name: 'changed $ref target with a different shape',
+    edit: (d) => (d.paths['/pets/{petId}'].get.responses['200'].content['application/json'].schema = { $ref: '#/components/schemas/Error' }),
+    exit: 1,
+    lines: [`BREAKING ${GET_PET_200}.properties.id: removed`],
+    library: 'right',
+  },
+  {
+    name: 'response object opened (additionalProperties: false removed)',
+    edit: (d) => delete schemas(d).Pet.additionalProperties,
+    exit: 1,
+    lines: [`BREAKING ${GET_PET_200}.additionalProperties: removed false`],
+    library: 'right',
+  },
+  // Breaking: security added
+  {
+    name: "security added (an operation's security: [] removed, so it inherits bearerAuth)",
+    base: (d) => (d.paths['/store/orders'].get.security = []),
+    edit: (d) => delete d.paths['/store/orders'].get.security,
+    exit: 1,
+    lines: ['BREAKING paths./store/orders.get.security: [] → [{"bearerAuth":[]}]'],
+    library: 'wrong',
+  },
+  {
+    name: 'security added (a second scheme required with the first)',
+    edit: (d) => {
+      d.components.securitySchemes.apiKey = { type: 'apiKey', in: 'header', name: 'X-Api-Key' };
+      d.security = [{ bearerAuth: [], apiKey: [] }];
+    },
+    exit: 1,
+    lines: ['BREAKING paths./pets.get.security: [{"bearerAuth":[]}] → [{"bearerAuth":[],"apiKey":[]}]', 'NON-BREAKING components.securitySchemes.apiKey: added'],
+    library: 'wrong',
+  },
+  // Non-breaking
+  {
+    name: 'new operation',
+    edit: (d) =>
+      (d.paths['/pets/{petId}'].delete = {
+        operationId: 'deletePet',
+        parameters: [{ name: 'petId', in: 'path', required: true, schema: { $ref: '#/components/schemas/Id' } }],
+        responses: { '204': { description: 'Deleted.' } },
+      }),
+    exit: 0,
+    lines: ['NON-BREAKING paths./pets/{petId}.delete: added (a new operation)'],
+    library: 'right',
+  },
+  {
+    name: 'new path',
+    edit: (d) => (d.paths['/categories'] = { get: { operationId: 'listCategories', responses: { '200': { description: 'The categories.' } } } }),
+    exit: 0,
+    lines: ['NON-BREAKING paths./categories.get: added'],
+    library: 'right',
+  },
+  {
+    name: 'new optional request field',
+    edit: (d) => (schemas(d).NewPet.properties.breed = { type: 'string' }),
+    exit: 0,
+    lines: [`NON-BREAKING ${BODY}.properties.breed: added`],
+    library: 'right',
+  },
+  {
+    name: 'new optional query parameter',
+    edit: (d) => pets(d).get.parameters.push({ name: 'sort', in: 'query', schema: { type: 'string' } }),
+    exit: 0,
+    lines: ['NON-BREAKING paths./pets.get.parameters.sort: added'],
+    library: 'right',
+  },
+  {
+    name: 'widened request bound',
+    edit: (d) => (limit(d).schema.maximum = 200),
+    exit: 0,
+    lines: ['NON-BREAKING paths./pets.get.parameters.limit.schema.maximum: 100 → 200 (requests that were valid stay valid)'],
+    library: 'right',
+  },
+  {
+    name: 'widened request type (integer -> number)',
+    edit: (d) => (limit(d).schema.type = 'number'),
+    exit: 0,
+    lines: ['NON-BREAKING paths./pets.get.parameters.limit.schema.type: "integer" → "number"'],
+    library: 'right',
+  },
+  {
+    name: 'new response field where the schema allowed any',
+    base: (d) => delete schemas(d).Pet.additionalProperties,
+    edit: (d) => (schemas(d).Pet.properties.breed = { type: 'string' }),
+    exit: 0,
+    lines: [`NON-BREAKING ${GET_PET_200}.properties.breed: added`],
+    library: 'right',
+  },
+  {
+    name: 'narrowed response bound',
+    base: (d) => (schemas(d).Pets.maxItems = 100),
+    edit: (d) => (schemas(d).Pets.maxItems = 10),
+    exit: 0,
+    lines: [`NON-BREAKING ${LIST_200}.maxItems: 100 → 10`],
+    library: 'right',
+  },
+  {
+    name: 'security removed (security: [] on one operation)',
+    edit: (d) => (d.paths['/store/orders'].get.security = []),
+    exit: 0,
+    lines: ['NON-BREAKING paths./store/orders.get.security: [{"bearerAuth":[]}] → []'],
+    library: 'wrong',
+  },
+  {
+    name: 'type written as a list of the same type',
+    edit: (d) => (limit(d).schema.type = ['integer']),
+    exit: 0,
+    lines: ['ANNOTATION paths./pets.get.parameters.limit.schema.type: "integer" → ["integer"] (the same types, written differently)'],
+    library: 'wrong',
+  },
+  {
+    name: 'new response status',
+    edit: (d) => (d.paths['/pets/{petId}'].get.responses['410'] = { $ref: '#/components/responses/NotFound' }),
+    exit: 0,
+    lines: ['NON-BREAKING paths./pets/{petId}.get.responses.410: added'],
+    library: 'right',
+  },
+  {
+    name: 'operation deprecated',
+    edit: (d) => (pets(d).post.deprecated = true),
+    exit: 0,
+    lines: ['NON-BREAKING paths./pets.post.deprecated: added true'],
+    library: 'right',
+  },
+  {
+    name: '$ref target changed to one of the same shape (nothing for clients)',
+    edit: (d) => {
+      schemas(d).Animal = structuredClone(schemas(d).Pet);
+      d.paths['/pets/{petId}'].get.responses['200'].content['application/json'].schema = { $ref: '#/components/schemas/Animal' };
+    },
+    exit: 0,
+    lines: [],
+    absent: ['BREAKING', 'NON-BREAKING', 'ANNOTATION'],
+    library: 'right',
+  },
+  // Annotations, and components reported once where they are used
+  {
+    name: 'description changed',
+    edit: (d) => (pets(d).get.description = 'Lists the animals.'),
+    exit: 0,
+    lines: ['ANNOTATION paths./pets.get.description: '],
+    library: 'right',
+  },
+  {
+    name: 'components description: reported where used, not under components/',
+    edit: (d) => (schemas(d).Id.description = 'An identifier.'),
+    exit: 0,
+    lines: ['ANNOTATION paths./pets/{petId}.get.parameters.petId.schema.description: ', `ANNOTATION ${GET_PET_200}.properties.id.description: `],
+    absent: ['ANNOTATION components.'],
+    library: 'right',
+  },
+  {
+    name: 'components bound: breaking on the requests that use it, once each, not under components/',
+    edit: (d) => (schemas(d).Id.minimum = 2),
+    exit: 1,
+    lines: [
+      'BREAKING paths./pets/{petId}.get.parameters.petId.schema.minimum: 1 → 2',
+      `BREAKING ${BODY}.properties.categoryId.minimum: 1 → 2`,
+      `NON-BREAKING ${GET_PET_200}.properties.id.minimum: 1 → 2`,
+    ],
+    absent: ['BREAKING components.', 'NON-BREAKING components.'],
+    library: 'right',
+  },
+  // The version gate
+  {
+    name: 'breaking change announced by a major bump',
+    edit: (d) => {
+      limit(d).schema.maximum = 50;
+      d.info.version = '2.0.0';
+    },
+    exit: 0,
+    lines: ['BREAKING paths./pets.get.parameters.limit.schema.maximum: 100 → 50', 'OK: 1 breaking change, announced by a major version bump (info.version 1.0.0 → 2.0.0)'],
+    library: 'right',
+  },
+  {
+    name: 'breaking change with only a minor bump',
+    edit: (d) => {
+      limit(d).schema.maximum = 50;
+      d.info.version = '1.1.0';
+    },
+    exit: 1,
+    lines: ['BREAKING paths./pets.get.parameters.limit.schema.maximum: 100 → 50', 'FAIL: 1 breaking change and info.version 1.0.0 → 1.1.0 does not raise the major: set info.version to 2.0.0'],
+    library: 'right',
+  },
+];
+
+/** Writes the base as the only release and the edited contract next to it; returns the contract's path. */
+function writeCase(testCase: EditCase): string {
+  const dir = tempDir();
+  const base = contract();
+  testCase.base?.(base);
+  const head = structuredClone(base);
+  testCase.edit(head);
+  mkdirSync(path.join(dir, 'releases'));
+  writeFileSync(path.join(dir, 'releases', `${base.info.version}.yaml`), stringify(base));
+  writeFileSync(path.join(dir, 'openapi.yaml'), stringify(head));
+  return path.join(dir, 'openapi.yaml');
+}
+
+const matches = (stdout: string, testCase: EditCase): boolean => {
+  const lines = stdout.split('\n');
+  return (
+    testCase.lines.every((expected) => lines.some((line) => line.startsWith(expected))) &&
+    (testCase.absent ?? []).every((prefix) => !lines.some((line) => line.startsWith(prefix)))
+  );
+};
+
+describe('api:diff classifies each edit (against the newest release next to the contract)', () => {
+  it('has at least 20 edits, breaking and not', () => {
+    expect(TABLE.length).toBeGreaterThanOrEqual(20);
+    expect(TABLE.filter((row) => row.exit === 1).length).toBeGreaterThanOrEqual(10);
+  });
+
+  it.each(TABLE.map((row) => [row.name, row] as const))('%s', (_name, testCase) => {
+    const spec = writeCase(testCase);
+    const outcome = runApiDiff(['--spec', spec], PROJECT_ROOT);
+    expect(outcome.stderr).toBe('');
+    for (const expected of testCase.lines) expect(outcome.stdout).toContain(`\n${expected}`);
+    for (const prefix of testCase.absent ?? []) expect(outcome.stdout).not.toContain(`\n${prefix}`);
+    expect(outcome.exitCode).toBe(testCase.exit);
+
+    // What api-smart-diff alone says: the rows marked 'wrong' are those a project rule fixes.
+    const library = runApiDiff(['--spec', spec, '--library-only'], PROJECT_ROOT);
+    const libraryRight = library.exitCode === testCase.exit && matches(library.stdout, testCase);
+    expect(libraryRight ? 'right' : 'wrong').toBe(testCase.library);
+  });
+});
+
+describe('api:diff output and errors', () => {
+  const breakingSpec = (): string =>
+    writeCase({ name: 'lowered maximum', edit: (d) => (limit(d).schema.maximum = 50), exit: 1, lines: [], library: 'right' });
+
+  it('--format json: every change with class, location, values and reason, and the verdict', () => {
+    const outcome = runApiDiff(['--spec', breakingSpec(), '--format', 'json'], PROJECT_ROOT);
+    expect(outcome.exitCode).toBe(1);
+    const result = JSON.parse(outcome.stdout);
+    expect(result.passed).toBe(false);
+    expect(result.base.version).toBe('1.0.0');
+    expect(result.gate).toMatchObject({ breaking: 1, majorBumped: false, passed: false });
+    expect(result.changes).toEqual([
+      {
+        class: 'breaking',
+        location: 'paths./pets.get.parameters.limit.schema.maximum',
+        action: 'replace',
+        before: 100,
+        after: 50,
+        reason: 'requests that were valid are now refused',
+        rule: 'bounds-by-direction',
+      },
+    ]);
+  });
+
+  it('--format markdown: the verdict, then a table a pull request can show', () => {
+    const outcome = runApiDiff(['--spec', breakingSpec(), '--format', 'markdown'], PROJECT_ROOT);
+    expect(outcome.exitCode).toBe(1);
+    expect(outcome.stdout).toMatch(/^### API contract: 1\.0\.0 against 1\.0\.0/);
+    expect(outcome.stdout).toContain('❌ **Failed**: 1 breaking change and info.version 1.0.0 → 1.0.0 does not raise the major');
+    expect(outcome.stdout).toContain('| Class | Location | Change | Why |');
+    expect(outcome.stdout).toContain('| BREAKING | `paths./pets.get.parameters.limit.schema.maximum` | 100 → 50 | requests that were valid are now refused |');
+  });
+
+  it('bad arguments and a base that cannot be read are one line on stderr and exit 2', () => {
+    const spec = breakingSpec();
+    const dir = path.dirname(spec);
+    writeFileSync(path.join(dir, 'broken.yaml'), 'openapi: [3.1\n  paths: {');
+    writeFileSync(path.join(dir, 'not-openapi.yaml'), 'hello: world\n');
+    const cases: Array<[string[], RegExp]> = [
+      [['--base', path.join(dir, 'missing.yaml')], /neither a file nor a git ref/],
+      [['--base', path.join(dir, 'broken.yaml')], /broken\.yaml is not valid YAML/],
+      [['--base', path.join(dir, 'not-openapi.yaml')], /not an OpenAPI document/],
+      [['--base', '--upload-pack=x'], /.+/],
+      [['--format', 'xml'], /--format must be one of text, json, markdown/],
+      [['--bogus'], /Unknown option/],
+    ];
+    for (const [args, message] of cases) {
+      const outcome = runApiDiff(['--spec', spec, ...args], PROJECT_ROOT);
+      expect({ args, exitCode: outcome.exitCode, stdout: outcome.stdout }).toEqual({ args, exitCode: 2, stdout: '' });
+      expect(outcome.stderr.split('\n')[0]).toMatch(message);
+    }
+  });
+
+  it('with no --base and no release recorded: exit 2, saying how to record one', () => {
+    const dir = tempDir();
+    writeFileSync(path.join(dir, 'openapi.yaml'), CONTRACT_TEXT);
+    const outcome = runApiDiff(['--spec', path.join(dir, 'openapi.yaml')], PROJECT_ROOT);
+    expect(outcome.exitCode).toBe(2);
+    expect(outcome.stderr).toMatch(/^api:diff: no release recorded in .*npm run api:release.*--base/);
+  });
+});
+
+describe('api:diff --base <git ref> (a temporary repository with the contract committed)', () => {
+  const git = (cwd: string, ...args: string[]) =>
+    spawnSync('git', ['-c', 'user.name=test', '-c', 'user.email=test@example.com', '-c', 'commit.gpgsign=false', ...args], { cwd, encoding: 'utf8' });
+
+  /** A repository whose HEAD has openapi/openapi.yaml = the contract; returns the working copy's path. */
+  function repository(): string {
+    const dir = tempDir();
+    mkdirSync(path.join(dir, 'openapi'));
+    writeFileSync(path.join(dir, 'openapi', 'openapi.yaml'), CONTRACT_TEXT);
+    expect(git(dir, 'init', '-q').status).toBe(0);
+    git(dir, 'add', '-A');
+    expect(git(dir, 'commit', '-qm', 'contract').status).toBe(0);
+    return path.join(dir, 'openapi', 'openapi.yaml');
+  }
+  const edit = (spec: string, change: (doc: Doc) => void): void => {
+    const doc = contract();
+    change(doc);
+    writeFileSync(spec, stringify(doc));
+  };
+
+  it('exit 1 on a breaking working-tree edit, 0 on an additive one, 0 on a breaking one with a major bump', () => {
+    const spec = repository();
+    expect(runApiDiff(['--spec', spec, '--base', 'HEAD'], PROJECT_ROOT)).toMatchObject({ exitCode: 0, stdout: expect.stringContaining('\nno changes\n') });
+
+    edit(spec, (d) => delete d.paths['/store/orders']);
+    const breaking = runApiDiff(['--spec', spec, '--base', 'HEAD'], PROJECT_ROOT);
+    expect(breaking.stdout).toContain('against HEAD:openapi/openapi.yaml (1.0.0)\nBREAKING paths./store/orders.get: removed (clients calling it now fail)\n');
+    expect(breaking.exitCode).toBe(1);
+
+    edit(spec, (d) => (schemas(d).NewPet.properties.breed = { type: 'string' }));
+    expect(runApiDiff(['--spec', spec, '--base', 'HEAD'], PROJECT_ROOT).exitCode).toBe(0);
+
+    edit(spec, (d) => {
+      delete d.paths['/store/orders'];
+      d.info.version = '2.0.0';
+    });
+    expect(runApiDiff(['--spec', spec, '--base', 'HEAD'], PROJECT_ROOT).exitCode).toBe(0);
+  });
+
+  it('a ref that does not have the contract, or does not exist: one line, exit 2', () => {
+    const spec = repository();
+    const dir = path.dirname(path.dirname(spec));
+    writeFileSync(path.join(dir, 'other.txt'), 'x');
+    git(dir, 'rm', '-q', 'openapi/openapi.yaml');
+    git(dir, 'add', '-A');
+    git(dir, 'commit', '-qm', 'contract removed');
+    mkdirSync(path.dirname(spec), { recursive: true });
+    writeFileSync(spec, CONTRACT_TEXT);
+    for (const ref of ['HEAD', 'v9.9.9']) {
+      const outcome = runApiDiff(['--spec', spec, '--base', ref], PROJECT_ROOT);
+      expect(outcome.exitCode).toBe(2);
+      expect(outcome.stderr).toMatch(new RegExp(`^api:diff: --base ${ref.replace(/\./g, '\\.')}: neither a file nor a git ref that has openapi/openapi.yaml \\(fatal: [^\\n]*\\)\\n$`));
+    }
+    expect(runApiDiff(['--spec', spec, '--base', 'HEAD~1'], PROJECT_ROOT).exitCode).toBe(0);
+  });
+});
+
+describe('the real CLI', () => {
+  const cli = (script: string, args: string[]) =>
+    spawnSync(process.execPath, ['--import', 'tsx', script, ...args], { cwd: PROJECT_ROOT, encoding: 'utf8', timeout: 30_000, env: { ...process.env, INIT_CWD: PROJECT_ROOT } });
+
+  it('--base HEAD on a clean tree: exit 0, no changes (with the contract edited, the edit is listed)', () => {
+    const result = cli('scripts/api-diff.ts', ['--base', 'HEAD']);
+    expect(result.stderr).toBe('');
+    const clean = spawnSync('git', ['diff', '--quiet', 'HEAD', '--', 'openapi/openapi.yaml'], { cwd: PROJECT_ROOT }).status === 0;
+    if (clean) {
+      expect(result.stdout).toMatch(/^api:diff openapi\/openapi.yaml \((.+)\) against HEAD:openapi\/openapi.yaml \(\1\)\nno changes\n$/);
+      expect(result.status).toBe(0);
+    } else {
+      expect(result.stdout).toMatch(/\n\d+ changes?: /); // a developer's uncommitted edit of the contract
+    }
+  });
+
+  it('no --base: compares with the newest release in openapi/releases, and the contract has no unannounced break', () => {
+    const result = cli('scripts/api-diff.ts', []);
+    expect(result.stdout).toMatch(/^api:diff openapi\/openapi.yaml \(.+\) against openapi\/releases\/[^ ]+\.yaml \(.+\)\n/);
+    expect(result.status).toBe(0);
+  });
+
+  it('a breaking edit: the verdict line and exit 1; an unknown ref: one line and exit 2', () => {
+    const spec = writeCase({ name: 'new required field', edit: (d) => schemas(d).NewPet.required.push('status'), exit: 1, lines: [], library: 'right' });
+    const breaking = cli('scripts/api-diff.ts', ['--spec', spec, '--base', path.join(path.dirname(spec), 'releases', '1.0.0.yaml')]);
+    expect(breaking.stdout).toContain(`\nBREAKING ${BODY}.required: added "status" (requests that were valid are now refused)\n`);
+    expect(breaking.status).toBe(1);
+
+    const unknown = cli('scripts/api-diff.ts', ['--base', 'no-such-ref-9f3a']);
+    expect(unknown.stderr).toMatch(/^api:diff: --base no-such-ref-9f3a: neither a file nor a git ref that has openapi\/openapi.yaml \(fatal: .*\)\n$/);
+    expect(unknown.status).toBe(2);
+  });
+});
+
+describe('api:release records the contract as openapi/releases/<version>.yaml', () => {
+  /** A contract copy with its own releases/ folder holding `released` versions of it. */
+  function project(released: string[]): { spec: string; releases: string } {
+    const dir = tempDir();
+    const releases = path.join(dir, 'releases');
+    mkdirSync(releases);
+    for (const version of released) {
+      const doc = contract();
+      doc.info.version = version;
+      writeFileSync(path.join(releases, `${version}.yaml`), stringify(doc));
+    }
+    return { spec: path.join(dir, 'openapi.yaml'), releases };
+  }
+  const write = (spec: string, edit: (doc: Doc) => void): void => {
+    const doc = contract();
+    edit(doc);
+    writeFileSync(spec, stringify(doc));
+  };
+
+  it('the repository records release 1.0.0', () => {
+    expect(parse(readFileSync(path.join(PROJECT_ROOT, 'openapi', 'releases', '1.0.0.yaml'), 'utf8')).info.version).toBe('1.0.0');
+  });
+
+  it('writes a byte-for-byte copy for a new version, and never overwrites one', () => {
+    const { spec, releases } = project(['1.0.0']);
+    write(spec, (d) => {
+      d.info.version = '1.1.0';
+      schemas(d).NewPet.properties.breed = { type: 'string' };
+    });
+    const first = runApiRelease(['--spec', spec], PROJECT_ROOT);
+    expect(first).toMatchObject({ exitCode: 0, stderr: '' });
+    expect(first.stdout).toContain('Released 1.1.0');
+    expect(readFileSync(path.join(releases, '1.1.0.yaml'), 'utf8')).toBe(readFileSync(spec, 'utf8'));
+
+    const again = runApiRelease(['--spec', spec], PROJECT_ROOT);
+    expect(again.exitCode).toBe(1);
+    expect(again.stderr).toBe(`api:release: 1.1.0 is already released (${path.join(releases, '1.1.0.yaml')}); raise info.version first\n`);
+  });
+
+  it('refuses a breaking change without a major bump, and accepts it with one', () => {
+    const { spec, releases } = project(['1.0.0']);
+    write(spec, (d) => {
+      d.info.version = '1.1.0';
+      limit(d).schema.maximum = 50;
+    });
+    const refused = runApiRelease(['--spec', spec], PROJECT_ROOT);
+    expect(refused.exitCode).toBe(1);
+    expect(refused.stderr).toMatch(/^api:release: 1 breaking change and info.version 1.0.0 → 1.1.0 does not raise the major/);
+    expect(refused.stdout).toContain('BREAKING paths./pets.get.parameters.limit.schema.maximum: 100 → 50');
+    expect(existsSync(path.join(releases, '1.1.0.yaml'))).toBe(false);
+
+    write(spec, (d) => {
+      d.info.version = '2.0.0';
+      limit(d).schema.maximum = 50;
+    });
+    expect(runApiRelease(['--spec', spec], PROJECT_ROOT).exitCode).toBe(0);
+    expect(existsSync(path.join(releases, '2.0.0.yaml'))).toBe(true);
+  });
+
+  it('refuses a version below the last release, and a version that is not semver', () => {
+    const { spec } = project(['1.0.0', '1.2.0']);
+    write(spec, (d) => (d.info.version = '1.1.0'));
+    expect(runApiRelease(['--spec', spec], PROJECT_ROOT)).toMatchObject({ exitCode: 1, stderr: 'api:release: info.version 1.1.0 is not above the last release 1.2.0\n' });
+    write(spec, (d) => (d.info.version = 'v2'));
+    expect(runApiRelease(['--spec', spec], PROJECT_ROOT)).toMatchObject({ exitCode: 2, stderr: 'api:release: info.version "v2" is not a semver version (MAJOR.MINOR.PATCH)\n' });
+  });
+
+  it('api:diff with no --base picks the newest release by semver (1.10.0 after 1.9.0), not by name', () => {
+    const { spec, releases } = project(['1.0.0', '1.9.0', '1.10.0']);
+    writeFileSync(path.join(releases, 'notes.txt'), 'not a release');
+    write(spec, (d) => (d.info.version = '1.10.0'));
+    const outcome = runApiDiff(['--spec', spec], PROJECT_ROOT);
+    expect(outcome.stdout).toContain(`against ${path.join(releases, '1.10.0.yaml')} (1.10.0)\nno changes`);
+    expect(outcome.exitCode).toBe(0);
+  });
+});

@@ -1,0 +1,210 @@
+import { Writable } from 'node:stream';
+import type { Request, Response } from 'express';
+import type request from 'supertest';
+import { apiClient, startTestApp, type TestApp } from './support/test-app';
+import { createApp } from '../src/app';
+import { createLogger } from '../src/logger';
+import { handlers } from '../src/handlers';
+import type { Handler } from '../src/http/handler';
+import type { Storage } from '../src/storage/storage';
+import { requestIds } from '../src/observability/request-id';
+
+let t: TestApp;
+afterEach(() => t.close());
+
+const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+const lines = (logs: string): Array<Record<string, any>> =>
+  logs
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => JSON.parse(line) as Record<string, any>);
+const accessLines = (logs: string) => lines(logs).filter((line) => line.msg === 'request');
+
+const down = () => Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' });
+
+describe('X-Request-Id', () => {
+  it('is on every kind of response, generated (UUID v4) and unique when the client sends none', async () => {
+    t = await startTestApp({ rateLimits: { ipPerMinute: 1 } });
+    const broken: Handler<'listPets'> = async () => {
+      throw new Error('bug');
+    };
+    const brokenApi = apiClient(createApp({ storage: t.storage, logger: createLogger('silent'), validateResponses: false, handlers: { ...handlers, listPets: broken } }));
+    const databaseDown: Storage = { ...t.storage, pets: { list: () => Promise.reject(down()), create: () => Promise.reject(down()), get: () => Promise.reject(down()) } };
+    const downApi = apiClient(createApp({ storage: databaseDown, logger: createLogger('silent'), validateResponses: false }));
+    const { api, auth } = t;
+    const responses: Array<[number, request.Response]> = [
+      [200, await api.get('/v1/pets').set('Authorization', auth)],
+      [201, await api.post('/v1/pets').set('Authorization', auth).send({ name: 'Rex', categoryId: 1 })],
+      [400, await api.get('/v1/pets?limit=1000').set('Authorization', auth)],
+      [404, await api.get('/v1/pets/999').set('Authorization', auth)],
+      [404, await api.get('/v1/kittens').set('Authorization', auth)],
+      [404, await api.get('/nowhere')],
+      [405, await api.delete('/v1/pets').set('Authorization', auth)],
+      [413, await api.post('/v1/pets').set('Authorization', auth).set('Content-Type', 'application/json').send(JSON.stringify({ name: 'x'.repeat(1_100_000) }))],
+      [415, await api.post('/v1/pets').set('Authorization', auth).set('Content-Type', 'text/plain').send('Rex')],
+      [501, await api.get('/v1/store/orders').set('Authorization', auth)],
+      [401, await api.get('/v1/pets')],
+      [429, await api.get('/v1/pets')],
+      [500, await brokenApi.get('/v1/pets').set('Authorization', auth)],
+      [503, await downApi.get('/v1/pets').set('Authorization', auth)],
+      [200, await api.get('/healthz')],
+      [200, await api.get('/readyz')],
+      [200, await api.get('/openapi.json')],
+      [200, await api.get('/docs/')],
+      [200, await api.get('/metrics')],
+    ];
+    const ids = new Set<string>();
+    for (const [status, res] of responses) {
+      expect([status, res.status]).toEqual([status, status]);
+      expect([status, res.headers['x-request-id']]).toEqual([status, expect.stringMatching(UUID_V4)]);
+      ids.add(res.headers['x-request-id']!);
+    }
+    expect(ids.size).toBe(responses.length);
+  });
+
+  it('reuses a safe incoming id (1 to 128 printable ASCII characters)', async () => {
+    t = await startTestApp();
+    for (const id of ['abc-123', 'req_01HZX!~{}[]:;"\'<>?/\\|', 'x'.repeat(128)]) {
+      const res = await t.api.get('/v1/pets').set('Authorization', t.auth).set('X-Request-Id', id).expect(200);
+      expect(res.headers['x-request-id']).toBe(id);
+    }
+    const refused = await t.api.get('/v1/pets').set('X-Request-Id', 'from-client').expect(401);
+    expect(refused.headers['x-request-id']).toBe('from-client');
+  });
+
+  it('replaces an unsafe one: too long, spaces, tabs, non-ASCII, empty', async () => {
+    t = await startTestApp();
+    for (const id of ['x'.repeat(129), 'two words', 'tab\there', 'caf\u00e9', '\u00ff\u00fe', '']) {
+      const res = await t.api.get('/v1/pets').set('Authorization', t.auth).set('X-Request-Id', id).expect(200);
+      expect(res.headers['x-request-id']).toMatch(UUID_V4);
+    }
+  });
+
+  it('replaces control characters and DEL (which an HTTP client library would not even send)', () => {
+    for (const id of ['a\x01b', 'a\x7fb', 'a\x00', 'line\nbreak']) {
+      const headers = new Map<string, string>();
+      const req = { headers: { 'x-request-id': id } } as unknown as Request;
+      const res = { setHeader: (name: string, value: string) => headers.set(name, value) } as unknown as Response;
+      requestIds()(req, res, () => undefined);
+      expect(req.id).toMatch(UUID_V4);
+      expect(headers.get('X-Request-Id')).toBe(req.id);
+    }
+  });
+});
+
+describe('access log', () => {
+  it('one line per request: id, method, operation, status, duration, size, key id and plan, client IP; never the key', async () => {
+    t = await startTestApp();
+    const ok = await t.api.get('/v1/pets?limit=5').set('Authorization', t.auth).set('X-Request-Id', 'trace-me-1').expect(200);
+    const [keyRecord] = await t.storage.apiKeys.list();
+    const logged = accessLines(t.logs());
+    expect(logged).toHaveLength(1);
+    expect(logged[0]).toEqual({
+      level: 30,
+      time: expect.any(Number),
+      pid: expect.any(Number),
+      hostname: expect.any(String),
+      msg: 'request',
+      requestId: 'trace-me-1',
+      method: 'GET',
+      path: '/v1/pets',
+      operation: 'listPets',
+      status: 200,
+      durationMs: expect.any(Number),
+      responseBytes: Number(ok.headers['content-length']),
+      keyId: keyRecord!.id,
+      plan: 'free',
+      ip: expect.stringMatching(/127\.0\.0\.1$/),
+    });
+    expect(logged[0]!.durationMs).toBeGreaterThan(0);
+    // A long path is cut.
+    await t.api.get(`/${'a'.repeat(5000)}?q=secret-search`).expect(404);
+    const long = accessLines(t.logs())[1]!;
+    expect(long.path).toBe(`/${'a'.repeat(255)}…`);
+    expect(t.logs()).not.toContain('secret-search');
+    expect(logged[0]!.durationMs).toBeLessThan(10_000);
+  });
+
+  it('a failed auth logs its line without the key, the Authorization header or the body', async () => {
+    t = await startTestApp();
+    const secret = 'pas_' + 'S'.repeat(43);
+    const res = await t.api.post('/v1/pets').set('Authorization', `Bearer ${secret}`).send({ name: 'SecretPetName', categoryId: 1 }).expect(401);
+    const logs = t.logs();
+    expect(logs).not.toContain(secret);
+    expect(logs).not.toMatch(/authorization/i);
+    expect(logs).not.toContain('SecretPetName');
+    const [line] = accessLines(logs);
+    expect(line).toMatchObject({ requestId: res.headers['x-request-id'], method: 'POST', operation: 'createPet', status: 401 });
+    expect(line!.keyId).toBeUndefined();
+    expect(line!.plan).toBeUndefined();
+  });
+
+  it('logs the client IP as resolved by TRUST_PROXY', async () => {
+    t = await startTestApp({ trustProxy: true });
+    await t.api.get('/healthz').set('X-Forwarded-For', '203.0.113.9').expect(200);
+    const untrusted = await startTestApp({ trustProxy: false });
+    await untrusted.api.get('/healthz').set('X-Forwarded-For', '203.0.113.9').expect(200);
+    expect(accessLines(t.logs())[0]).toMatchObject({ operation: 'healthz', ip: '203.0.113.9' });
+    expect(accessLines(untrusted.logs())[0]!.ip).not.toBe('203.0.113.9');
+    await untrusted.close();
+  });
+
+  it('LOG_LEVEL=warn turns it off; errors are still logged', async () => {
+    t = await startTestApp();
+    let logged = '';
+    const sink = new Writable({
+      write(chunk, _encoding, done) {
+        logged += chunk.toString();
+        done();
+      },
+    });
+    const broken: Handler<'getPet'> = async () => {
+      throw new Error('getPet bug');
+    };
+    const api = apiClient(
+      createApp({ storage: t.storage, logger: createLogger('warn', sink), validateResponses: false, logRequests: true, handlers: { ...handlers, getPet: broken } }),
+    );
+    await api.get('/v1/pets').set('Authorization', t.auth).expect(200);
+    await api.get('/v1/pets/1').set('Authorization', t.auth).expect(500);
+    expect(accessLines(logged)).toEqual([]);
+    expect(lines(logged)).toHaveLength(1);
+    expect(lines(logged)[0]).toMatchObject({ level: 50, operation: 'getPet' });
+  });
+});
+
+describe('errors', () => {
+  it('a failure is logged once, with the request id, the operation and the stack; the access line has the same id', async () => {
+    const broken: Handler<'getPet'> = async () => {
+      throw new Error('secret internal detail');
+    };
+    t = await startTestApp({ handlers: { ...handlers, getPet: broken } });
+    const res = await t.api.get('/v1/pets/7').set('Authorization', t.auth).set('X-Request-Id', 'incident-42').expect(500);
+    expect(res.headers['x-request-id']).toBe('incident-42');
+    // Lines about this request (on a loaded machine, Redis may log about itself too).
+    const errors = lines(t.logs()).filter((line) => line.level >= 40 && line.requestId !== undefined);
+    expect(errors).toHaveLength(1);
+    expect(errors[0]).toMatchObject({
+      level: 50,
+      requestId: 'incident-42',
+      operation: 'getPet',
+      method: 'GET',
+      err: { type: 'Error', message: 'secret internal detail', stack: expect.stringContaining('\n    at ') },
+    });
+    expect(accessLines(t.logs())).toEqual([expect.objectContaining({ requestId: 'incident-42', status: 500, operation: 'getPet' })]);
+  });
+
+  it('a failed readiness check is logged with the request id', async () => {
+    t = await startTestApp();
+    let logged = '';
+    const sink = new Writable({
+      write(chunk, _encoding, done) {
+        logged += chunk.toString();
+        done();
+      },
+    });
+    const storage: Storage = { ...t.storage, ping: () => Promise.reject(down()) };
+    const api = apiClient(createApp({ storage, logger: createLogger('info', sink), validateResponses: false }));
+    await api.get('/readyz').set('X-Request-Id', 'ready-1').expect(503);
+    expect(lines(logged)).toEqual([expect.objectContaining({ level: 40, requestId: 'ready-1', check: 'database', msg: 'readiness check failed' })]);
+  });
+});

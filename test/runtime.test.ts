@@ -1,0 +1,114 @@
+/**
+ * The runtime the project pins (devDependencies.node, Node 24 LTS) is the one
+ * that runs it, an unsupported Node gets one line instead of a crash, and the
+ * crash class that made the project abort on Node 24 with better-sqlite3 <= 12
+ * (a statement finalized by an idle-time GC) stays fixed.
+ */
+import { execFileSync, spawnSync } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { minimumVersion, unsupportedRuntime } from '../src/check-runtime';
+import { runKeysCli, startServer } from './support/processes';
+import { PROJECT_ROOT, tempDir } from './support/paths';
+
+const manifest = JSON.parse(readFileSync(path.join(PROJECT_ROOT, 'package.json'), 'utf8')) as {
+  engines: { node: string };
+  devDependencies: Record<string, string>;
+};
+const PINNED = manifest.devDependencies['node']!;
+const ENGINES = manifest.engines.node;
+
+describe('the pinned runtime', () => {
+  it('runs the tests: jest and its workers are on the Node of devDependencies.node', () => {
+    expect(process.versions.node).toBe(PINNED);
+    expect(unsupportedRuntime(PINNED, ENGINES)).toBeUndefined();
+  });
+
+  it('engines.node is ">=22.12": Node 22 and 24 LTS are supported, Node 20 and older 22s are not', () => {
+    expect(minimumVersion(ENGINES)).toEqual([22, 12, 0]);
+    for (const supported of ['22.12.0', '22.23.3', '24.0.0', 'v24.21.0', '25.1.0']) {
+      expect(unsupportedRuntime(supported, ENGINES)).toBeUndefined();
+    }
+    for (const refused of ['20.20.2', 'v22.11.9', '18.0.0']) {
+      expect(unsupportedRuntime(refused, ENGINES)).toMatch(/^pet-adoption-api needs Node\.js >=22\.12\.0 .*, but this is Node\.js v\S+ /);
+    }
+    expect(() => minimumVersion('^22 || ^24')).toThrow(/engines.node must be/);
+  });
+
+  it('the server and the keys CLI spawned by the tests run on it too', async () => {
+    const env = { DATABASE_URL: `sqlite:${path.join(tempDir(), 'pets.db')}`, NODE_ENV: 'production' };
+    const server = await startServer(env);
+    expect(server.output()).toContain(`"node":"v${PINNED}"`);
+    expect(await server.stop()).toBe(0);
+    expect(runKeysCli(['list'], env).status).toBe(0);
+  });
+});
+
+/** A Node on PATH outside node_modules/.bin that the project does not support (the system's Node 20 here), if any. */
+function olderSystemNode(): string | undefined {
+  for (const dir of (process.env['PATH'] ?? '').split(path.delimiter)) {
+    const candidate = path.join(dir, 'node');
+    if (!dir || dir.includes('node_modules') || !existsSync(candidate)) continue;
+    const version = spawnSync(candidate, ['-p', 'process.versions.node'], { encoding: 'utf8' }).stdout?.trim();
+    if (version && unsupportedRuntime(version, ENGINES)) return candidate;
+  }
+  return undefined;
+}
+
+const oldNode = olderSystemNode();
+if (!oldNode) console.warn('*** SKIPPED: no unsupported Node (e.g. a system Node 20) on PATH to check the one-line refusal with.');
+
+(oldNode ? it : it.skip)('an unsupported Node gets one line and exit code 1 from the server and the keys CLI, not a crash', () => {
+  const tsx = pathToFileURL(path.join(PROJECT_ROOT, 'node_modules/tsx/dist/loader.mjs')).href;
+  for (const entry of ['src/server.ts', 'scripts/keys.ts']) {
+    const result = spawnSync(oldNode!, ['--import', tsx, path.join(PROJECT_ROOT, entry), 'list'], {
+      cwd: tempDir(),
+      encoding: 'utf8',
+      timeout: 20_000,
+    });
+    expect(result.status).toBe(1);
+    expect(result.stdout).toBe('');
+    expect(result.stderr.trim().split('\n')).toEqual([expect.stringMatching(/^pet-adoption-api needs Node\.js >=22\.12\.0/)]);
+  }
+});
+
+/**
+ * Node 24.19+ aborted (SIGABRT in Statement::~Statement) when better-sqlite3
+ * <= 12 statements were garbage-collected outside a JS context: at idle, or
+ * while a later start ran on the same database. Each cycle: start, traffic
+ * that drops prepared statements (migrations, key lookups, creates, lists),
+ * idle with a GC every 500 ms (`--expose-gc`), then SIGTERM. The server must
+ * never die on its own and must exit 0 each time.
+ */
+it('five start → traffic → idle with GC → SIGTERM cycles on one database never abort', async () => {
+  const env = { DATABASE_URL: `sqlite:${path.join(tempDir(), 'pets.db')}`, NODE_ENV: 'production', LOG_LEVEL: 'warn' };
+  const idleMs = Number(process.env['IDLE_GC_MS'] ?? 6000);
+  const gcWhileIdle = path.join(__dirname, 'support', 'gc-while-idle.cjs');
+  let key = '';
+  for (let cycle = 1; cycle <= 5; cycle++) {
+    // The keys CLI opens the same file between server runs, as an operator would.
+    if (cycle % 2 === 1) key = runKeysCli(['create', '--plan', 'enterprise', '--rpm', '100000', '--rpd', '1000000'], env).stdout.trim();
+    const server = await startServer({ ...env, LOG_LEVEL: 'info' }, { nodeArgs: ['--expose-gc', '--require', gcWhileIdle] });
+    const headers = { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' };
+    try {
+      for (let i = 1; i <= 40; i++) {
+        const created = await fetch(`${server.url}/v1/pets`, { method: 'POST', headers, body: JSON.stringify({ name: `cycle ${cycle}`, categoryId: i }) });
+        expect(created.status).toBe(201);
+        const { id } = (await created.json()) as { id: number };
+        expect((await fetch(`${server.url}/v1/pets/${id}`, { headers })).status).toBe(200);
+        expect((await fetch(`${server.url}/v1/pets?limit=${i}&status=available`, { headers })).status).toBe(200);
+        expect((await fetch(`${server.url}/v1/pets?limit=0`, { headers })).status).toBe(400);
+      }
+      await new Promise((resolve) => setTimeout(resolve, idleMs));
+      expect({ cycle, exitCode: server.child.exitCode, signal: server.child.signalCode }).toEqual({ cycle, exitCode: null, signal: null });
+    } finally {
+      const code = await server.stop('SIGTERM');
+      expect({ cycle, code }).toEqual({ cycle, code: 0 });
+    }
+  }
+  const stored = execFileSync(process.execPath, ['-e', `
+    const db = new (require('better-sqlite3'))(${JSON.stringify(env.DATABASE_URL.slice('sqlite:'.length))}, { readonly: true });
+    console.log(db.prepare('select count(*) as n from pets').get().n);`], { cwd: PROJECT_ROOT, encoding: 'utf8' });
+  expect(Number(stored)).toBe(5 * 40);
+}, 180_000);

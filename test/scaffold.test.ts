@@ -1,0 +1,257 @@
+/**
+ * The designer's loop on a copy of the project, with the real scripts: for
+ * each operation shape, add it to the copy's YAML -> `npm run generate` ->
+ * `npm run typecheck` fails naming the missing handler -> `npm run scaffold`.
+ * Then, with every shape added: `typecheck` and `check:generated` pass, the
+ * copy's server answers each stub 501 `not_implemented` (after auth and
+ * request validation: 401 without a key, 400 on a bad request), and under
+ * MOCK_RESPONSES=true a schema-valid example.
+ *
+ * One copy for all shapes keeps the suite to one `tsc` run per shape plus one.
+ */
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { parse, stringify } from 'yaml';
+import { copyProject, runNpm } from './support/project-copy';
+import { startServer, type RunningServer } from './support/processes';
+import { schemaValidator, escapePointer } from '../src/spec/schema-validator';
+import type { OpenApiDocument } from '../src/spec/load-spec';
+
+jest.setTimeout(240_000);
+
+const errorResponse = { $ref: '#/components/responses/Error' };
+const json = (schema: object, extra: object = {}) => ({ content: { 'application/json': { schema, ...extra } } });
+const shelter = { type: 'object', additionalProperties: false, required: ['name'], properties: { name: { type: 'string', minLength: 1 } } };
+const petId = { name: 'petId', in: 'path', required: true, schema: { $ref: '#/components/schemas/Id' } };
+
+interface Shape {
+  what: string;
+  operationId: string;
+  method: 'get' | 'post' | 'put' | 'patch' | 'delete';
+  path: string;
+  operation: Record<string, unknown>;
+  /** A request the contract accepts: [url under /v1, body]. */
+  valid: [string, unknown?];
+  /** A request it refuses with 400. */
+  bad: [string, unknown?];
+  /** Under mock mode, the status answered for `valid`. */
+  mockStatus: number;
+  public?: boolean;
+}
+
+const SHAPES: Shape[] = [
+  {
+    what: 'only a 2xx with a body',
+    operationId: 'listShelters',
+    method: 'get',
+    path: '/shelters',
+    operation: { responses: { '200': { description: 'Shelters.', ...json({ type: 'array', items: shelter }) } } },
+    valid: ['/shelters'],
+    bad: ['/shelters?unknown=1'],
+    mockStatus: 200,
+  },
+  {
+    what: 'a 204 with no body',
+    operationId: 'deletePetPhoto',
+    method: 'delete',
+    path: '/pets/{petId}/photo',
+    operation: { parameters: [petId], responses: { '204': { description: 'Deleted.' }, '401': { $ref: '#/components/responses/Unauthorized' } } },
+    valid: ['/pets/1/photo'],
+    bad: ['/pets/abc/photo'],
+    mockStatus: 204,
+  },
+  {
+    what: 'a POST with its own request schema (and its own example)',
+    operationId: 'createAdoption',
+    method: 'post',
+    path: '/adoptions',
+    operation: {
+      requestBody: {
+        required: true,
+        ...json({ type: 'object', additionalProperties: false, required: ['petId', 'adopter'], properties: { petId: { $ref: '#/components/schemas/Id' }, adopter: { type: 'string', minLength: 1 } } }),
+      },
+      responses: {
+        '201': {
+          description: 'Adoption recorded.',
+          ...json(
+            { type: 'object', required: ['id', 'petId'], properties: { id: { type: 'integer' }, petId: { type: 'integer' } } },
+            { example: { id: 7, petId: 3 } },
+          ),
+        },
+      },
+    },
+    valid: ['/adoptions', { petId: 3, adopter: 'Ada' }],
+    bad: ['/adoptions', { petId: 3 }],
+    mockStatus: 201,
+  },
+  {
+    what: 'a PATCH with its own request schema',
+    operationId: 'updatePetNotes',
+    method: 'patch',
+    path: '/pets/{petId}/notes',
+    operation: {
+      parameters: [petId],
+      requestBody: { required: true, ...json({ type: 'object', additionalProperties: false, properties: { notes: { type: 'string', maxLength: 500 } } }) },
+      responses: { '200': { description: 'Updated notes.', ...json({ type: 'object', required: ['notes'], properties: { notes: { type: 'string' } } }) } },
+    },
+    valid: ['/pets/1/notes', { notes: 'likes walks' }],
+    bad: ['/pets/1/notes', { notes: 42 }],
+    mockStatus: 200,
+  },
+  {
+    what: 'path and query parameters',
+    operationId: 'listShelterPets',
+    method: 'get',
+    path: '/shelters/{shelterId}/pets',
+    operation: {
+      parameters: [
+        { name: 'shelterId', in: 'path', required: true, schema: { type: 'integer', minimum: 1 } },
+        { name: 'limit', in: 'query', schema: { type: 'integer', minimum: 1, maximum: 50, default: 10 } },
+        { name: 'sort', in: 'query', schema: { type: 'string', enum: ['name', 'id'] } },
+      ],
+      responses: { '200': { description: 'Pets of a shelter.', ...json({ $ref: '#/components/schemas/Pets' }) }, '400': { $ref: '#/components/responses/BadRequest' } },
+    },
+    valid: ['/shelters/4/pets?limit=5&sort=name'],
+    bad: ['/shelters/4/pets?limit=0'],
+    mockStatus: 200,
+  },
+  {
+    what: 'security: [] (no key)',
+    operationId: 'getStatus',
+    method: 'get',
+    path: '/status',
+    operation: { security: [], responses: { '200': { description: 'Service status.', ...json({ type: 'object', required: ['status'], properties: { status: { const: 'ok' } } }) } } },
+    valid: ['/status'],
+    bad: ['/status?verbose=1'],
+    mockStatus: 200,
+    public: true,
+  },
+  {
+    what: 'several success statuses',
+    operationId: 'putFavorite',
+    method: 'put',
+    path: '/favorites/{petId}',
+    operation: {
+      parameters: [petId],
+      responses: {
+        '201': { description: 'Favorite created.', ...json({ $ref: '#/components/schemas/Pet' }) },
+        '200': { description: 'Already a favorite.', ...json({ $ref: '#/components/schemas/Pet' }) },
+      },
+    },
+    valid: ['/favorites/2'],
+    bad: ['/favorites/0'],
+    mockStatus: 200,
+  },
+  {
+    what: 'a default response only',
+    operationId: 'listReports',
+    method: 'get',
+    path: '/reports',
+    operation: { responses: { default: errorResponse } },
+    valid: ['/reports'],
+    bad: ['/reports?unknown=1'],
+    mockStatus: 501, // nothing to mock: no 2xx is declared
+  },
+];
+
+let root: string;
+let spec: OpenApiDocument;
+
+beforeAll(() => {
+  root = copyProject();
+});
+
+/**
+ * Shapes are added four at a time (tsc names at most four missing properties
+ * in one message; `tsc` is the slow step): each batch goes generate ->
+ * failing typecheck naming each of its operations -> scaffold.
+ */
+const BATCHES = [SHAPES.slice(0, 4), SHAPES.slice(4)];
+
+describe.each(BATCHES.map((batch) => [batch.map((shape) => shape.what).join(', '), batch] as const))('new operations with %s', (_what, batch) => {
+  it('generate -> typecheck fails naming each missing handler -> scaffold creates their stubs', () => {
+    const specFile = path.join(root, 'openapi/openapi.yaml');
+    const document = parse(readFileSync(specFile, 'utf8')) as OpenApiDocument;
+    for (const shape of batch) {
+      document.paths[shape.path] = { ...document.paths[shape.path], [shape.method]: { operationId: shape.operationId, summary: shape.what, ...shape.operation } };
+    }
+    writeFileSync(specFile, stringify(document));
+
+    expect(runNpm(root, 'generate')).toMatchObject({ status: 0 });
+    const failing = runNpm(root, 'typecheck');
+    expect(failing.status).not.toBe(0);
+    expect(failing.output).toContain('src/handlers/index.ts');
+    for (const shape of batch) expect(failing.output).toMatch(new RegExp(`missing the following properties[^\\n]*\\b${shape.operationId}\\b`));
+
+    expect(runNpm(root, 'scaffold')).toMatchObject({ status: 0 });
+    for (const shape of batch) expect(existsSync(path.join(root, `src/handlers/${shape.operationId}.ts`))).toBe(true);
+  });
+});
+
+describe('with every shape scaffolded', () => {
+  let server: RunningServer | undefined;
+  let key: string;
+  const databaseUrl = (): string => `sqlite:${path.join(root, 'data', 'pets.db')}`;
+  const call = (base: string, shape: Shape, request: [string, unknown?], headers: Record<string, string> = {}) =>
+    fetch(`${base}/v1${request[0]}`, {
+      method: shape.method.toUpperCase(),
+      headers: { ...(request[1] === undefined ? {} : { 'Content-Type': 'application/json' }), ...headers },
+      ...(request[1] === undefined ? {} : { body: JSON.stringify(request[1]) }),
+    });
+
+  afterEach(async () => {
+    await server?.stop();
+    server = undefined;
+  });
+
+  it('npm run typecheck and npm run check:generated pass', () => {
+    const typecheck = runNpm(root, 'typecheck');
+    expect(typecheck.output).toBe('');
+    expect(typecheck.status).toBe(0);
+    expect(runNpm(root, 'check:generated')).toMatchObject({ status: 0 });
+    spec = parse(readFileSync(path.join(root, 'openapi/openapi.yaml'), 'utf8')) as OpenApiDocument;
+  });
+
+  it('the server answers each stub 501 not_implemented after auth and request validation', async () => {
+    server = await startServer({ DATABASE_URL: databaseUrl(), CWD: root }, { projectRoot: root });
+    key = /pas_[A-Za-z0-9_-]{43}/.exec(server.output())![0];
+    const auth = { Authorization: `Bearer ${key}` };
+    for (const shape of SHAPES) {
+      const what = `${shape.method.toUpperCase()} ${shape.valid[0]}`;
+      const valid = await call(server.url, shape, shape.valid, shape.public ? {} : auth);
+      expect([what, valid.status, await valid.json()]).toEqual([
+        what,
+        501,
+        { code: 'not_implemented', message: `${shape.operationId} is declared in the contract but not implemented yet`, status: 501 },
+      ]);
+      expect(valid.headers.get('x-ratelimit-limit')).toMatch(/^\d+$/);
+      const bad = await call(server.url, shape, shape.bad, shape.public ? {} : auth);
+      expect([what, bad.status, ((await bad.json()) as { code: string }).code]).toEqual([what, 400, 'invalid_request']);
+      const anonymous = await call(server.url, shape, shape.valid, { Authorization: 'Bearer not-a-key' });
+      expect([what, anonymous.status]).toEqual([what, shape.public ? 501 : 401]);
+    }
+  });
+
+  it('under MOCK_RESPONSES=true each stub answers a schema-valid example of its lowest 2xx', async () => {
+    server = await startServer({ DATABASE_URL: databaseUrl(), CWD: root, MOCK_RESPONSES: 'true' }, { projectRoot: root });
+    expect(server.output()).toContain('mock mode');
+    const validator = schemaValidator(spec);
+    for (const shape of SHAPES) {
+      const what = `${shape.method.toUpperCase()} ${shape.valid[0]}`;
+      const res = await call(server.url, shape, shape.valid, shape.public ? {} : { Authorization: `Bearer ${key}` });
+      const text = await res.text();
+      expect([what, res.status]).toEqual([what, shape.mockStatus]);
+      if (shape.mockStatus === 204) {
+        expect(text).toBe('');
+        continue;
+      }
+      const body = JSON.parse(text) as unknown;
+      const pointer = shape.mockStatus === 501 ? '/components/schemas/Error' : `/paths/${escapePointer(shape.path)}/${shape.method}/responses/${shape.mockStatus}/content/application~1json/schema`;
+      expect([what, validator.explain(pointer, body)]).toEqual([what, undefined]);
+      if (shape.operationId === 'createAdoption') expect(body).toEqual({ id: 7, petId: 3 }); // the YAML's own example
+    }
+    const favorite = SHAPES.find((shape) => shape.operationId === 'putFavorite')!;
+    const created = await call(server.url, favorite, favorite.valid, { Authorization: `Bearer ${key}`, Prefer: 'code=201' });
+    expect(created.status).toBe(201);
+  });
+});
