@@ -1,3 +1,4 @@
+import http from 'node:http';
 import { runKeysCli, startServer, type RunningServer } from './support/processes';
 import { tempDir } from './support/paths';
 import { openStorage } from '../src/storage/open-storage';
@@ -18,9 +19,23 @@ function cli(args: string[], env: Record<string, string>) {
 const createKey = (env: Record<string, string>, ...args: string[]): string => cli(['create', ...args], env).trim();
 const listJson = (env: Record<string, string>): KeyView[] => JSON.parse(cli(['list', '--json'], env));
 
-async function get(server: RunningServer, key: string) {
-  const res = await fetch(`${server.url}/v1/pets`, { headers: { Authorization: `Bearer ${key}` } });
-  return { status: res.status, remaining: Number(res.headers.get('x-ratelimit-remaining')), body: await res.json() };
+/**
+ * GET /v1/pets on a connection of its own: runKeysCli blocks this process's
+ * event loop for seconds, so a pooled keep-alive connection the server has
+ * closed meanwhile would look reusable (fetch fails with "other side closed").
+ */
+function get(server: RunningServer, key: string): Promise<{ status: number; remaining: number; body: unknown }> {
+  return new Promise((resolve, reject) => {
+    http
+      .get(`${server.url}/v1/pets`, { agent: false, headers: { Authorization: `Bearer ${key}` } }, (res) => {
+        let text = '';
+        res.on('data', (chunk) => (text += chunk));
+        res.on('end', () =>
+          resolve({ status: res.statusCode!, remaining: Number(res.headers['x-ratelimit-remaining']), body: JSON.parse(text) }),
+        );
+      })
+      .on('error', reject);
+  });
 }
 
 /** The start of each column, from the header line (columns are separated by two spaces or more). */
@@ -264,9 +279,7 @@ describe('against the database of a running server', () => {
     await storage.apiKeys.setBannedUntil(id, new Date(Date.now() + 60_000));
     await storage.close();
     const again = cli(['rotate', String(id)], env).trim();
-    const banned = await fetch(`${server.url}/v1/pets`, { headers: { Authorization: `Bearer ${again}` } });
-    expect(banned.status).toBe(429);
-    expect(((await banned.json()) as { code: string }).code).toBe('key_temporarily_banned');
+    expect(await get(server, again)).toMatchObject({ status: 429, body: { code: 'key_temporarily_banned' } });
   });
 
   it('set-plan changes a key\'s plan; enterprise needs its limits', () => {
