@@ -1,5 +1,7 @@
 import type { Express } from 'express';
+import helmet from 'helmet';
 import swaggerUi from 'swagger-ui-express';
+import { precomputeHeaders } from './static-headers';
 import { stringify } from 'yaml';
 import type { OpenApiDocument } from '../spec/load-spec';
 import { basePathOf } from '../spec/base-path';
@@ -20,6 +22,17 @@ export function withThisServerFirst(spec: OpenApiDocument): OpenApiDocument {
   const thisServer = { url: basePathOf(spec) || '/', description: THIS_SERVER_DESCRIPTION };
   return { ...spec, servers: [thisServer, ...(spec.servers ?? [])] };
 }
+
+/**
+ * helmet's default CSP without `upgrade-insecure-requests`: with it, a docs
+ * page opened over plain HTTP on any host but localhost (a staging box, a
+ * container's published port) has its browser fetch every asset and "Try it
+ * out" call over HTTPS, and stays blank. Over HTTPS the page's URLs are all
+ * same-origin, so the directive changes nothing there. Everything else stays.
+ */
+const docsContentSecurityPolicy = precomputeHeaders(
+  helmet.contentSecurityPolicy({ directives: { upgradeInsecureRequests: null } }),
+);
 
 /**
  * The contract, as served to people and tools: `/openapi.yaml` and
@@ -43,5 +56,5 @@ export function mountDocs(app: Express, spec: OpenApiDocument): void {
     // No badge image fetched from validator.swagger.io: the page talks to this server only.
     swaggerOptions: { validatorUrl: null },
   };
-  app.use('/docs', swaggerUi.serveFiles(docs, options), swaggerUi.setup(docs, options));
+  app.use('/docs', docsContentSecurityPolicy, swaggerUi.serveFiles(docs, options), swaggerUi.setup(docs, options));
 }

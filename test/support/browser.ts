@@ -21,8 +21,10 @@ export function browserMissing(): string | undefined {
  * Headless chromium. Background networking, component updates, sync and QUIC
  * are off: the browser talks to the server under test only (this machine's
  * network is closed, and its refused connections would otherwise show up).
+ *
+ * @example const browser = await launchChromium(['--host-resolver-rules=MAP staging.test 127.0.0.1']);
  */
-export function launchChromium(): Promise<Browser> {
+export function launchChromium(extraArgs: string[] = []): Promise<Browser> {
   return chromium.launch({
     executablePath: CHROMIUM_PATH,
     headless: true,
@@ -34,6 +36,7 @@ export function launchChromium(): Promise<Browser> {
       '--disable-background-networking',
       '--disable-component-update',
       '--disable-sync',
+      ...extraArgs,
     ],
   });
 }
