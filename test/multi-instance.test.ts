@@ -1,4 +1,6 @@
 import pg from 'pg';
+import { Redis } from 'ioredis';
+import { keyChangesChannel } from '../src/shared-state/redis-state';
 import { runKeysCli, startServer, type RunningServer } from './support/processes';
 import { isolatedPostgresUrl, isolationName, REDIS_URL } from './support/backend';
 
@@ -103,6 +105,11 @@ it('a key rotated with the CLI: the old secret is refused by both instances at o
   const old = createKey('--plan', 'pro', '--label', 'to rotate');
   for (const server of servers) expect((await call(server, old)).status).toBe(200);
   const id = idOf('to rotate');
+  // The CLI announces the change on the key-change channel (the servers' caches drop the key on it).
+  const subscriber = new Redis(REDIS_URL!);
+  const announced: string[] = [];
+  await subscriber.subscribe(keyChangesChannel(env.REDIS_KEY_PREFIX));
+  subscriber.on('message', (_channel: string, message: string) => announced.push(message));
   const rotated = runKeysCli(['rotate', id], env);
   expect(rotated.status).toBe(0);
   expect(rotated.stderr).toContain('the old secret is refused at once');
@@ -122,4 +129,6 @@ it('a key rotated with the CLI: the old secret is refused by both instances at o
   }
   const view = JSON.parse(runKeysCli(['show', id, '--json'], env).stdout) as { id: number; plan: string; prefix: string };
   expect(view).toMatchObject({ id: Number(id), plan: 'pro', prefix: fresh.slice(0, 10) });
+  expect(announced).toEqual([id]);
+  subscriber.disconnect();
 });
