@@ -1,4 +1,6 @@
 import pg from 'pg';
+import { Redis } from 'ioredis';
+import { keyChangesChannel } from '../src/shared-state/redis-state';
 import { runKeysCli, startServer, type RunningServer } from './support/processes';
 import { isolatedPostgresUrl, isolationName, REDIS_URL } from './support/backend';
 
@@ -28,6 +30,11 @@ const createKey = (...args: string[]) => {
   const result = runKeysCli(['create', ...args], env);
   expect(result.status).toBe(0);
   return result.stdout.trim();
+};
+/** The id of the key with this label, from `keys list --json`. */
+const idOf = (label: string): string => {
+  const keys = JSON.parse(runKeysCli(['list', '--json'], env).stdout) as Array<{ id: number; label: string }>;
+  return String(keys.find((key) => key.label === label)!.id);
 };
 const call = (server: RunningServer, key: string, path = '/v1/pets', init: RequestInit = {}) =>
   fetch(`${server.url}${path}`, { ...init, headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' } });
@@ -78,7 +85,7 @@ it('ids stay unique under 200 concurrent creates split across both instances', a
 it('a key revoked with the CLI is refused by both instances within 5 seconds', async () => {
   const key = createKey('--plan', 'pro', '--label', 'to revoke');
   for (const server of servers) expect((await call(server, key)).status).toBe(200);
-  const id = /\│\s*\d+\s*│\s*(\d+)\s*│[^\n]*to revoke/.exec(runKeysCli(['list'], env).stdout)?.[1];
+  const id = idOf('to revoke');
   const started = Date.now();
   expect(runKeysCli(['revoke', id!], env).status).toBe(0);
   const revokedAt = Date.now();
@@ -92,4 +99,36 @@ it('a key revoked with the CLI is refused by both instances within 5 seconds', a
   console.log(`revocation seen by both instances ${seenAfter} ms after the CLI finished (${revokedAt - started} ms CLI run)`);
   // Through Redis, at once: the 2 s key cache alone would still be serving the key now.
   expect(seenAfter).toBeLessThan(500);
+});
+
+it('a key rotated with the CLI: the old secret is refused by both instances at once, the new one works with the same id and plan', async () => {
+  const old = createKey('--plan', 'pro', '--label', 'to rotate');
+  for (const server of servers) expect((await call(server, old)).status).toBe(200);
+  const id = idOf('to rotate');
+  // The CLI announces the change on the key-change channel (the servers' caches drop the key on it).
+  const subscriber = new Redis(REDIS_URL!);
+  const announced: string[] = [];
+  await subscriber.subscribe(keyChangesChannel(env.REDIS_KEY_PREFIX));
+  subscriber.on('message', (_channel: string, message: string) => announced.push(message));
+  const rotated = runKeysCli(['rotate', id], env);
+  expect(rotated.status).toBe(0);
+  expect(rotated.stderr).toContain('the old secret is refused at once');
+  const rotatedAt = Date.now();
+  for (const server of servers) {
+    while ((await call(server, old)).status !== 401) {
+      // Through Redis, at once: the 2 s key cache alone would still be serving the old secret.
+      expect(Date.now() - rotatedAt).toBeLessThan(500);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  }
+  const fresh = rotated.stdout.trim();
+  for (const server of servers) {
+    const res = await call(server, fresh);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('ratelimit-policy')).toContain('"minute";q=300;'); // still pro
+  }
+  const view = JSON.parse(runKeysCli(['show', id, '--json'], env).stdout) as { id: number; plan: string; prefix: string };
+  expect(view).toMatchObject({ id: Number(id), plan: 'pro', prefix: fresh.slice(0, 10) });
+  expect(announced).toEqual([id]);
+  subscriber.disconnect();
 });

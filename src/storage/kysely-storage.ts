@@ -111,6 +111,11 @@ class KyselyApiKeyRepository implements ApiKeyRepository {
     return row && { ...toApiKey(row), hash: row.key_hash };
   }
 
+  async get(id: number): Promise<ApiKeyRecord | undefined> {
+    const row = await this.db.selectFrom('api_keys').selectAll().where('id', '=', id).executeTakeFirst();
+    return row && toApiKey(row);
+  }
+
   async list(): Promise<ApiKeyRecord[]> {
     const rows = await this.db.selectFrom('api_keys').selectAll().orderBy('id').execute();
     return rows.map(toApiKey);
@@ -132,6 +137,16 @@ class KyselyApiKeyRepository implements ApiKeyRepository {
       .updateTable('api_keys')
       .set({ plan: plan.plan, requests_per_minute: plan.requestsPerMinute, requests_per_day: plan.requestsPerDay })
       .where('id', '=', id)
+      .executeTakeFirst();
+    return result.numUpdatedRows > 0n;
+  }
+
+  async rotate(id: number, secret: { hash: string; prefix: string }): Promise<boolean> {
+    const result = await this.db
+      .updateTable('api_keys')
+      .set({ key_hash: secret.hash, prefix: secret.prefix })
+      .where('id', '=', id)
+      .where('revoked_at', 'is', null)
       .executeTakeFirst();
     return result.numUpdatedRows > 0n;
   }

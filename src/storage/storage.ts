@@ -53,11 +53,19 @@ export interface ApiKeyRepository {
   create(key: NewApiKeyRecord): Promise<ApiKeyRecord>;
   /** The key stored under this SHA-256 hash (revoked or not), with the stored hash. */
   findByHash(hash: string): Promise<(ApiKeyRecord & { hash: string }) | undefined>;
+  /** The key with this id (revoked or not). */
+  get(id: number): Promise<ApiKeyRecord | undefined>;
   list(): Promise<ApiKeyRecord[]>;
   /** Marks a key revoked; false when no such key exists. */
   revoke(id: number): Promise<boolean>;
   /** Changes a key's plan (and enterprise limits); false when no such key exists. */
   setPlan(id: number, plan: Pick<ApiKeyRecord, 'plan' | 'requestsPerMinute' | 'requestsPerDay'>): Promise<boolean>;
+  /**
+   * Replaces the secret of a key that is not revoked (its hash and display
+   * prefix); id, plan, limits, label and ban stay. False when no such
+   * unrevoked key exists.
+   */
+  rotate(id: number, secret: Pick<NewApiKeyRecord, 'hash' | 'prefix'>): Promise<boolean>;
   /** Records a temporary ban (or lifts it with null). */
   setBannedUntil(id: number, until: Date | null): Promise<void>;
   count(): Promise<number>;

@@ -1,0 +1,197 @@
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+import type { Browser, Page, Request } from 'playwright-core';
+import { browserMissing, launchChromium } from './support/browser';
+import { startServer, type RunningServer } from './support/processes';
+import { PROJECT_ROOT, tempDir } from './support/paths';
+import { openStorage } from '../src/storage/open-storage';
+import { issueApiKey } from '../src/keys/api-key-service';
+import type { Pet } from '../src/storage/storage';
+
+/**
+ * /docs in a real browser (Debian's chromium, driven by playwright-core)
+ * against the real server: the page renders the contract, defaults to this
+ * server, and "Try it out" returns this server's data with helmet's CSP on.
+ */
+const missing = browserMissing();
+const describeInBrowser = missing ? describe.skip : describe;
+export const SCREENSHOT = path.join(PROJECT_ROOT, 'test-artifacts', 'docs.png');
+
+/**
+ * Collects console errors, page errors and CSP violations into `problems`,
+ * except console errors matching `expected` (e.g. chromium's own log line
+ * for a 401 the test asked for).
+ */
+async function watchProblems(page: Page, problems: string[], expected: RegExp[]): Promise<void> {
+  page.on('console', (message) => {
+    if (message.type() === 'error' && !expected.some((pattern) => pattern.test(message.text()))) {
+      problems.push(`console error: ${message.text()}`);
+    }
+  });
+  page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
+  // Reported by the page itself, besides chromium's own console message.
+  await page.exposeFunction('reportCspViolation', (text: string) => problems.push(`CSP violation: ${text}`));
+  // (A string: this runs in the page, which the Node typings of the tests do not describe.)
+  await page.addInitScript({
+    content: `document.addEventListener('securitypolicyviolation', (event) =>
+      window.reportCspViolation(event.violatedDirective + ' blocked ' + event.blockedURI));`,
+  });
+}
+
+/** "Authorize" with a key (or "Logout" without one). */
+async function authorize(page: Page, key: string | undefined): Promise<void> {
+  await page.locator('.auth-wrapper button.authorize').click();
+  const dialog = page.locator('.modal-ux');
+  if (key === undefined) {
+    await dialog.locator('button', { hasText: 'Logout' }).click();
+  } else {
+    await dialog.locator('input').first().fill(key);
+    await dialog.locator('button.authorize').click();
+  }
+  await dialog.locator('button.btn-done').click();
+}
+
+/** Opens an operation, presses "Try it out" (once) and "Execute"; resolves with the shown status and body. */
+async function tryIt(page: Page, operationId: string): Promise<{ status: string; body: string; sent: Request }> {
+  const operation = page.locator(`#operations-pets-${operationId}`);
+  if (!(await operation.locator('.opblock-body').isVisible())) await operation.locator('.opblock-summary').click();
+  const tryOut = operation.locator('button.try-out__btn');
+  if ((await tryOut.textContent())?.includes('Try it out')) await tryOut.click();
+  const answered = page.waitForResponse((response) => new URL(response.url()).pathname === '/v1/pets');
+  await operation.locator('button.execute').click();
+  const sent = (await answered).request();
+  const shown = operation.locator('.live-responses-table tbody tr.response');
+  await shown.waitFor();
+  return {
+    status: (await shown.locator('.response-col_status').textContent())!.trim(),
+    body: (await shown.locator('.response-col_description pre').first().textContent())!,
+    sent,
+  };
+}
+
+/** A database with two pets and a fresh key, and the real server on it. */
+async function serverWithPets(): Promise<{ server: RunningServer; key: string; stored: Pet[] }> {
+  const databaseUrl = `sqlite:${tempDir()}/pets.db`;
+  const storage = await openStorage(databaseUrl);
+  const stored = [
+    await storage.pets.create({ name: 'Biscuit', categoryId: 1, status: 'available' }),
+    await storage.pets.create({ name: 'Marmalade', categoryId: 2, status: 'pending' }),
+  ];
+  const { key } = await issueApiKey(storage.apiKeys, { plan: 'free', label: 'browser' });
+  await storage.close();
+  return { server: await startServer({ DATABASE_URL: databaseUrl, NODE_ENV: 'production' }), key, stored };
+}
+
+describeInBrowser('/docs in Chromium', () => {
+  let server: RunningServer;
+  let browser: Browser;
+  let page: Page;
+  let key: string;
+  let stored: Pet[];
+  /** Console errors, page errors and CSP violations, as they happen. */
+  const problems: string[] = [];
+
+  beforeAll(async () => {
+    ({ server, key, stored } = await serverWithPets());
+    browser = await launchChromium();
+    page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    // Chromium logs every 4xx fetch; the 401 below is asked for.
+    await watchProblems(page, problems, [/^Failed to load resource: the server responded with a status of 401/]);
+  }, 60_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await server?.stop();
+  });
+
+  it('lists every operation, shows getPet deprecated and defaults to this server', async () => {
+    const response = await page.goto(`${server.url}/docs`);
+    expect(response?.status()).toBe(200);
+    // helmet's CSP: scripts from this origin only (no inline script); fetches
+    // fall back to default-src 'self', so "Try it out" may call this origin only.
+    const csp = response?.headers()['content-security-policy'] ?? '';
+    expect(csp).toContain("script-src 'self';");
+    expect(csp).toContain("default-src 'self';");
+    expect(csp).not.toContain('connect-src');
+    await page.locator('.opblock').first().waitFor();
+    expect(await page.locator('.opblock').evaluateAll((blocks) => blocks.map((block) => block.id))).toEqual([
+      'operations-pets-listPets',
+      'operations-pets-createPet',
+      'operations-pets-getPet',
+      'operations-store-listStoreOrders',
+    ]);
+    await expect(page.locator('#operations-pets-getPet').getAttribute('class')).resolves.toContain('opblock-deprecated');
+    await expect(page.locator('#operations-pets-listPets').getAttribute('class')).resolves.not.toContain('opblock-deprecated');
+    const selector = page.locator('.servers select');
+    expect(await selector.inputValue()).toBe('/v1');
+    expect(await selector.locator('option').first().textContent()).toBe('/v1 - this server');
+    // The YAML's servers follow, so a reader can still aim at production or staging.
+    expect(await selector.locator('option').count()).toBe(4);
+  });
+
+  it('"Authorize" with a key, then "Try it out" on listPets shows this server\'s pets', async () => {
+    await authorize(page, key);
+    const { status, body, sent } = await tryIt(page, 'listPets');
+    expect(status).toBe('200');
+    expect(JSON.parse(body)).toEqual(stored);
+    // The request went to this server (the page's origin), with the key.
+    expect(sent.url()).toBe(`${server.url}/v1/pets?limit=20`);
+    expect(await sent.headerValue('authorization')).toBe(`Bearer ${key}`);
+    expect(await page.locator('#operations-pets-listPets .request-url pre').textContent()).toBe(`${server.url}/v1/pets?limit=20`);
+    mkdirSync(path.dirname(SCREENSHOT), { recursive: true });
+    // From the server selector to the live response: what a reader checks.
+    // (Scrolled to the top, so the boxes are in page coordinates, as clip is.)
+    await page.evaluate('window.scrollTo(0, 0)');
+    const top = (await page.locator('.scheme-container').boundingBox())!;
+    const bottom = (await page.locator('#operations-pets-listPets .live-responses-table').boundingBox())!;
+    await page.screenshot({
+      path: SCREENSHOT,
+      fullPage: true,
+      clip: { x: 0, y: top.y, width: 1280, height: bottom.y + bottom.height - top.y },
+    });
+  });
+
+  it('without a key, "Try it out" shows the 401', async () => {
+    await authorize(page, undefined);
+    const { status, body, sent } = await tryIt(page, 'listPets');
+    expect(await sent.headerValue('authorization')).toBeNull();
+    expect(status).toBe('401');
+    expect(JSON.parse(body)).toMatchObject({ code: 'unauthorized', status: 401 });
+  });
+
+  it('raised no CSP violation, page error or console error', () => {
+    expect(problems).toEqual([]);
+  });
+});
+
+describeInBrowser('/docs opened over plain HTTP under another host name (a staging box, a container)', () => {
+  let server: RunningServer;
+  let browser: Browser;
+
+  beforeAll(async () => {
+    ({ server } = await serverWithPets());
+    // staging.test is this machine: not a loopback name, so chromium treats plain HTTP as insecure, as it would a staging host.
+    browser = await launchChromium(['--host-resolver-rules=MAP staging.test 127.0.0.1']);
+  }, 60_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await server?.stop();
+  });
+
+  it('renders and "Try it out" calls that host (no upgrade of its requests to HTTPS)', async () => {
+    const page = await browser.newPage();
+    const problems: string[] = [];
+    // Chromium says it ignores helmet's Cross-Origin-Opener-Policy on an insecure origin; that is expected over HTTP.
+    await watchProblems(page, problems, [/Cross-Origin-Opener-Policy header has been ignored/]);
+    const origin = `http://staging.test:${server.port}`;
+    const response = await page.goto(`${origin}/docs/`);
+    expect(response?.headers()['content-security-policy']).not.toContain('upgrade-insecure-requests');
+    await page.locator('.opblock').first().waitFor();
+    expect(await page.locator('.opblock').count()).toBe(4);
+    const { status, sent } = await tryIt(page, 'listPets');
+    expect(status).toBe('401'); // no key given: the answer of this host, over HTTP
+    expect(sent.url()).toBe(`${origin}/v1/pets?limit=20`);
+    expect(problems.filter((problem) => !/status of 401/.test(problem))).toEqual([]);
+  });
+});
