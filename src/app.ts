@@ -15,6 +15,8 @@ import { mountDeprecationHeaders } from './http/deprecation-headers';
 import { mountOperations } from './http/routes';
 import { mountDocs } from './http/docs';
 import { precomputeHeaders } from './http/static-headers';
+import { limitUrlLength } from './http/url-length';
+import { jsonBody } from './http/json-body';
 import { errorMapper, unknownRoute } from './errors/error-mapper';
 import { basePathOf } from './spec/base-path';
 import { loadSpec, type OpenApiDocument } from './spec/load-spec';
@@ -102,8 +104,10 @@ export function createApp(dependencies: AppDependencies): Express {
       logger,
     ),
   );
+  // After the rate limits, so a 414 carries their headers and counts against the caller.
+  api.use(limitUrlLength());
   api.use(requireCaller);
-  api.use(express.json({ limit: '1mb' }));
+  api.use(jsonBody());
   api.use(contractValidator(spec, basePath, { validateResponses: dependencies.validateResponses }));
   mountOperations(api, dependencies.handlers ?? defaultHandlers, storage.pets, {
     validateResponses: dependencies.validateResponses,
@@ -111,6 +115,7 @@ export function createApp(dependencies: AppDependencies): Express {
   // The API first: it is where the traffic is.
   app.use(basePath, api);
 
+  app.use(limitUrlLength());
   // Liveness: the process answers. Readiness: its dependencies answer too.
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });

@@ -6,6 +6,7 @@
 import type { ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createApp } from './app';
+import { createHttpServer } from './http/server-limits';
 import { loadConfig, type Config } from './config';
 import { createLogger } from './logger';
 import { openStorage } from './storage/open-storage';
@@ -64,7 +65,8 @@ async function main(): Promise<void> {
     trustProxy: config.trustProxy,
     ...shared?.appDependencies,
   });
-  const server = app.listen(config.port, config.host);
+  // Timeouts, connection cap and malformed-request answers (src/http/server-limits.ts).
+  const server = createHttpServer(app, config.httpLimits).listen(config.port, config.host);
   // While stopping, keep-alive clients are told to reconnect elsewhere, so
   // their sockets close after the response instead of holding shutdown open.
   const inFlight = new Set<ServerResponse>();
