@@ -56,9 +56,10 @@ export interface AppDependencies {
  * 2. under the base path (/v1), first because it carries the traffic: deprecation headers of deprecated operations
  *    (so even their errors carry them); authentication (who is calling);
  *    rate limits (per key, or per IP without a valid key), which set the
- *    X-RateLimit-* headers on every later response, errors included; then the
+ *    X-RateLimit-* headers on every later response, errors included; the 414
+ *    for a request target over 8 KiB; then the
  *    401 for a missing or invalid key (before anything reveals the contract);
- *    the JSON body parser (1 MB, else 413; bodies of refused requests are
+ *    the JSON body parser (1 MB, else 413; strict about text; bodies of refused requests are
  *    never parsed); the contract validator (400/404/405/415); the handlers;
  * 3. public routes outside the base path: /healthz, /readyz, spec and docs;
  * 4. unknown routes (404), then the error mapper, which turns every failure
