@@ -133,7 +133,8 @@ async function main(): Promise<void> {
   }
   const buckets: Bucket[] = [];
   const bucketAt = (elapsedMs: number): Bucket => {
-    const index = Math.floor(elapsedMs / (INTERVAL_S * 1000));
+    // Answers that land after the end belong to the last interval.
+    const index = Math.floor(Math.min(elapsedMs, DURATION_S * 1000 - 1) / (INTERVAL_S * 1000));
     while (buckets.length <= index) buckets.push({ latencies: [], statuses: {}, rssMb: 0 });
     return buckets[index]!;
   };
