@@ -132,6 +132,9 @@ export interface components {
          *     - `method_not_allowed`: the path exists but not with this method (see `Allow`).
          *     - `unsupported_media_type`: the request body is not `application/json`.
          *     - `payload_too_large`: the request body is over 1 MB.
+         *     - `uri_too_long`: the request target (path and query) is over 8 KiB (414).
+         *     - `headers_too_large`: the request line and headers together are over 16 KiB (431; the connection is closed).
+         *     - `request_timeout`: the headers or the body were not received in time (408; the connection is closed).
          *     - `rate_limited`: the rate limit is exhausted (see `Retry-After`).
          *     - `key_temporarily_banned`: the key kept sending after 429s and is banned until `Retry-After`.
          *     - `not_implemented`: the operation is declared but not implemented yet.
@@ -139,7 +142,7 @@ export interface components {
          *     - `internal_error`: an unexpected failure; details are logged, never sent.
          * @enum {string}
          */
-        ErrorCode: "invalid_request" | "unauthorized" | "not_found" | "method_not_allowed" | "unsupported_media_type" | "payload_too_large" | "rate_limited" | "key_temporarily_banned" | "not_implemented" | "unavailable" | "internal_error";
+        ErrorCode: "invalid_request" | "unauthorized" | "not_found" | "method_not_allowed" | "unsupported_media_type" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "rate_limited" | "key_temporarily_banned" | "not_implemented" | "unavailable" | "internal_error";
         Error: {
             code: components["schemas"]["ErrorCode"];
             /**

@@ -17,6 +17,8 @@ import { stubbedOperations } from './http/stub';
 import { buildOperationMocks } from './mock/mock-responses';
 import { mountDocs } from './http/docs';
 import { precomputeHeaders } from './http/static-headers';
+import { limitUrlLength } from './http/url-length';
+import { jsonBody } from './http/json-body';
 import { errorMapper, unknownRoute } from './errors/error-mapper';
 import { basePathOf } from './spec/base-path';
 import { loadSpec, type OpenApiDocument } from './spec/load-spec';
@@ -72,9 +74,10 @@ export interface AppDependencies {
  * 2. under the base path (/v1), first because it carries the traffic: deprecation headers of deprecated operations
  *    (so even their errors carry them); authentication (who is calling);
  *    rate limits (per key, or per IP without a valid key), which set the
- *    X-RateLimit-* headers on every later response, errors included; then the
+ *    X-RateLimit-* headers on every later response, errors included; the 414
+ *    for a request target over 8 KiB; then the
  *    401 for a missing or invalid key (before anything reveals the contract);
- *    the JSON body parser (1 MB, else 413; bodies of refused requests are
+ *    the JSON body parser (1 MB, else 413; strict about text; bodies of refused requests are
  *    never parsed); the contract validator (400/404/405/415); the handlers;
  * 3. public routes outside the base path: /healthz, /readyz, /metrics, spec and docs;
  * 4. unknown routes (404), then the error mapper, which turns every failure
@@ -129,8 +132,10 @@ export function createApp(dependencies: AppDependencies): Express {
       },
     ),
   );
+  // After the rate limits, so a 414 carries their headers and counts against the caller.
+  api.use(limitUrlLength());
   api.use(requireCaller);
-  api.use(express.json({ limit: '1mb' }));
+  api.use(jsonBody());
   api.use(contractValidator(spec, basePath, { validateResponses: dependencies.validateResponses }));
   const handlers = dependencies.handlers ?? defaultHandlers;
   mountOperations(api, handlers, storage.pets, {
@@ -140,6 +145,7 @@ export function createApp(dependencies: AppDependencies): Express {
   // The API first: it is where the traffic is.
   app.use(basePath, api);
 
+  app.use(limitUrlLength());
   // Liveness: the process answers. Readiness: its dependencies answer too.
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });

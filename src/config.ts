@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { DEFAULT_DATABASE_URL } from './storage/open-storage';
 import type { MetricsAccess } from './observability/metrics-route';
+import type { HttpLimits } from './http/server-limits';
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
@@ -56,6 +57,16 @@ const environmentSchema = z.object({
     ),
   /** Seconds to wait for in-flight requests on SIGTERM before closing connections. */
   SHUTDOWN_TIMEOUT_SECONDS: z.coerce.number({ error: 'must be a number of seconds' }).positive().default(10),
+  /** Slow clients (src/http/server-limits.ts): time to send the request headers, the whole request, and idle keep-alive time. */
+  HEADERS_TIMEOUT_SECONDS: z.coerce.number({ error: 'must be a number of seconds' }).positive().default(10),
+  REQUEST_TIMEOUT_SECONDS: z.coerce.number({ error: 'must be a number of seconds' }).positive().default(20),
+  KEEP_ALIVE_TIMEOUT_SECONDS: z.coerce.number({ error: 'must be a number of seconds' }).positive().default(5),
+  /** Concurrent sockets per process; the excess is closed at once. */
+  MAX_CONNECTIONS: z.coerce.number({ error: 'must be a positive integer' }).int().positive().default(1024),
+}).refine((values) => values.HEADERS_TIMEOUT_SECONDS <= values.REQUEST_TIMEOUT_SECONDS, {
+  // Node refuses a headers timeout longer than the request timeout (which includes the headers).
+  path: ['HEADERS_TIMEOUT_SECONDS'],
+  message: 'must not be greater than REQUEST_TIMEOUT_SECONDS (the request timeout includes the headers)',
 });
 
 export type Config = Readonly<{
@@ -74,6 +85,7 @@ export type Config = Readonly<{
   shutdownTimeoutMs: number;
   rateLimits: Readonly<{ banAfter: number; banSeconds: number; ipPerMinute: number }>;
   trustProxy: boolean | number | string;
+  httpLimits: HttpLimits;
 }>;
 
 /**
@@ -115,6 +127,12 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
       ipPerMinute: values.RATE_LIMIT_IP_PER_MINUTE,
     }),
     trustProxy: values.TRUST_PROXY,
+    httpLimits: Object.freeze({
+      headersTimeoutMs: values.HEADERS_TIMEOUT_SECONDS * 1000,
+      requestTimeoutMs: values.REQUEST_TIMEOUT_SECONDS * 1000,
+      keepAliveTimeoutMs: values.KEEP_ALIVE_TIMEOUT_SECONDS * 1000,
+      maxConnections: values.MAX_CONNECTIONS,
+    }),
   });
 }
 

@@ -9,6 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { createApp } from './app';
 import { handlers } from './handlers';
 import { stubbedOperations } from './http/stub';
+import { createHttpServer } from './http/server-limits';
 import { loadConfig, type Config } from './config';
 import { createLogger } from './logger';
 import { createMetrics, type Metrics } from './observability/metrics';
@@ -78,7 +79,8 @@ async function main(): Promise<void> {
     trustProxy: config.trustProxy,
     ...shared?.appDependencies,
   });
-  const server = app.listen(config.port, config.host);
+  // Timeouts, connection cap and malformed-request answers (src/http/server-limits.ts).
+  const server = createHttpServer(app, config.httpLimits).listen(config.port, config.host);
   // While stopping, keep-alive clients are told to reconnect elsewhere, so
   // their sockets close after the response instead of holding shutdown open.
   const inFlight = new Set<ServerResponse>();

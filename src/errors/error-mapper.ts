@@ -33,6 +33,8 @@ export const CODE_BY_STATUS: Readonly<Record<number, ErrorCode>> = {
 
 /** `/query/limit` + `must be <= 100` -> `query.limit must be <= 100`. */
 function describeIssue(issue: ValidationIssue): string {
+  // The validator's wording when a path segment does not decode (`/pets/%FF`).
+  if (issue.message === "malformed uri'") return `path ${issue.path ?? ''} is not valid percent-encoded UTF-8`;
   const field = (issue.path ?? '').replace(/^[./]+/, '').replace(/\//g, '.');
   const message = issue.message
     .replace(/^must have required property '([^']+)'$/, 'is required')
@@ -78,6 +80,9 @@ export function toApiError(error: unknown, req?: Request): ApiError {
       return new ApiError(415, code, `Content-Type must be application/json, got ${contentType ?? 'none'}`);
     }
   }
+  // Express's router, on a path parameter such as `%FF`: say what is wrong with it.
+  const badParam = status === 400 ? /^Failed to decode param '(.*)'$/.exec(http.message ?? '') : null;
+  if (badParam) return new ApiError(400, 'invalid_request', `path parameter '${badParam[1]}' is not valid percent-encoded UTF-8`);
   const message = http.errors?.length ? http.errors.map(describeIssue).join('; ') : (http.message ?? code);
   return new ApiError(status, code, message, http.headers ?? {});
 }

@@ -2,7 +2,6 @@ import type { Router } from 'express';
 import type { OpenApiDocument } from '../spec/load-spec';
 import { listOperations } from '../spec/load-spec';
 import { deprecationHeaders } from '../spec/deprecation';
-import { toExpressPath } from './express-path';
 
 /**
  * Adds Deprecation / Sunset / Link headers to every response of a deprecated
@@ -13,8 +12,14 @@ export function mountDeprecationHeaders(router: Router, spec: OpenApiDocument, b
   for (const op of listOperations(spec)) {
     const headers = headersById.get(op.operationId);
     if (!headers) continue;
-    router[op.method](toExpressPath(op.path), (_req, res, next) => {
-      res.set(headers);
+    // Matched by pattern, not as an Express route: a route would decode the
+    // path parameters here, so a bad one (`/pets/%FF`) would fail before the
+    // rate limits set their headers. The operation's route reports it later.
+    const methods = op.method === 'get' ? ['GET', 'HEAD'] : [op.method.toUpperCase()];
+    const literal = op.path.split(/\{[^}]+\}/).map((part) => part.replace(/[.*+?^$()|[\]\\]/g, '\\$&'));
+    const pattern = new RegExp(`^${literal.join('[^/]+')}/?$`, 'i');
+    router.use((req, res, next) => {
+      if (methods.includes(req.method) && pattern.test(req.path)) res.set(headers);
       next();
     });
   }

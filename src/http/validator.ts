@@ -1,6 +1,7 @@
 import * as OpenApiValidator from 'express-openapi-validator';
 import type { RequestHandler } from 'express';
 import type { OpenApiDocument } from '../spec/load-spec';
+import { singleValuedQuery } from './query-shape';
 
 /**
  * express-openapi-validator's `int64` only checks "is an integer", so 2^63 and
@@ -19,10 +20,11 @@ export interface ValidatorOptions {
 /**
  * The contract enforced at run time. Requests are always validated at full
  * strictness: unknown query parameters are refused, bodies are never
- * type-coerced (only path and query strings are parsed as their schema types).
+ * type-coerced (only path and query strings are parsed as their schema types),
+ * query parameters are single-valued.
  */
 export function contractValidator(spec: OpenApiDocument, basePath: string, options: ValidatorOptions): RequestHandler[] {
-  return OpenApiValidator.middleware({
+  const validator = OpenApiValidator.middleware({
     // The validator matches request paths against `servers`; give it the base
     // path we derived (the real servers use variables for whole URLs).
     apiSpec: { ...structuredClone(spec), servers: [{ url: basePath }] } as never,
@@ -34,4 +36,5 @@ export function contractValidator(spec: OpenApiDocument, basePath: string, optio
     ignoreUndocumented: false,
     formats: { int64: int64Format },
   }) as RequestHandler[];
+  return [singleValuedQuery, ...validator];
 }

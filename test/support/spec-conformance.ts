@@ -49,10 +49,40 @@ function validatorFor(ref: string): ReturnType<typeof ajv.compile> {
   return validate;
 }
 
-/** Throws with a readable explanation when the response breaks the contract. */
+/** A response as any HTTP client saw it (supertest, node:http, fetch). */
+export interface ObservedResponse {
+  method: string;
+  /** The request target: path and query. */
+  url: string;
+  status: number;
+  /** Header names in lower case. */
+  headers: Record<string, string | string[] | undefined>;
+  /** The parsed JSON body (undefined when none or not JSON). */
+  body: any;
+  /** The raw body text. */
+  text: string;
+}
+
+/** Throws with a readable explanation when the supertest response breaks the contract. */
 export function assertConformsToSpec(res: Response): void {
-  const method = (res as any).req.method.toLowerCase() as string;
-  const url = new URL((res as any).req.path, 'http://x').pathname;
+  assertResponseConforms({
+    method: (res as any).req.method,
+    url: (res as any).req.path,
+    status: res.status,
+    headers: res.headers,
+    body: res.body,
+    text: res.text,
+  });
+}
+
+/**
+ * Throws with a readable explanation when the response breaks the contract.
+ *
+ * @example assertResponseConforms({ method: 'GET', url: '/v1/pets', status: 200, headers, body, text });
+ */
+export function assertResponseConforms(res: ObservedResponse): void {
+  const method = res.method.toLowerCase();
+  const url = new URL(res.url, 'http://x').pathname;
   const where = `${method.toUpperCase()} ${url} -> ${res.status}`;
   const fail = (why: string): never => {
     throw new Error(`response breaks the contract: ${where}: ${why}\nbody: ${JSON.stringify(res.body)}`);

@@ -1,0 +1,273 @@
+/**
+ * npm run soak [-- --duration 600 --rate 100 --concurrency 8 --check-every 10]
+ *
+ * Builds the project and runs the real server (dist/src/server.js, production
+ * mode) under steady mixed load for `--duration` seconds (default 10
+ * minutes): list, create, get, invalid requests (400/401/404), and a Free key
+ * sent past its limit (429, then key_temporarily_banned). Every
+ * `--check-every`-th response is checked against the contract. Reports the
+ * server's RSS at start and end (and per interval), the 5xx count, and p50 /
+ * p99 latency per interval, in bench/results/soak.{json,md}. Exits 1 on any
+ * 5xx, contract failure, transport error or a server that died.
+ *
+ * DATABASE_URL / REDIS_URL from the environment are used when set (each run
+ * in a fresh PostgreSQL schema and Redis prefix); otherwise a temp SQLite file.
+ */
+import http from 'node:http';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { parseArgs } from 'node:util';
+import { ROOT, ServerProcess, killAllServers, rssMb, runCommand, sleep } from './lib';
+import { openStorage } from '../src/storage/open-storage';
+import { issueApiKey } from '../src/keys/api-key-service';
+import { assertResponseConforms } from '../test/support/spec-conformance';
+
+const { values: options } = parseArgs({
+  options: {
+    duration: { type: 'string', default: '600' },
+    rate: { type: 'string', default: '100' },
+    concurrency: { type: 'string', default: '8' },
+    'check-every': { type: 'string', default: '10' },
+    interval: { type: 'string', default: '60' },
+  },
+});
+const positive = (name: keyof typeof options): number => {
+  const value = Number(options[name]);
+  if (!Number.isFinite(value) || value <= 0) throw new Error(`--${name} must be a positive number, got ${options[name]}`);
+  return value;
+};
+const DURATION_S = positive('duration');
+const RATE = positive('rate');
+const CONCURRENCY = Math.round(positive('concurrency'));
+const CHECK_EVERY = Math.round(positive('check-every'));
+const INTERVAL_S = positive('interval');
+
+interface Observed {
+  method: string;
+  url: string;
+  status: number;
+  headers: http.IncomingHttpHeaders;
+  text: string;
+  ms: number;
+}
+
+/** Where the server keeps its data: the environment's PostgreSQL (+ Redis), isolated, or a temp SQLite file. */
+function databaseEnv(): Record<string, string> {
+  const name = `soak_${randomBytes(4).toString('hex')}`;
+  const database = process.env['DATABASE_URL'];
+  if (database?.startsWith('postgres')) {
+    const url = new URL(database);
+    url.searchParams.set('schema', name);
+    const redis = process.env['REDIS_URL'];
+    return { DATABASE_URL: url.toString(), ...(redis ? { REDIS_URL: redis, REDIS_KEY_PREFIX: `pas:${name}:` } : {}) };
+  }
+  return { DATABASE_URL: `sqlite:${path.join(mkdtempSync(path.join(os.tmpdir(), 'soak-')), 'pets.db')}` };
+}
+
+const percentile = (sorted: number[], p: number): number => (sorted.length === 0 ? 0 : sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!);
+
+async function main(): Promise<void> {
+  console.log(`soak: ${DURATION_S} s at ${RATE} req/s over ${CONCURRENCY} connections; contract check on 1 response in ${CHECK_EVERY}`);
+  await runCommand('npm', ['run', 'build'], { timeoutMs: 300_000 });
+  const env = databaseEnv();
+  const storage = await openStorage(env['DATABASE_URL']!);
+  const enterpriseKey = (await issueApiKey(storage.apiKeys, { plan: 'enterprise', requestsPerMinute: 1_000_000, requestsPerDay: 100_000_000, label: 'soak' })).key;
+  const free = (await issueApiKey(storage.apiKeys, { plan: 'free', label: 'soak free' })).key;
+  await storage.close();
+
+  const server = await ServerProcess.start({
+    id: 'soak',
+    label: 'server (production)',
+    args: ['dist/src/server.js'],
+    env: { ...process.env, ...env, NODE_ENV: 'production', LOG_LEVEL: 'warn' },
+  });
+  const agent = new http.Agent({ keepAlive: true, maxSockets: CONCURRENCY });
+  const send = (method: string, url: string, key: string | undefined, body?: string, contentType = 'application/json'): Promise<Observed> =>
+    new Promise((resolve, reject) => {
+      const started = performance.now();
+      const headers: Record<string, string | number> = key ? { Authorization: `Bearer ${key}` } : {};
+      if (body !== undefined) Object.assign(headers, { 'Content-Type': contentType, 'Content-Length': Buffer.byteLength(body) });
+      const req = http.request(`${server.baseUrl}${url}`, { method, agent, headers }, (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk) => (text += chunk));
+        res.on('end', () => resolve({ method, url, status: res.statusCode!, headers: res.headers, text, ms: performance.now() - started }));
+      });
+      req.setTimeout(10_000, () => req.destroy(new Error(`${method} ${url}: no answer within 10 s`)));
+      req.on('error', reject);
+      req.end(body);
+    });
+
+  const ids: number[] = [];
+  const pick = <T>(items: T[]): T => items[Math.floor(Math.random() * items.length)]!;
+  /** One request of the mix: weights 35 list, 20 get, 20 create, 15 invalid, 10 free key (429s). */
+  const nextRequest = (): Promise<Observed> => {
+    const roll = Math.random() * 100;
+    if (roll < 35) return send('GET', `/v1/pets?limit=${1 + Math.floor(Math.random() * 100)}${Math.random() < 0.3 ? `&status=${pick(['available', 'pending', 'sold'])}` : ''}`, enterpriseKey);
+    if (roll < 55) return send('GET', `/v1/pets/${ids.length && Math.random() < 0.9 ? pick(ids) : 9_000_000 + Math.floor(Math.random() * 1000)}`, enterpriseKey);
+    if (roll < 75) return send('POST', '/v1/pets', enterpriseKey, JSON.stringify({ name: `soak-${randomBytes(3).toString('hex')}`, categoryId: 1 + Math.floor(Math.random() * 5), status: pick(['available', 'pending', 'sold']) }));
+    if (roll < 90) {
+      return pick([
+        () => send('GET', '/v1/pets?limit=0', enterpriseKey),
+        () => send('GET', '/v1/pets?limit=1&limit=2', enterpriseKey),
+        () => send('GET', '/v1/pets?colour=red', enterpriseKey),
+        () => send('GET', '/v1/pets/abc', enterpriseKey),
+        () => send('GET', '/v1/pets/%FF', enterpriseKey),
+        () => send('POST', '/v1/pets', enterpriseKey, '{"name":'),
+        () => send('POST', '/v1/pets', enterpriseKey, JSON.stringify({ name: 'x', categoryId: 1, id: 5 })),
+        () => send('POST', '/v1/pets', enterpriseKey, 'name=x', 'text/plain'),
+        () => send('DELETE', '/v1/pets', enterpriseKey),
+        () => send('GET', '/v1/pets', `pas_${randomBytes(32).toString('base64url')}`),
+        () => send('GET', '/v1/nowhere', enterpriseKey),
+      ])();
+    }
+    return send('GET', '/v1/pets?limit=5', free);
+  };
+
+  interface Bucket {
+    latencies: number[];
+    statuses: Record<string, number>;
+    rssMb: number;
+  }
+  const buckets: Bucket[] = [];
+  const bucketAt = (elapsedMs: number): Bucket => {
+    // Answers that land after the end belong to the last interval.
+    const index = Math.floor(Math.min(elapsedMs, DURATION_S * 1000 - 1) / (INTERVAL_S * 1000));
+    while (buckets.length <= index) buckets.push({ latencies: [], statuses: {}, rssMb: 0 });
+    return buckets[index]!;
+  };
+  let total = 0;
+  let serverErrors = 0;
+  let contractFailureCount = 0;
+  /** The first 20, for the report. */
+  const contractFailures: string[] = [];
+  const transportErrors: string[] = [];
+
+  await sleep(1_000); // settle after start
+  const rssStart = rssMb(server.pid)!;
+  const started = Date.now();
+  const endAt = started + DURATION_S * 1000;
+  const rssTimer = setInterval(() => {
+    bucketAt(Date.now() - started).rssMb = rssMb(server.pid) ?? 0;
+  }, 1_000);
+  // Each connection sends at RATE / CONCURRENCY per second, on a fixed schedule (no catch-up bursts).
+  const slotMs = (CONCURRENCY / RATE) * 1000;
+  const worker = async (offset: number): Promise<void> => {
+    let nextAt = started + offset;
+    while (Date.now() < endAt) {
+      await sleep(Math.max(0, nextAt - Date.now()));
+      nextAt = Math.max(nextAt + slotMs, Date.now());
+      try {
+        const observed = await nextRequest();
+        const bucket = bucketAt(Date.now() - started);
+        bucket.latencies.push(observed.ms);
+        bucket.statuses[observed.status] = (bucket.statuses[observed.status] ?? 0) + 1;
+        total += 1;
+        if (observed.status >= 500) serverErrors += 1;
+        if (observed.method === 'POST' && observed.status === 201) ids.push((JSON.parse(observed.text) as { id: number }).id);
+        if (total % CHECK_EVERY === 0 || observed.status >= 500) {
+          try {
+            let body: unknown;
+            try {
+              body = observed.text ? JSON.parse(observed.text) : undefined;
+            } catch {
+              body = undefined;
+            }
+            assertResponseConforms({ ...observed, url: observed.url.split('?')[0]!, body });
+          } catch (error) {
+            contractFailureCount += 1;
+            if (contractFailures.length < 20) contractFailures.push((error as Error).message);
+          }
+        }
+      } catch (error) {
+        if (transportErrors.length < 20) transportErrors.push((error as Error).message);
+      }
+    }
+  };
+  const progress = setInterval(() => {
+    const elapsed = Math.round((Date.now() - started) / 1000);
+    console.log(`  ${elapsed} s: ${total} responses, ${serverErrors} 5xx, RSS ${rssMb(server.pid)?.toFixed(1)} MB`);
+  }, 30_000);
+  await Promise.all(Array.from({ length: CONCURRENCY }, (_, i) => worker((i * slotMs) / CONCURRENCY)));
+  clearInterval(progress);
+  clearInterval(rssTimer);
+  const rssEnd = rssMb(server.pid)!;
+  agent.destroy();
+  server.assertAlive();
+  await server.stop();
+
+  const intervals = buckets.map((bucket, index) => {
+    const sorted = [...bucket.latencies].sort((a, b) => a - b);
+    return {
+      fromSecond: index * INTERVAL_S,
+      requests: sorted.length,
+      p50Ms: Number(percentile(sorted, 50).toFixed(1)),
+      p99Ms: Number(percentile(sorted, 99).toFixed(1)),
+      maxMs: Number((sorted.at(-1) ?? 0).toFixed(1)),
+      statuses: bucket.statuses,
+      rssMb: Number(bucket.rssMb.toFixed(1)),
+    };
+  });
+  const result = {
+    date: new Date().toISOString(),
+    settings: { durationSeconds: DURATION_S, rate: RATE, concurrency: CONCURRENCY, checkEvery: CHECK_EVERY, backend: env['REDIS_URL'] ? 'postgres+redis' : env['DATABASE_URL']!.split(':')[0] },
+    requests: total,
+    serverErrors,
+    contractChecks: Math.floor(total / CHECK_EVERY),
+    contractFailureCount,
+    contractFailures,
+    transportErrors,
+    rssMb: { start: Number(rssStart.toFixed(1)), end: Number(rssEnd.toFixed(1)) },
+    intervals,
+  };
+  writeFileSync(path.join(ROOT, 'bench/results/soak.json'), `${JSON.stringify(result, null, 2)}\n`);
+  writeFileSync(path.join(ROOT, 'bench/results/soak.md'), renderMarkdown(result));
+  console.log(renderMarkdown(result));
+  const failed = serverErrors > 0 || contractFailureCount > 0 || transportErrors.length > 0;
+  process.exitCode = failed ? 1 : 0;
+}
+
+function renderMarkdown(result: {
+  date: string;
+  settings: Record<string, unknown>;
+  requests: number;
+  serverErrors: number;
+  contractChecks: number;
+  contractFailureCount: number;
+  contractFailures: string[];
+  transportErrors: string[];
+  rssMb: { start: number; end: number };
+  intervals: { fromSecond: number; requests: number; p50Ms: number; p99Ms: number; maxMs: number; statuses: Record<string, number>; rssMb: number }[];
+}): string {
+  const lines = [
+    `# Soak run (${result.date})`,
+    '',
+    `Settings: ${Object.entries(result.settings).map(([name, value]) => `${name} ${value}`).join(', ')}.`,
+    '',
+    `- requests: ${result.requests}; 5xx: **${result.serverErrors}**; transport errors: ${result.transportErrors.length}`,
+    `- contract checks: ${result.contractChecks}, failures: **${result.contractFailureCount}**`,
+    `- server RSS: ${result.rssMb.start} MB at start, ${result.rssMb.end} MB at the end`,
+    '',
+    '| from (s) | requests | p50 ms | p99 ms | max ms | RSS MB | statuses |',
+    '|---:|---:|---:|---:|---:|---:|---|',
+    ...result.intervals.map(
+      (row) =>
+        `| ${row.fromSecond} | ${row.requests} | ${row.p50Ms} | ${row.p99Ms} | ${row.maxMs} | ${row.rssMb} | ${Object.entries(row.statuses).map(([status, count]) => `${status}: ${count}`).join(', ')} |`,
+    ),
+    ...(result.contractFailures.length ? ['', '## Contract failures', '', ...result.contractFailures.map((failure) => `- ${failure.split('\n')[0]}`)] : []),
+    ...(result.transportErrors.length ? ['', '## Transport errors', '', ...result.transportErrors.map((error) => `- ${error}`)] : []),
+  ];
+  return `${lines.join('\n')}\n`;
+}
+
+process.on('SIGINT', () => {
+  killAllServers();
+  process.exit(130);
+});
+main().catch((error: unknown) => {
+  killAllServers();
+  console.error(error);
+  process.exit(1);
+});

@@ -1,0 +1,109 @@
+/**
+ * The HTTP server's defences against hostile or broken clients, applied below
+ * Express where a request is still bytes on a socket:
+ *
+ * - slow clients: the headers must arrive within `headersTimeoutMs` and the
+ *   whole request within `requestTimeoutMs` (slowloris, trickled bodies, a
+ *   Content-Length longer than the body); an idle keep-alive socket is closed
+ *   after `keepAliveTimeoutMs`;
+ * - many connections: at most `maxConnections` sockets at once; Node closes
+ *   the excess as soon as it is accepted, before reading a byte;
+ * - the request line and headers together are limited to MAX_HEADER_BYTES;
+ * - whatever Node's parser refuses (oversized headers, a timeout, malformed
+ *   HTTP such as Transfer-Encoding with Content-Length) is answered with an
+ *   Error object and the connection closed, instead of Node's bodiless reply.
+ */
+import http, { type RequestListener, type ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { errorBody, type ErrorBody } from '../errors/api-error';
+
+export interface HttpLimits {
+  headersTimeoutMs: number;
+  requestTimeoutMs: number;
+  keepAliveTimeoutMs: number;
+  maxConnections: number;
+}
+
+/** Request line plus headers (Node's default, stated so it is documented and tested). */
+export const MAX_HEADER_BYTES = 16 * 1024;
+
+/**
+ * Node enforces the two timeouts by sweeping its connections on this interval
+ * (30 s by default, which would let a slow client stay 30 s past its timeout).
+ */
+export const TIMEOUT_CHECK_INTERVAL_MS = 1_000;
+
+/**
+ * An http.Server for `app` with the limits applied; `src/server.ts` listens
+ * on it (and the tests start that entry point).
+ *
+ * @example createHttpServer(app, config.httpLimits).listen(3000, '127.0.0.1');
+ */
+export function createHttpServer(app: RequestListener, limits: HttpLimits): http.Server {
+  const server = http.createServer(
+    {
+      headersTimeout: limits.headersTimeoutMs,
+      requestTimeout: limits.requestTimeoutMs,
+      keepAliveTimeout: limits.keepAliveTimeoutMs,
+      connectionsCheckingInterval: Math.min(TIMEOUT_CHECK_INTERVAL_MS, limits.headersTimeoutMs),
+      maxHeaderSize: MAX_HEADER_BYTES,
+      // Checked below instead, so the 400 is an Error object like every other.
+      requireHostHeader: false,
+    },
+    (req, res) => {
+      // RFC 9112 3.2: an HTTP/1.1 request without Host is a 400.
+      if (req.headers.host === undefined && req.httpVersion === '1.1') {
+        const body = JSON.stringify(errorBody(400, 'invalid_request', 'the Host header is required'));
+        res.writeHead(400, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(body), Connection: 'close' });
+        res.end(body);
+        return;
+      }
+      app(req, res);
+    },
+  );
+  server.maxConnections = limits.maxConnections;
+  server.on('clientError', (error: NodeJS.ErrnoException & { reason?: string }, socket: Duplex) =>
+    answerClientError(error, socket, limits),
+  );
+  return server;
+}
+
+/** What Node's parser (or its timeout sweep) refused, as an Error object. */
+function errorFor(error: NodeJS.ErrnoException & { reason?: string }, limits: HttpLimits): ErrorBody {
+  switch (error.code) {
+    case 'HPE_HEADER_OVERFLOW':
+      return errorBody(431, 'headers_too_large', `the request line and headers together must not be larger than ${MAX_HEADER_BYTES / 1024} KiB`);
+    case 'ERR_HTTP_REQUEST_TIMEOUT':
+      return errorBody(
+        408,
+        'request_timeout',
+        `the request was not received in time: headers within ${limits.headersTimeoutMs / 1000} s, ` +
+          `the whole request within ${limits.requestTimeoutMs / 1000} s`,
+      );
+    case 'HPE_CHUNK_EXTENSIONS_OVERFLOW':
+      return errorBody(413, 'payload_too_large', 'chunk extensions are too large');
+    default:
+      // llhttp's reasons are fixed strings such as "Content-Length can't be present with Transfer-Encoding".
+      return errorBody(400, 'invalid_request', `malformed HTTP request${error.reason ? `: ${error.reason}` : ''}`);
+  }
+}
+
+/**
+ * Mirrors Node's own clientError handling (answer only when no response has
+ * started on the socket, then close it), with an Error object as the body.
+ */
+function answerClientError(error: NodeJS.ErrnoException & { reason?: string }, socket: Duplex, limits: HttpLimits): void {
+  const inFlight = (socket as Duplex & { _httpMessage?: ServerResponse })._httpMessage;
+  if (error.code !== 'ECONNRESET' && socket.writable && !inFlight?.headersSent) {
+    const answer = errorFor(error, limits);
+    const body = JSON.stringify(answer);
+    socket.write(
+      `HTTP/1.1 ${answer.status} ${http.STATUS_CODES[answer.status]}\r\n` +
+        'Content-Type: application/json; charset=utf-8\r\n' +
+        `Content-Length: ${Buffer.byteLength(body)}\r\n` +
+        'Connection: close\r\n\r\n' +
+        body,
+    );
+  }
+  socket.destroy();
+}
