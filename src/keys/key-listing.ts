@@ -1,21 +1,13 @@
-import type { ApiKeyRecord, Plan } from '../storage/storage';
+import type { ApiKeyRecord } from '../storage/storage';
 import { PLAN_LIMITS } from '../rate-limit/plans';
 
-/** A key as the keys CLI shows it (`--json` prints exactly this): no secret, no hash. */
-export interface KeyView {
-  id: number;
-  /** The key's first characters (`pas_AbC123`), enough to recognise it. */
-  prefix: string;
-  plan: Plan;
-  label: string;
-  /** The limits that apply: the plan's, or an enterprise key's own. */
-  requestsPerMinute: number | null;
-  requestsPerDay: number | null;
-  createdAt: string;
-  revokedAt: string | null;
-  /** Set only while a ban is in force (an ended ban is history, not state). */
-  bannedUntil: string | null;
-}
+/**
+ * A key as the keys CLI shows it (`--json` prints exactly this): the stored
+ * record's fields (no secret, no hash), with the limits that apply (the
+ * plan's, or an enterprise key's own) and `bannedUntil` only while a ban is
+ * in force (an ended ban is history, not state).
+ */
+export type KeyView = Readonly<ApiKeyRecord>;
 
 /**
  * What the CLI shows of a stored key at `now`.
