@@ -120,10 +120,10 @@ const TABLE: EditCase[] = [
     library: 'right',
   },
   {
-    name: 'pattern added on a request',
+    name: 'pattern narrowed on a request',
     edit: (d) => (schemas(d).NewPet.properties.name.pattern = '^[A-Z]'),
     exit: 1,
-    lines: [`BREAKING ${BODY}.properties.name.pattern: added "^[A-Z]"`],
+    lines: [`BREAKING ${BODY}.properties.name.pattern: ${JSON.stringify(schemas(CONTRACT).NewPet.properties.name.pattern)} → "^[A-Z]"`],
     library: 'right',
   },
   {

@@ -236,7 +236,7 @@ describe('respecting the server', () => {
       count++;
       if (count === 3) {
         refusedAt = Date.now();
-        res.status(429).set({ 'Retry-After': '1', 'X-RateLimit-Limit': '5', 'X-RateLimit-Remaining': '0', 'X-RateLimit-Reset': '0', 'RateLimit-Policy': '"minute";q=5;w=60', RateLimit: '"minute";r=0;t=1' });
+        res.status(429).set({ 'X-Request-Id': 'planted-429', 'Retry-After': '1', 'X-RateLimit-Limit': '5', 'X-RateLimit-Remaining': '0', 'X-RateLimit-Reset': '0', 'RateLimit-Policy': '"minute";q=5;w=60', RateLimit: '"minute";r=0;t=1' });
         res.json({ code: 'rate_limited', message: 'planted 429', status: 429 });
         return;
       }

@@ -181,8 +181,9 @@ describe('refusals survive a restart', () => {
     const bodies: string[] = [];
     try {
       expect((await timedGet(`${server.url}/v1/pets`, { Authorization: `Bearer ${revoked}` })).status).toBe(200);
-      const id = /\│\s*\d+\s*│\s*(\d+)\s*│[^\n]*revoked/.exec(runKeysCli(['list'], env).stdout)?.[1];
-      expect(runKeysCli(['revoke', id!], env).status).toBe(0);
+      const keys = JSON.parse(runKeysCli(['list', '--json'], env).stdout) as Array<{ id: number; label: string }>;
+      const id = String(keys.find((key) => key.label === 'revoked')!.id);
+      expect(runKeysCli(['revoke', id], env).status).toBe(0);
       // 60 allowed per minute, then 429s; the third refusal (RATE_LIMIT_BAN_AFTER=2) bans.
       const answers = await hammer(`${server.url}/v1/pets`, 64, 1, () => ({ Authorization: `Bearer ${banned}` }));
       bodies.push(...answers.map((answer) => answer.body));

@@ -1,7 +1,7 @@
 import type { Router } from 'express';
 import { listOperations, type OpenApiDocument } from '../spec/load-spec';
 import { requiresApiKey } from '../spec/security';
-import { toExpressPath } from './express-path';
+import { pathPattern } from './path-pattern';
 
 declare module 'express-serve-static-core' {
   interface Request {
@@ -22,11 +22,17 @@ declare module 'express-serve-static-core' {
  * unless that template is also the route that would serve it.
  */
 export function mountAnonymousAccess(router: Router, spec: OpenApiDocument): void {
-  for (const op of listOperations(spec)) {
-    const anonymous = !requiresApiKey(spec, op);
-    router[op.method](toExpressPath(op.path), (req, _res, next) => {
-      req.anonymousAccess ??= anonymous;
-      next();
-    });
-  }
+  const markers = listOperations(spec).map((op) => ({
+    methods: op.method === 'get' ? ['GET', 'HEAD'] : [op.method.toUpperCase()],
+    pattern: pathPattern(op.path),
+    anonymous: !requiresApiKey(spec, op),
+  }));
+  // Matched by pattern, not as Express routes: a route would decode the path
+  // parameters here, so a bad one (`/pets/%FF`) would fail before the rate
+  // limits set their headers. The operation's route reports it later.
+  router.use((req, _res, next) => {
+    const marker = markers.find(({ methods, pattern }) => methods.includes(req.method) && pattern.test(req.path));
+    req.anonymousAccess = marker?.anonymous ?? false;
+    next();
+  });
 }

@@ -2,6 +2,7 @@ import type { Router } from 'express';
 import type { OpenApiDocument } from '../spec/load-spec';
 import { listOperations } from '../spec/load-spec';
 import { deprecationHeaders } from '../spec/deprecation';
+import { pathPattern } from './path-pattern';
 
 /**
  * Adds Deprecation / Sunset / Link headers to every response of a deprecated
@@ -16,8 +17,7 @@ export function mountDeprecationHeaders(router: Router, spec: OpenApiDocument, b
     // path parameters here, so a bad one (`/pets/%FF`) would fail before the
     // rate limits set their headers. The operation's route reports it later.
     const methods = op.method === 'get' ? ['GET', 'HEAD'] : [op.method.toUpperCase()];
-    const literal = op.path.split(/\{[^}]+\}/).map((part) => part.replace(/[.*+?^$()|[\]\\]/g, '\\$&'));
-    const pattern = new RegExp(`^${literal.join('[^/]+')}/?$`, 'i');
+    const pattern = pathPattern(op.path);
     router.use((req, res, next) => {
       if (methods.includes(req.method) && pattern.test(req.path)) res.set(headers);
       next();
