@@ -24,5 +24,8 @@ npm pkg set "devDependencies.node=$version"
 npm install --no-audit --no-fund
 actual=$(npm exec -- node -p process.versions.node)
 [ "$actual" = "$version" ] || { echo "expected Node $version in the copy, got $actual" >&2; exit 1; }
+# A repository of its own, as a clone would be: tests use git (api:diff --base
+# HEAD, project copies listed by git ls-files).
+git init -q && git add -A && git -c user.name=test-on-node -c user.email=test-on-node@localhost commit -qm "copy for Node $version"
 echo "::: npm test on Node $actual in $copy"
 npm test
