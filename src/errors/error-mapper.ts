@@ -107,7 +107,10 @@ export function errorMapper(logger: Logger, operationOf?: (req: Request) => stri
         lastUnavailableLog = Date.now();
         log.warn({ err: (error as Error).message, ...where }, 'dependency unavailable: answering 503');
       }
-    } else if (apiError.status >= 500) log.error({ err: error, ...where }, 'request failed');
+    } else if (apiError.status >= 500 && apiError.code !== 'not_implemented') {
+      // A stub's 501 is the framework's answer, like a 401: the access log has it.
+      log.error({ err: error, ...where }, 'request failed');
+    }
     if (res.headersSent) {
       res.destroy();
       return;
