@@ -228,7 +228,7 @@ export async function prepareProjectDatabase(directory: string, name: string, pe
   const databaseUrl = `sqlite:${file}`;
   const stdout = await runCommand(
     process.execPath,
-    ['--import', 'tsx', 'scripts/keys.ts', 'create', '--plan', 'enterprise', '--rpm', '100000000', '--rpd', '100000000000', '--label', 'bench'],
+    ['--import', 'tsx', 'scripts/keys.ts', 'create', '--plan', 'enterprise', '--rpm', '100000000', '--rpd', '2000000000', '--label', 'bench'],
     { env: { ...process.env, DATABASE_URL: databaseUrl } },
   );
   const key = stdout.trim();
