@@ -6,8 +6,6 @@
  */
 import http from 'node:http';
 import { randomBytes } from 'node:crypto';
-import v8 from 'node:v8';
-import vm from 'node:vm';
 import type { AddressInfo } from 'node:net';
 import { startServer, runKeysCli, type RunningServer } from './support/processes';
 import { startTestApp } from './support/test-app';
@@ -15,6 +13,7 @@ import { createHttpServer } from '../src/http/server-limits';
 import { loadConfig } from '../src/config';
 import { createKeyWithCli, isolatedServerEnv } from './support/server-env';
 import { rssMb, timedGet } from './support/raw-http';
+import { heapAfterGcMb } from './support/heap';
 
 const KEY_PATTERN = /pas_[A-Za-z0-9_-]{20,}/;
 const randomKey = (): string => `pas_${randomBytes(32).toString('base64url')}`;
@@ -24,14 +23,6 @@ interface Answer {
   body: string;
 }
 
-/** The heap after full collections, in MB (gc exposed at run time, as jest does not start node with --expose-gc). */
-function heapAfterGcMb(): number {
-  v8.setFlagsFromString('--expose-gc');
-  const gc = vm.runInNewContext('gc') as () => void;
-  gc();
-  gc();
-  return process.memoryUsage().heapUsed / 1024 / 1024;
-}
 
 /** `count` GETs over `concurrency` keep-alive connections, each with the headers `headersFor(i)` gives. */
 async function hammer(url: string, count: number, concurrency: number, headersFor: (i: number) => Record<string, string>): Promise<Answer[]> {

@@ -47,6 +47,8 @@ function expectErrorObject(result: RawResult, status: number, code: string): voi
   expect(result.status).toBe(status);
   expect(result.headers['content-type']).toMatch(/^application\/json/);
   expect(JSON.parse(result.text)).toEqual({ code, status, message: expect.any(String) });
+  // Every answer carries a request id, those written below Express included.
+  expect(result.headers['x-request-id']).toMatch(/^[\x21-\x7E]{1,128}$/);
 }
 
 const KEY_HEADER = (key: string) => `Authorization: Bearer ${key}\r\n`;

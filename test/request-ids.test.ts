@@ -193,6 +193,17 @@ describe('errors', () => {
     expect(accessLines(t.logs())).toEqual([expect.objectContaining({ requestId: 'incident-42', status: 500, operation: 'getPet' })]);
   });
 
+  it('a logged failure names the path, never the query string (it may carry secrets)', async () => {
+    const broken: Handler<'listPets'> = async () => {
+      throw new Error('broken list');
+    };
+    t = await startTestApp({ handlers: { ...handlers, listPets: broken } });
+    await t.api.get('/v1/pets?limit=5&status=sold').set('Authorization', t.auth).expect(500);
+    const failure = lines(t.logs()).find((line) => line.level === 50);
+    expect(failure).toMatchObject({ path: '/v1/pets', operation: 'listPets' });
+    expect(t.logs()).not.toContain('status=sold');
+  });
+
   it('a failed readiness check is logged with the request id', async () => {
     t = await startTestApp();
     let logged = '';

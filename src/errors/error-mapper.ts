@@ -2,6 +2,7 @@ import type { ErrorRequestHandler, Request, RequestHandler } from 'express';
 import type { Logger } from 'pino';
 import { ApiError, type ErrorCode } from './api-error';
 import { isUnavailable, UNAVAILABLE_RETRY_AFTER_SECONDS } from './unavailable';
+import { loggedPath } from '../observability/request-observer';
 
 /** Validator errors carry one entry per broken rule, e.g. `{ path: '/query/limit', message: 'must be <= 100' }`. */
 interface ValidationIssue {
@@ -101,7 +102,8 @@ export function errorMapper(logger: Logger, operationOf?: (req: Request) => stri
     const apiError = toApiError(error, req);
     // A child logger that adds the request id, when the app provides one.
     const log = (req.log as Logger | undefined) ?? logger;
-    const where = { operation: operationOf?.(req), method: req.method, url: req.originalUrl };
+    // The path only: a query string may carry secrets or personal data.
+    const where = { operation: operationOf?.(req), method: req.method, path: loggedPath(req) };
     if (apiError.code === 'unavailable') {
       if (Date.now() - lastUnavailableLog >= UNAVAILABLE_LOG_INTERVAL_MS) {
         lastUnavailableLog = Date.now();

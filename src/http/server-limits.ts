@@ -13,6 +13,7 @@
  *   HTTP such as Transfer-Encoding with Content-Length) is answered with an
  *   Error object and the connection closed, instead of Node's bodiless reply.
  */
+import { randomUUID } from 'node:crypto';
 import http, { type RequestListener, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { errorBody, type ErrorBody } from '../errors/api-error';
@@ -54,7 +55,12 @@ export function createHttpServer(app: RequestListener, limits: HttpLimits): http
       // RFC 9112 3.2: an HTTP/1.1 request without Host is a 400.
       if (req.headers.host === undefined && req.httpVersion === '1.1') {
         const body = JSON.stringify(errorBody(400, 'invalid_request', 'the Host header is required'));
-        res.writeHead(400, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(body), Connection: 'close' });
+        res.writeHead(400, {
+          'Content-Type': 'application/json; charset=utf-8',
+          'Content-Length': Buffer.byteLength(body),
+          'X-Request-Id': randomUUID(),
+          Connection: 'close',
+        });
         res.end(body);
         return;
       }
@@ -101,6 +107,7 @@ function answerClientError(error: NodeJS.ErrnoException & { reason?: string }, s
       `HTTP/1.1 ${answer.status} ${http.STATUS_CODES[answer.status]}\r\n` +
         'Content-Type: application/json; charset=utf-8\r\n' +
         `Content-Length: ${Buffer.byteLength(body)}\r\n` +
+        `X-Request-Id: ${randomUUID()}\r\n` +
         'Connection: close\r\n\r\n' +
         body,
     );

@@ -36,5 +36,21 @@ export function contractValidator(spec: OpenApiDocument, basePath: string, optio
     ignoreUndocumented: false,
     formats: { int64: int64Format },
   }) as RequestHandler[];
-  return [singleValuedQuery, ...validator];
+  // After the validator's own route lookup, so an unknown path or method is
+  // still its 404/405, not a 400 about the query.
+  const afterLookup = validator.findIndex((middleware) => middleware.name === 'metadataMiddleware') + 1;
+  if (afterLookup === 0) throw new Error('express-openapi-validator: metadataMiddleware not found (has its middleware chain changed?)');
+  return [mediaTypeOnly, ...validator.slice(0, afterLookup), singleValuedQuery, ...validator.slice(afterLookup)];
 }
+
+/**
+ * Reduces Content-Type to its media type once the body is parsed. The
+ * validator compiles and keeps a request validator per distinct Content-Type
+ * value, parameters included, so `application/json; x=<random>` on every
+ * request would grow its caches (memory and a schema compile each) forever.
+ */
+const mediaTypeOnly: RequestHandler = (req, _res, next) => {
+  const contentType = req.headers['content-type'];
+  if (contentType !== undefined) req.headers['content-type'] = contentType.split(';', 1)[0]!.trim().toLowerCase();
+  next();
+};

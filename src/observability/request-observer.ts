@@ -9,7 +9,7 @@ const CLIENT_CLOSED = 499;
 const MAX_LOGGED_PATH = 256;
 
 /** The request path, without the query string (it may carry what people searched for). */
-function loggedPath(req: Request): string {
+export function loggedPath(req: Request): string {
   const url = req.originalUrl;
   const query = url.indexOf('?');
   const path = query === -1 ? url : url.slice(0, query);
