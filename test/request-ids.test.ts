@@ -1,4 +1,4 @@
-import { Writable } from 'node:stream';
+import { memoryLog } from './support/memory-log';
 import type { Request, Response } from 'express';
 import type request from 'supertest';
 import { apiClient, startTestApp, type TestApp } from './support/test-app';
@@ -151,24 +151,18 @@ describe('access log', () => {
 
   it('LOG_LEVEL=warn turns it off; errors are still logged', async () => {
     t = await startTestApp();
-    let logged = '';
-    const sink = new Writable({
-      write(chunk, _encoding, done) {
-        logged += chunk.toString();
-        done();
-      },
-    });
+    const log = memoryLog();
     const broken: Handler<'getPet'> = async () => {
       throw new Error('getPet bug');
     };
     const api = apiClient(
-      createApp({ storage: t.storage, logger: createLogger('warn', sink), validateResponses: false, logRequests: true, handlers: { ...handlers, getPet: broken } }),
+      createApp({ storage: t.storage, logger: createLogger('warn', log.sink), validateResponses: false, logRequests: true, handlers: { ...handlers, getPet: broken } }),
     );
     await api.get('/v1/pets').set('Authorization', t.auth).expect(200);
     await api.get('/v1/pets/1').set('Authorization', t.auth).expect(500);
-    expect(accessLines(logged)).toEqual([]);
-    expect(lines(logged)).toHaveLength(1);
-    expect(lines(logged)[0]).toMatchObject({ level: 50, operation: 'getPet' });
+    expect(accessLines(log.text())).toEqual([]);
+    expect(lines(log.text())).toHaveLength(1);
+    expect(lines(log.text())[0]).toMatchObject({ level: 50, operation: 'getPet' });
   });
 });
 
@@ -206,16 +200,10 @@ describe('errors', () => {
 
   it('a failed readiness check is logged with the request id', async () => {
     t = await startTestApp();
-    let logged = '';
-    const sink = new Writable({
-      write(chunk, _encoding, done) {
-        logged += chunk.toString();
-        done();
-      },
-    });
+    const log = memoryLog();
     const storage: Storage = { ...t.storage, ping: () => Promise.reject(down()) };
-    const api = apiClient(createApp({ storage, logger: createLogger('info', sink), validateResponses: false }));
+    const api = apiClient(createApp({ storage, logger: createLogger('info', log.sink), validateResponses: false }));
     await api.get('/readyz').set('X-Request-Id', 'ready-1').expect(503);
-    expect(lines(logged)).toEqual([expect.objectContaining({ level: 40, requestId: 'ready-1', check: 'database', msg: 'readiness check failed' })]);
+    expect(lines(log.text())).toEqual([expect.objectContaining({ level: 40, requestId: 'ready-1', check: 'database', msg: 'readiness check failed' })]);
   });
 });

@@ -1,6 +1,5 @@
 import type { Express } from 'express';
 import path from 'node:path';
-import { Writable } from 'node:stream';
 import request from 'supertest';
 import { createApp, type AppDependencies } from '../../src/app';
 import { openStorage } from '../../src/storage/open-storage';
@@ -8,6 +7,7 @@ import type { Plan, Storage } from '../../src/storage/storage';
 import { issueApiKey } from '../../src/keys/api-key-service';
 import { assertConformsToSpec } from './spec-conformance';
 import { tempDir } from './paths';
+import { memoryLog } from './memory-log';
 import { createLogger } from '../../src/logger';
 import { openRedisState, type SharedState } from '../../src/shared-state/redis-state';
 import { isolatedPostgresUrl, isolationName, REDIS_URL, TEST_BACKEND } from './backend';
@@ -67,14 +67,8 @@ export async function startTestApp(
   const databaseUrl =
     options.databaseUrl ?? (TEST_BACKEND === 'postgres' ? isolatedPostgresUrl(name) : `sqlite:${path.join(tempDir(), 'pets.db')}`);
   const storage = await openStorage(databaseUrl);
-  let logged = '';
-  const sink = new Writable({
-    write(chunk, _encoding, done) {
-      logged += chunk.toString();
-      done();
-    },
-  });
-  const logger = createLogger('info', sink);
+  const log = memoryLog();
+  const logger = createLogger('info', log.sink);
   const metrics = options.metrics ?? createMetrics();
   let shared: SharedState | undefined;
   if (TEST_BACKEND === 'postgres') {
@@ -99,7 +93,7 @@ export async function startTestApp(
     storage,
     auth: await issueKey(),
     databaseUrl,
-    logs: () => logged,
+    logs: log.text,
     metrics,
     issueKey,
     close: async () => {
