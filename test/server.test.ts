@@ -43,6 +43,9 @@ describe('server entry point (src/server.ts)', () => {
     [{ LOG_LEVEL: 'loud' }, /LOG_LEVEL/],
     [{ DATABASE_URL: 'mysql://x' }, /DATABASE_URL/],
     [{ VALIDATE_RESPONSES: 'maybe' }, /VALIDATE_RESPONSES/],
+    [{ METRICS_TOKEN: 'short' }, /METRICS_TOKEN: must be at least 16 characters/],
+    [{ METRICS_TOKEN: 'sixteen chars and a space' }, /METRICS_TOKEN: must be printable ASCII without spaces/],
+    [{ LOG_FORMAT: 'xml' }, /LOG_FORMAT/],
   ])('refuses to start on bad configuration %j with a clear message and exit 1', (env, message) => {
     const result = runServerToExit(env as Record<string, string>);
     expect(result.status).toBe(1);
