@@ -3,8 +3,9 @@
  * 127.0.0.1 ports, their RSS from /proc, project databases with a key and
  * seeded pets, and one bounded autocannon load.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
 import { createServer } from 'node:net';
 import path from 'node:path';
 import autocannon from 'autocannon';
@@ -98,7 +99,8 @@ export class ServerProcess {
   /** Starts `node ...spec.args` with PORT/HOST set and waits until GET /healthz answers 200. */
   static async start(spec: ServerSpec): Promise<ServerProcess> {
     const port = await freePort();
-    const child = spawn(serverRuntime.node, spec.args, {
+    const [command, args] = cpuPlan.server === undefined ? [serverRuntime.node, spec.args] : ['taskset', ['-c', String(cpuPlan.server), serverRuntime.node, ...spec.args]];
+    const child = spawn(command, args, {
       cwd: ROOT,
       env: { ...spec.env, PORT: String(port), HOST },
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -154,6 +156,62 @@ export function killAllServers(): void {
   for (const server of live) server.child.kill('SIGKILL');
 }
 
+// ---------------------------------------------------------------- CPUs and the load generator
+
+const hasCommand = (command: string): boolean => {
+  try {
+    execFileSync('sh', ['-c', `command -v ${command}`], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+/**
+ * Where things run: with two or more CPUs and `taskset`, every server under
+ * test is pinned to CPU 0 and wrk (when installed) to CPU 1, so the server
+ * has one core to itself and the load generator never competes with it.
+ * Otherwise autocannon loads from this process, unpinned.
+ */
+export const cpuPlan: { server: number | undefined; loader: number | undefined; wrk: string | undefined } = (() => {
+  const pin = os.cpus().length >= 2 && hasCommand('taskset');
+  const wrk = hasCommand('wrk') ? 'wrk' : undefined;
+  return { server: pin ? 0 : undefined, loader: pin && wrk ? 1 : undefined, wrk };
+})();
+
+/** Chooses the load generator: `autocannon` forces it even where wrk is installed. */
+export function useLoader(loader: 'wrk' | 'autocannon' | undefined): void {
+  if (loader === 'autocannon') {
+    cpuPlan.wrk = undefined;
+    cpuPlan.loader = undefined;
+  } else if (loader === 'wrk' && !cpuPlan.wrk) throw new Error('--loader wrk: wrk is not installed (apt-get install wrk)');
+}
+
+export const loaderLabel = (): string =>
+  cpuPlan.wrk
+    ? `wrk (1 thread${cpuPlan.loader === undefined ? '' : `, CPU ${cpuPlan.loader}`})`
+    : 'autocannon (in the bench process)';
+
+const CLOCK_TICKS = (() => {
+  try {
+    return Number(execFileSync('getconf', ['CLK_TCK']).toString().trim()) || 100;
+  } catch {
+    return 100;
+  }
+})();
+
+/** CPU time (user + system) a process has used so far, in µs (Linux /proc), or undefined. */
+export function cpuTimeUs(pid: number): number | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    // After the command name: state is field 3, utime 14 and stime 15 (proc(5)).
+    return ((Number(fields[11]) + Number(fields[12])) * 1e6) / CLOCK_TICKS;
+  } catch {
+    return undefined;
+  }
+}
+
 export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 // ---------------------------------------------------------------- memory
@@ -198,6 +256,10 @@ export class PeakRss {
     this.polledKb = Math.max(this.polledKb, procStatusKb(this.pid, 'VmRSS') ?? 0);
   }
 
+  stopIfRunning(): void {
+    clearInterval(this.timer);
+  }
+
   /** Peak in MB, or undefined where /proc is not available. */
   stop(): number | undefined {
     clearInterval(this.timer);
@@ -237,8 +299,15 @@ export async function prepareProjectDatabase(directory: string, name: string, pe
   return { file, databaseUrl, key, pets, seedMs };
 }
 
-/** The project's real server: compiled, production mode, warn-level logs. */
-export function projectSpec(id: string, label: string, database: ProjectDatabase, nodeFlags: string[] = []): ServerSpec {
+/** The Node flags `npm start` gives the server (package.json "config.serverNodeFlags"). */
+export const SERVER_NODE_FLAGS: string[] = (
+  (JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { config?: { serverNodeFlags?: string } }).config?.serverNodeFlags ?? ''
+)
+  .split(' ')
+  .filter(Boolean);
+
+/** The project's real server: compiled, production mode, warn-level logs, the Node flags of `npm start`. */
+export function projectSpec(id: string, label: string, database: ProjectDatabase, nodeFlags: string[] = SERVER_NODE_FLAGS): ServerSpec {
   const env: NodeJS.ProcessEnv = { ...process.env, NODE_ENV: 'production', LOG_LEVEL: 'warn', DATABASE_URL: database.databaseUrl };
   // The embedded setup: SQLite and in-memory counters, whatever this shell has set.
   delete env.VALIDATE_RESPONSES;
@@ -325,20 +394,81 @@ export interface LoadResult {
   p50Ms: number;
   p99Ms: number;
   maxMs: number;
-  /** autocannon's own whole-millisecond percentiles, kept as a cross-check. */
-  autocannonP50Ms: number;
-  autocannonP99Ms: number;
   requests: number;
   peakRssMb: number | undefined;
+  /** Server CPU time (user + system) per response, in µs: what a request costs, whatever the load generator does. */
+  cpuUsPerRequest: number | undefined;
   errors: number;
   timeouts: number;
   statusCodes: Record<string, number>;
   seconds: number;
 }
 
-/** Loads one server with one scenario for `seconds` over `connections` keep-alive connections. */
-export function load(server: ServerProcess, scenario: Scenario, key: string, seconds: number, connections: number): Promise<LoadResult> {
+/** Loads one server with one scenario for `seconds` over `connections` keep-alive connections (wrk when installed). */
+export async function load(server: ServerProcess, scenario: Scenario, key: string, seconds: number, connections: number): Promise<LoadResult> {
   server.assertAlive();
+  const cpuBefore = cpuTimeUs(server.pid);
+  const result = cpuPlan.wrk ? await loadWithWrk(server, scenario, key, seconds, connections) : await loadWithAutocannon(server, scenario, key, seconds, connections);
+  const cpuAfter = cpuTimeUs(server.pid);
+  result.cpuUsPerRequest = cpuBefore === undefined || cpuAfter === undefined || result.requests === 0 ? undefined : (cpuAfter - cpuBefore) / result.requests;
+  return result;
+}
+
+const wrkScripts = new Map<string, string>();
+
+/** wrk's Lua script for a scenario: method, headers and body, and a JSON summary at the end. */
+function wrkScript(scenario: Scenario, key: string): string {
+  const cacheKey = `${scenario.id}|${key}`;
+  let file = wrkScripts.get(cacheKey);
+  if (file) return file;
+  const quote = (text: string): string => JSON.stringify(text); // a JSON string is a valid Lua string here (ASCII, no \u escapes)
+  const lines = [
+    `wrk.method = ${quote(scenario.method)}`,
+    ...Object.entries(requestHeaders(key, scenario)).map(([name, value]) => `wrk.headers[${quote(name)}] = ${quote(value)}`),
+    ...(scenario.body === undefined ? [] : [`wrk.body = ${quote(scenario.body)}`]),
+    'done = function(summary, latency, requests)',
+    '  io.write(string.format(\'WRK_JSON {"requests":%d,"durationUs":%d,"connect":%d,"read":%d,"write":%d,"status":%d,"timeout":%d,"p50Us":%d,"p99Us":%d,"maxUs":%d}\\n\',',
+    '    summary.requests, summary.duration, summary.errors.connect, summary.errors.read, summary.errors.write, summary.errors.status,',
+    '    summary.errors.timeout, latency:percentile(50), latency:percentile(99), latency.max))',
+    'end',
+  ];
+  file = path.join(mkdtempSync(path.join(os.tmpdir(), 'pet-bench-wrk-')), `${scenario.id}.lua`);
+  writeFileSync(file, lines.join('\n') + '\n');
+  wrkScripts.set(cacheKey, file);
+  return file;
+}
+
+async function loadWithWrk(server: ServerProcess, scenario: Scenario, key: string, seconds: number, connections: number): Promise<LoadResult> {
+  const memory = new PeakRss(server.pid);
+  const wrkArgs = ['-t1', `-c${connections}`, `-d${seconds}s`, '--timeout', '10s', '-s', wrkScript(scenario, key), server.baseUrl + scenario.path];
+  let stdout: string;
+  try {
+    stdout = await runCommand(cpuPlan.loader === undefined ? 'wrk' : 'taskset', cpuPlan.loader === undefined ? wrkArgs : ['-c', String(cpuPlan.loader), 'wrk', ...wrkArgs], { timeoutMs: (seconds + 30) * 1000 });
+  } finally {
+    memory.stopIfRunning();
+  }
+  const line = stdout.split('\n').find((text) => text.startsWith('WRK_JSON '));
+  if (!line) throw new Error(`wrk printed no summary:\n${stdout}`);
+  const summary = JSON.parse(line.slice('WRK_JSON '.length)) as Record<string, number>;
+  const wrongStatus = summary.status!;
+  const socketErrors = summary.connect! + summary.read! + summary.write! + summary.timeout!;
+  return {
+    rps: summary.requests! / (summary.durationUs! / 1e6),
+    p50Ms: summary.p50Us! / 1000,
+    p99Ms: summary.p99Us! / 1000,
+    maxMs: summary.maxUs! / 1000,
+    requests: summary.requests!,
+    peakRssMb: memory.stop(),
+    cpuUsPerRequest: undefined,
+    errors: socketErrors,
+    timeouts: summary.timeout!,
+    // wrk counts answers outside 2xx/3xx only; the probe before loading checked the exact status.
+    statusCodes: { [String(scenario.status)]: summary.requests! - wrongStatus, ...(wrongStatus ? { 'not 2xx/3xx': wrongStatus } : {}) },
+    seconds: summary.durationUs! / 1e6,
+  };
+}
+
+function loadWithAutocannon(server: ServerProcess, scenario: Scenario, key: string, seconds: number, connections: number): Promise<LoadResult> {
   const latencies = new Latencies();
   const memory = new PeakRss(server.pid);
   return new Promise((resolve, reject) => {
@@ -361,10 +491,9 @@ export function load(server: ServerProcess, scenario: Scenario, key: string, sec
           p50Ms: p50,
           p99Ms: p99,
           maxMs: max,
-          autocannonP50Ms: result.latency.p50,
-          autocannonP99Ms: result.latency.p99,
           requests: result.totalCompletedRequests,
           peakRssMb,
+          cpuUsPerRequest: undefined,
           errors: result.errors,
           timeouts: result.timeouts,
           statusCodes: Object.fromEntries(Object.entries(result.statusCodeStats).map(([code, { count }]) => [code, count])),

@@ -19,7 +19,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
-import { ROOT, ServerProcess, killAllServers, rssMb, runCommand, sleep } from './lib';
+import { ROOT, ServerProcess, killAllServers, rssMb, runCommand, sleep, SERVER_NODE_FLAGS } from './lib';
 import { openStorage } from '../src/storage/open-storage';
 import { issueApiKey } from '../src/keys/api-key-service';
 import { assertResponseConforms } from '../test/support/spec-conformance';
@@ -80,7 +80,7 @@ async function main(): Promise<void> {
   const server = await ServerProcess.start({
     id: 'soak',
     label: 'server (production)',
-    args: ['dist/src/server.js'],
+    args: [...SERVER_NODE_FLAGS, 'dist/src/server.js'],
     env: { ...process.env, ...env, NODE_ENV: 'production', LOG_LEVEL: 'warn' },
   });
   const agent = new http.Agent({ keepAlive: true, maxSockets: CONCURRENCY });

@@ -9,25 +9,27 @@ import { DEFAULT_RATE_LIMITS, memoryStores, rateLimits, type RateLimitSettings, 
 import { MemoryBanList, type BanList } from './rate-limit/ban-list';
 import type { KeyChanges } from './auth/key-changes';
 import { readinessRoute } from './http/readiness';
-import { contractValidator } from './http/validator';
-import { mountDeprecationHeaders } from './http/deprecation-headers';
-import { mountAnonymousAccess } from './http/anonymous-access';
-import { mountOperations } from './http/routes';
+import { contractValidator, operationValidator } from './http/validator';
+import { answerStage } from './http/routes';
+import { compileOperations } from './http/operation-pipeline';
+import { asMiddleware, runStages, sequence } from './http/stage';
+import type { OperationId } from './http/handler';
 import { stubbedOperations } from './http/stub';
 import { buildOperationMocks } from './mock/mock-responses';
 import { mountDocs } from './http/docs';
 import { precomputeHeaders } from './http/static-headers';
 import { limitUrlLength } from './http/url-length';
-import { jsonBody } from './http/json-body';
+import { jsonBodyStages } from './http/json-body';
 import { errorMapper, unknownRoute } from './errors/error-mapper';
 import { basePathOf } from './spec/base-path';
 import { loadSpec, type OpenApiDocument } from './spec/load-spec';
 import { createMetrics, type Metrics } from './observability/metrics';
 import { metricsRoute, type MetricsAccess } from './observability/metrics-route';
 import { operationResolver } from './observability/operation-names';
-import { attachRequestLogger, requestIds } from './observability/request-id';
-import { observeRequests } from './observability/request-observer';
+import { assignRequestId, attachRequestLogger } from './observability/request-id';
+import { requestObserver } from './observability/request-observer';
 import { timedStorage } from './storage/timed-storage';
+import { NO_BYPASS, replayFirst, type LayerBypass } from './http/layer-bypass';
 
 export interface AppDependencies {
   storage: Storage;
@@ -63,24 +65,24 @@ export interface AppDependencies {
   readinessChecks?: Record<string, () => Promise<void>>;
   /** Express `trust proxy`, so the client IP comes from X-Forwarded-For behind a proxy. */
   trustProxy?: boolean | number | string;
+  /** Measurement only (the cost ledger, bench/ledger.ts): layers replaced by stand-ins. */
+  bypass?: LayerBypass;
 }
 
 /**
- * Builds the HTTP application. The middleware order is deliberate:
+ * Builds the HTTP application. The order is deliberate:
  *
- * 1. the request id (X-Request-Id on every response, `req.log`), then one
- *    listener per request for the duration histogram and the access log;
- *    helmet: security headers on everything (no X-Powered-By), computed once;
- * 2. under the base path (/v1), first because it carries the traffic: deprecation headers of deprecated operations
- *    (so even their errors carry them); authentication (who is calling);
- *    rate limits (per key, or per IP without a valid key), which set the
- *    X-RateLimit-* headers on every later response, errors included; the 414
- *    for a request target over 8 KiB; then the
- *    401 for a missing or invalid key (before anything reveals the contract);
- *    the JSON body parser (1 MB, else 413; strict about text; bodies of refused requests are
- *    never parsed); the contract validator (400/404/405/415); the handlers;
- * 3. public routes outside the base path: /healthz, /readyz, /metrics, spec and docs;
- * 4. unknown routes (404), then the error mapper, which turns every failure
+ * 1. on every request, in one step: the request id (X-Request-Id on every
+ *    response, `req.log`), one listener for the duration histogram and the
+ *    access log, helmet's security headers (computed once);
+ * 2. the operations of the contract, first because they carry the traffic:
+ *    one compiled pipeline per operation (src/http/operation-pipeline.ts:
+ *    deprecation headers, authentication, rate limits, 414, 401, JSON body,
+ *    the operation's validator, its handler);
+ * 3. anything else under the base path: the same checks, then the validator's
+ *    404 or 405;
+ * 4. public routes outside the base path: /healthz, /readyz, /metrics, spec and docs;
+ * 5. unknown routes (404), then the error mapper, which turns every failure
  *    into an Error object.
  *
  * @example
@@ -99,6 +101,7 @@ export function createApp(dependencies: AppDependencies): Express {
   const { poolStats } = storage;
   if (poolStats) metrics.watchPool(storage.backend, poolStats);
 
+  const bypass = dependencies.bypass ?? NO_BYPASS;
   const app = express();
   app.disable('x-powered-by');
   // API responses are small and personal: a per-response hash (ETag) costs
@@ -106,46 +109,86 @@ export function createApp(dependencies: AppDependencies): Express {
   app.set('etag', false);
   app.set('trust proxy', dependencies.trustProxy ?? false);
   attachRequestLogger(app, logger);
-  app.use(requestIds());
   // The access log is skipped entirely when info is off (LOG_LEVEL=warn).
   const accessLog = dependencies.logRequests && logger.isLevelEnabled('info') ? logger : undefined;
-  app.use(observeRequests({ metrics, operationOf, accessLog }));
-  app.use(precomputeHeaders(helmet()));
+  app.use(
+    runStages(
+      [
+        ...(bypass.has('observability') ? [] : [assignRequestId, requestObserver({ metrics, operationOf, accessLog })]),
+        ...(bypass.has('security-headers') ? [] : [precomputeHeaders(helmet())]),
+      ],
+      { respond: false },
+    ),
+  );
 
-  const api = Router();
-  mountDeprecationHeaders(api, spec, basePath);
-  mountAnonymousAccess(api, spec);
-  api.use(
-    authenticate(storage.apiKeys, dependencies.keyCacheTtlMs, dependencies.keyChanges, (result) =>
-      metrics.keyCacheLookups.inc({ result }),
-    ),
+  const authentication = authenticate(storage.apiKeys, dependencies.keyCacheTtlMs, dependencies.keyChanges, (result) =>
+    metrics.keyCacheLookups.inc({ result }),
   );
-  api.use(
-    rateLimits(
-      { ...DEFAULT_RATE_LIMITS, ...dependencies.rateLimits },
-      dependencies.rateLimitStores ?? memoryStores(),
-      dependencies.banList ?? new MemoryBanList(storage.apiKeys),
-      logger,
-      {
-        refused: (plan, window) => metrics.rateLimitRefusals.inc({ plan, window }),
-        banned: (plan, window) => metrics.rateLimitBans.inc({ plan, window }),
-      },
-    ),
+  const limits = rateLimits(
+    { ...DEFAULT_RATE_LIMITS, ...dependencies.rateLimits },
+    dependencies.rateLimitStores ?? memoryStores(),
+    dependencies.banList ?? new MemoryBanList(storage.apiKeys),
+    logger,
+    {
+      refused: (plan, window) => metrics.rateLimitRefusals.inc({ plan, window }),
+      banned: (plan, window) => metrics.rateLimitBans.inc({ plan, window }),
+    },
   );
-  // After the rate limits, so a 414 carries their headers and counts against the caller.
-  api.use(limitUrlLength());
-  api.use(requireCaller);
-  api.use(jsonBody());
-  api.use(contractValidator(spec, basePath, { validateResponses: dependencies.validateResponses }));
+  const shared = {
+    authenticate: bypass.has('authentication')
+      ? replayFirst(authentication, (req) => ({ caller: req.caller, authFailure: req.authFailure }), (req, recorded) => Object.assign(req, recorded))
+      : authentication,
+    ...(bypass.has('rate-limiting') ? {} : { rateLimits: limits }),
+    limitUrlLength: limitUrlLength(),
+    requireCaller,
+    parseBody: bypass.has('body-parsing') ? [replayFirst(sequence(jsonBodyStages()), (req) => req.body as unknown, (req, body) => (req.body = body))] : jsonBodyStages(),
+  };
   const handlers = dependencies.handlers ?? defaultHandlers;
-  mountOperations(api, handlers, storage.pets, {
+  const answerOptions = {
     validateResponses: dependencies.validateResponses,
+    bypass,
     ...(dependencies.mockResponses ? { mocks: buildOperationMocks(spec, stubbedOperations(handlers)) } : {}),
-  });
-  // The API first: it is where the traffic is.
-  app.use(basePath, api);
+  };
+  const validatorOptions = { validateResponses: dependencies.validateResponses };
+  // The API first: it is where the traffic is. One compiled pipeline per operation.
+  app.use(
+    compileOperations(
+      spec,
+      basePath,
+      shared,
+      {
+        validate: (op) => {
+          const stages = operationValidator(spec, basePath, op, validatorOptions);
+          return bypass.has('validation')
+            ? [
+                replayFirst(
+                  sequence(stages),
+                  (req) => ({ openapi: (req as { openapi?: unknown }).openapi, params: req.params, query: req.query, body: req.body as unknown }),
+                  (req, recorded) => {
+                    Object.assign(req, { openapi: recorded.openapi, params: recorded.params, body: recorded.body });
+                    Object.defineProperty(req, 'query', { value: recorded.query, writable: true, configurable: true, enumerable: true });
+                  },
+                ),
+              ]
+            : stages;
+        },
+        answer: (op) => answerStage(op.operationId as OperationId, handlers, storage.pets, answerOptions),
+      },
+      bypass,
+    ),
+  );
+  // Anything else under the base path: the same checks in the same order, then
+  // the validator's 404 or 405 (or 400 for a path it cannot decode).
+  const unmatched = Router();
+  unmatched.use(
+    runStages([shared.authenticate, ...(shared.rateLimits ? [shared.rateLimits] : []), shared.limitUrlLength, shared.requireCaller, ...jsonBodyStages()], {
+      respond: false,
+    }),
+  );
+  unmatched.use(contractValidator(spec, basePath, validatorOptions));
+  app.use(basePath, unmatched);
 
-  app.use(limitUrlLength());
+  app.use(asMiddleware(limitUrlLength()));
   // Liveness: the process answers. Readiness: its dependencies answer too.
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });

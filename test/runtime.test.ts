@@ -112,3 +112,22 @@ it('five start → traffic → idle with GC → SIGTERM cycles on one database n
     console.log(db.prepare('select count(*) as n from pets').get().n);`], { cwd: PROJECT_ROOT, encoding: 'utf8' });
   expect(Number(stored)).toBe(5 * 40);
 }, 180_000);
+
+describe('the server\'s Node flags (package.json "config.serverNodeFlags")', () => {
+  const { config, scripts } = JSON.parse(readFileSync(path.join(PROJECT_ROOT, 'package.json'), 'utf8')) as {
+    config: { serverNodeFlags: string };
+    scripts: Record<string, string>;
+  };
+  const flags = config.serverNodeFlags.split(' ').filter(Boolean);
+
+  it('cap the young generation, which held peak RSS over 150 MB under load (bench/results)', () => {
+    expect(flags).toContain('--max-semi-space-size=8');
+  });
+
+  it('are what npm start, npm run mock and the container image run the server with', () => {
+    for (const name of ['start', 'mock']) expect(scripts[name]).toMatch(/node [^&]*\$npm_package_config_serverNodeFlags dist\/src\/server\.js/);
+    const cmd = /^CMD (\[.*\])$/m.exec(readFileSync(path.join(PROJECT_ROOT, 'deploy', 'Dockerfile'), 'utf8'))![1]!;
+    const args = JSON.parse(cmd) as string[];
+    expect(args.slice(args.indexOf('--enable-source-maps') + 1, args.indexOf('dist/src/server.js'))).toEqual(flags);
+  });
+});

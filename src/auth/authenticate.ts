@@ -1,4 +1,4 @@
-import type { RequestHandler } from 'express';
+import type { Stage } from '../http/stage';
 import { LRUCache } from 'lru-cache';
 import type { ApiKeyRepository } from '../storage/storage';
 import { ApiError } from '../errors/api-error';
@@ -31,18 +31,23 @@ export type KeyCacheObserver = (result: 'hit' | 'miss') => void;
  * records why not (`req.authFailure`); `requireCaller` turns the latter into a
  * 401 once rate limiting has counted the attempt. The scheme is
  * case-insensitive (RFC 9110). Only valid keys are cached, so a key created by
- * the CLI works at once and a revoked one is refused within KEY_CACHE_TTL_MS.
+ * the CLI works at once and a revoked one is refused within KEY_CACHE_TTL_MS
+ * (at once on this instance, and on every instance sharing the key-change signal).
+ *
+ * The cache is keyed by the exact Authorization header value: a cached key
+ * costs one map lookup, no parsing and no SHA-256. Its size is bounded, and
+ * only headers that carried a valid key get in, so clients cannot fill it.
  */
 export function authenticate(
   apiKeys: ApiKeyRepository,
   cacheTtlMs: number = KEY_CACHE_TTL_MS,
   keyChanges?: KeyChanges,
   observeCache: KeyCacheObserver = () => undefined,
-): RequestHandler {
+): Stage {
   const cache = new LRUCache<string, Caller>({ max: 10_000, ttl: cacheTtlMs, ttlAutopurge: false });
   keyChanges?.subscribe((keyId) => {
-    cache.forEach((caller, hash) => {
-      if (caller.id === keyId) cache.delete(hash);
+    cache.forEach((caller, header) => {
+      if (caller.id === keyId) cache.delete(header);
     });
   });
 
@@ -52,10 +57,8 @@ export function authenticate(
     if (!match) throw unauthorized('Authorization header must use the Bearer scheme: Bearer <API_KEY>');
     const key = match[1]!;
     if (!looksLikeApiKey(key)) throw unauthorized('invalid API key');
+    observeCache('miss');
     const hash = hashApiKey(key);
-    const cached = cache.get(hash);
-    observeCache(cached ? 'hit' : 'miss');
-    if (cached) return cached;
     // Looked up by SHA-256 of the key: the lookup's timing says nothing usable
     // about any stored key, so no separate constant-time comparison is needed.
     const record = await apiKeys.findByHash(hash);
@@ -69,27 +72,35 @@ export function authenticate(
       requestsPerDay: record.requestsPerDay,
       bannedUntil: record.bannedUntil,
     };
-    cache.set(hash, caller);
+    cache.set(header, caller);
     return caller;
   }
 
-  return async (req, _res, next) => {
-    if (req.anonymousAccess) return next(); // `security: []`: the key is not examined
-    try {
-      req.caller = await resolveCaller(req.headers.authorization);
-    } catch (error) {
-      // Recorded, not thrown: rate limiting still counts the request (per IP)
-      // and sets its headers before requireCaller answers 401 (or 503).
-      if (error instanceof ApiError) req.authFailure = error;
-      else if (isUnavailable(error)) req.authFailure = toApiError(error);
-      else throw error;
+  return (req) => {
+    if (req.anonymousAccess) return; // `security: []`: the key is not examined
+    const header = req.headers.authorization;
+    const cached = header === undefined ? undefined : cache.get(header);
+    if (cached) {
+      observeCache('hit');
+      req.caller = cached;
+      return;
     }
-    next();
+    return resolveCaller(header).then(
+      (caller) => {
+        req.caller = caller;
+      },
+      (error: unknown) => {
+        // Recorded, not thrown: rate limiting still counts the request (per IP)
+        // and sets its headers before requireCaller answers 401 (or 503).
+        if (error instanceof ApiError) req.authFailure = error;
+        else if (isUnavailable(error)) req.authFailure = toApiError(error);
+        else throw error;
+      },
+    );
   };
 }
 
 /** Answers 401 (with `WWW-Authenticate`) unless `authenticate` found a valid key or the operation is anonymous. */
-export const requireCaller: RequestHandler = (req, _res, next) => {
+export const requireCaller: Stage = (req) => {
   if (!req.caller && !req.anonymousAccess) throw req.authFailure ?? unauthorized('missing API key: send Authorization: Bearer <API_KEY>');
-  next();
 };

@@ -2,6 +2,7 @@ import type { Express } from 'express';
 import helmet from 'helmet';
 import swaggerUi from 'swagger-ui-express';
 import { precomputeHeaders } from './static-headers';
+import { asMiddleware } from './stage';
 import { stringify } from 'yaml';
 import type { OpenApiDocument } from '../spec/load-spec';
 import { basePathOf } from '../spec/base-path';
@@ -30,8 +31,8 @@ export function withThisServerFirst(spec: OpenApiDocument): OpenApiDocument {
  * out" call over HTTPS, and stays blank. Over HTTPS the page's URLs are all
  * same-origin, so the directive changes nothing there. Everything else stays.
  */
-const docsContentSecurityPolicy = precomputeHeaders(
-  helmet.contentSecurityPolicy({ directives: { upgradeInsecureRequests: null } }),
+const docsContentSecurityPolicy = asMiddleware(
+  precomputeHeaders(helmet.contentSecurityPolicy({ directives: { upgradeInsecureRequests: null } })),
 );
 
 /**

@@ -1,6 +1,7 @@
 import express, { type RequestHandler } from 'express';
 import { isUtf8 } from 'node:buffer';
 import { ApiError } from '../errors/api-error';
+import { asMiddleware, fromMiddleware, type Stage } from './stage';
 
 /** Largest JSON body read; a larger one gets 413 (also when sent chunked). */
 export const MAX_BODY = '1mb';
@@ -17,10 +18,13 @@ export const MAX_BODY = '1mb';
  * Each is a 400 `invalid_request`. The walk is iterative, so deeply nested
  * JSON costs no stack.
  *
- * @example api.use(jsonBody());
+ * A request without a body (no Content-Length, no Transfer-Encoding: what
+ * body-parser calls "has no body") skips the parser entirely.
+ *
+ * @example stages.push(...jsonBodyStages());
  */
-export function jsonBody(): RequestHandler[] {
-  return [
+export function jsonBodyStages(): Stage[] {
+  const parse = fromMiddleware(
     express.json({
       limit: MAX_BODY,
       verify: (_req, _res, buffer, encoding) => {
@@ -29,17 +33,22 @@ export function jsonBody(): RequestHandler[] {
         }
       },
     }),
-    (req, _res, next) => {
-      refuseUnsafeStrings(req.body);
-      next();
-    },
-  ];
+  );
+  return [(req, res) => (hasBody(req.headers) ? parse(req, res) : undefined), (req) => refuseUnsafeStrings(req.body)];
 }
+
+/** The same, as middleware. @example api.use(jsonBody()); */
+export const jsonBody = (): RequestHandler[] => jsonBodyStages().map(asMiddleware);
+
+/** type-is's `hasBody`: a body is announced by Transfer-Encoding or a Content-Length. */
+const hasBody = (headers: { 'transfer-encoding'?: string; 'content-length'?: string }): boolean =>
+  headers['transfer-encoding'] !== undefined || (headers['content-length'] !== undefined && !Number.isNaN(Number(headers['content-length'])));
 
 /** With the u flag a surrogate pair is one code point, so this matches only unpaired halves. */
 const LONE_SURROGATE = /\p{Cs}/u;
 
 function refuseUnsafeStrings(body: unknown): void {
+  if (body === undefined) return;
   const pending: unknown[] = [body];
   const check = (text: string): void => {
     if (text.includes('\0')) throw new ApiError(400, 'invalid_request', 'body must not contain the NUL character (\\u0000)');

@@ -1,14 +1,14 @@
-import type { RequestHandler } from 'express';
 import { ApiError } from '../errors/api-error';
+import { asMiddleware, type Stage } from './stage';
 
 /**
  * Every query parameter of the contract is a single value: a repeated one
  * (`limit=1&limit=2`) or bracket syntax (`limit[]=1`, `status[a]=b`) is a 400
  * naming the rule, instead of the validator's puzzling "must be integer".
  *
- * @example api.use(singleValuedQuery);
+ * @example stages.push(refuseRepeatedQuery);
  */
-export const singleValuedQuery: RequestHandler = (req, _res, next) => {
+export const refuseRepeatedQuery: Stage = (req) => {
   const search = req.originalUrl.indexOf('?');
   if (search !== -1) {
     const seen = new Set<string>();
@@ -20,5 +20,7 @@ export const singleValuedQuery: RequestHandler = (req, _res, next) => {
       seen.add(name);
     }
   }
-  next();
 };
+
+/** `refuseRepeatedQuery` as a middleware. @example api.use(singleValuedQuery); */
+export const singleValuedQuery = asMiddleware(refuseRepeatedQuery);

@@ -1,14 +1,15 @@
 import type { Request, RequestHandler, Response } from 'express';
+import type { Stage } from './stage';
 
 /**
  * Runs a middleware that only sets fixed response headers (helmet with its
- * default, nonce-free policy) once at start, and returns a middleware that
+ * default, nonce-free policy) once at start, and returns a stage that
  * sets the same headers with one call per request. Helmet stays the source of
  * the values; the dozen header computations per request go away.
  *
- * @example app.use(precomputeHeaders(helmet()));
+ * @example stages.push(precomputeHeaders(helmet()));
  */
-export function precomputeHeaders(middleware: RequestHandler): RequestHandler {
+export function precomputeHeaders(middleware: RequestHandler): Stage {
   const headers = new Map<string, string | number | readonly string[]>();
   const stub = {
     setHeader: (name: string, value: string | number | readonly string[]) => headers.set(name, value),
@@ -18,8 +19,7 @@ export function precomputeHeaders(middleware: RequestHandler): RequestHandler {
   let finished = false;
   void middleware({ headers: {} } as Request, stub as unknown as Response, () => (finished = true));
   if (!finished) throw new Error('precomputeHeaders: the middleware did not call next() synchronously');
-  return (_req, res, next) => {
+  return (_req, res) => {
     res.setHeaders(headers as Map<string, string>);
-    next();
   };
 }

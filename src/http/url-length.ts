@@ -1,4 +1,4 @@
-import type { RequestHandler } from 'express';
+import type { Stage } from './stage';
 import { ApiError } from '../errors/api-error';
 
 /** Longest request target (path and query) served; longer ones get 414. */
@@ -10,13 +10,12 @@ export const MAX_URL_LENGTH = 8 * 1024;
  * Node's parser already caps the request line and headers together at 16 KiB
  * (431, src/http/server-limits.ts); this answers the range in between clearly.
  *
- * @example api.use(limitUrlLength());
+ * @example stages.push(limitUrlLength());
  */
-export function limitUrlLength(maxLength: number = MAX_URL_LENGTH): RequestHandler {
-  return (req, _res, next) => {
+export function limitUrlLength(maxLength: number = MAX_URL_LENGTH): Stage {
+  return (req) => {
     if (req.originalUrl.length > maxLength) {
       throw new ApiError(414, 'uri_too_long', `the request target (path and query) must not be longer than ${maxLength} characters`);
     }
-    next();
   };
 }

@@ -1,7 +1,9 @@
 import * as OpenApiValidator from 'express-openapi-validator';
 import type { RequestHandler } from 'express';
 import type { OpenApiDocument } from '../spec/load-spec';
-import { singleValuedQuery } from './query-shape';
+import { refuseRepeatedQuery, singleValuedQuery } from './query-shape';
+import { fromMiddleware, type Stage } from './stage';
+import type { SpecOperation } from '../spec/load-spec';
 
 /**
  * express-openapi-validator's `int64` only checks "is an integer", so 2^63 and
@@ -24,18 +26,7 @@ export interface ValidatorOptions {
  * query parameters are single-valued.
  */
 export function contractValidator(spec: OpenApiDocument, basePath: string, options: ValidatorOptions): RequestHandler[] {
-  const validator = OpenApiValidator.middleware({
-    // The validator matches request paths against `servers`; give it the base
-    // path we derived (the real servers use variables for whole URLs).
-    apiSpec: { ...structuredClone(spec), servers: [{ url: basePath }] } as never,
-    validateRequests: { allowUnknownQueryParameters: false, coerceTypes: false },
-    validateResponses: options.validateResponses ? { removeAdditional: false } : false,
-    validateSecurity: false,
-    // The contract has no multipart bodies: no upload parser in the chain.
-    fileUploader: false,
-    ignoreUndocumented: false,
-    formats: { int64: int64Format },
-  }) as RequestHandler[];
+  const validator = validatorMiddlewares({ ...structuredClone(spec), servers: [{ url: basePath }] }, options);
   // After the validator's own route lookup, so an unknown path or method is
   // still its 404/405, not a 400 about the query.
   const afterLookup = validator.findIndex((middleware) => middleware.name === 'metadataMiddleware') + 1;
@@ -44,13 +35,73 @@ export function contractValidator(spec: OpenApiDocument, basePath: string, optio
 }
 
 /**
+ * The validator of one operation, for its compiled pipeline: an
+ * express-openapi-validator instance (same options, same strictness) that
+ * sees a copy of the contract whose only path is this operation's. The
+ * validator looks a request's route up by compiling and testing every path of
+ * its document on every request (`lookupRoute` in its openapi.metadata.js), so
+ * an instance per operation costs one path per request however large the
+ * contract grows. The caller has matched the method and path already; the
+ * validator still checks and decodes the path parameters itself.
+ *
+ * @example stages.push(...operationValidator(spec, '/v1', op, { validateResponses: false }));
+ */
+export function operationValidator(spec: OpenApiDocument, basePath: string, op: SpecOperation, options: ValidatorOptions): Stage[] {
+  const pathItem = spec.paths[op.path]!;
+  const only = {
+    ...structuredClone({ ...spec, paths: {} }),
+    servers: [{ url: basePath }],
+    paths: { [op.path]: { ...structuredClone(pickShared(pathItem)), [op.method]: structuredClone(op.operation) } },
+  };
+  const chain = validatorMiddlewares(only, options);
+  // Its path-parameter hook (app.param, for Express routes) and its security
+  // step (off: authentication is ours) have nothing to do in a compiled pipeline.
+  const wanted = ['metadataMiddleware', 'requestMiddleware', 'responseMiddleware'];
+  const byName = new Map(chain.map((middleware) => [middleware.name, middleware]));
+  if (!byName.has('metadataMiddleware') || !byName.has('requestMiddleware')) {
+    throw new Error('express-openapi-validator: metadataMiddleware or requestMiddleware not found (has its middleware chain changed?)');
+  }
+  const stage = (name: string): Stage[] => (byName.has(name) ? [fromMiddleware(byName.get(name)!)] : []);
+  return [
+    reduceContentType,
+    ...stage('metadataMiddleware'),
+    refuseRepeatedQuery,
+    ...wanted.slice(1).flatMap(stage),
+  ];
+}
+
+/** A path item's members shared by its operations (parameters, servers...), without the other operations. */
+function pickShared(pathItem: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(pathItem).filter(([key]) => !HTTP_METHOD_KEYS.has(key)));
+}
+const HTTP_METHOD_KEYS = new Set(['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace']);
+
+function validatorMiddlewares(apiSpec: OpenApiDocument, options: ValidatorOptions): RequestHandler[] {
+  return OpenApiValidator.middleware({
+    // The validator matches request paths against `servers`; the caller gives it
+    // the base path we derived (the real servers use variables for whole URLs).
+    apiSpec: apiSpec as never,
+    validateRequests: { allowUnknownQueryParameters: false, coerceTypes: false },
+    validateResponses: options.validateResponses ? { removeAdditional: false } : false,
+    validateSecurity: false,
+    // The contract has no multipart bodies: no upload parser in the chain.
+    fileUploader: false,
+    ignoreUndocumented: false,
+    formats: { int64: int64Format },
+  }) as RequestHandler[];
+}
+
+/**
  * Reduces Content-Type to its media type once the body is parsed. The
  * validator compiles and keeps a request validator per distinct Content-Type
  * value, parameters included, so `application/json; x=<random>` on every
  * request would grow its caches (memory and a schema compile each) forever.
  */
-const mediaTypeOnly: RequestHandler = (req, _res, next) => {
+const reduceContentType: Stage = (req) => {
   const contentType = req.headers['content-type'];
   if (contentType !== undefined) req.headers['content-type'] = contentType.split(';', 1)[0]!.trim().toLowerCase();
+};
+const mediaTypeOnly: RequestHandler = (req, _res, next) => {
+  reduceContentType(req, _res);
   next();
 };

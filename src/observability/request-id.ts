@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Express, RequestHandler } from 'express';
+import { asMiddleware, type Stage } from '../http/stage';
 import type { Logger } from 'pino';
 
 /** 1 to 128 printable ASCII characters (0x21–0x7E): safe in a header, a log line and a terminal. */
@@ -12,17 +13,17 @@ const SAFE_REQUEST_ID = /^[\x21-\x7E]{1,128}$/;
  * server's logs; an unsafe one (too long, spaces, control or non-ASCII
  * characters) is replaced, never echoed.
  *
- * @example app.use(requestIds());
+ * @example stages.push(assignRequestId);
  */
-export function requestIds(): RequestHandler {
-  return (req, res, next) => {
-    const incoming = req.headers['x-request-id'];
-    const id = typeof incoming === 'string' && SAFE_REQUEST_ID.test(incoming) ? incoming : randomUUID();
-    req.id = id;
-    res.setHeader('X-Request-Id', id);
-    next();
-  };
-}
+export const assignRequestId: Stage = (req, res) => {
+  const incoming = req.headers['x-request-id'];
+  const id = typeof incoming === 'string' && SAFE_REQUEST_ID.test(incoming) ? incoming : randomUUID();
+  req.id = id;
+  res.setHeader('X-Request-Id', id);
+};
+
+/** `assignRequestId` as a middleware. @example app.use(requestIds()); */
+export const requestIds = (): RequestHandler => asMiddleware(assignRequestId);
 
 /**
  * `req.log`: a child of `logger` that adds `requestId` to every line about

@@ -1,6 +1,7 @@
 import type { Request, RequestHandler, Response } from 'express';
 import type { Logger } from 'pino';
 import type { Metrics } from './metrics';
+import { asMiddleware, type Stage } from '../http/stage';
 import { methodLabel } from './operation-names';
 
 /** nginx's "client closed request": the client went away before the response was sent. */
@@ -35,14 +36,22 @@ export interface RequestObserverOptions {
  * body's Content-Length (absent for a streamed body). One line per request is
  * cheaper than pino-http's serializers and child loggers.
  *
- * @example app.use(observeRequests({ metrics, operationOf, accessLog: logger }));
+ * @example stages.push(requestObserver({ metrics, operationOf, accessLog: logger }));
  */
-export function observeRequests({ metrics, operationOf, accessLog }: RequestObserverOptions): RequestHandler {
+export function requestObserver({ metrics, operationOf, accessLog }: RequestObserverOptions): Stage {
+  // One histogram child per label set, found by a string key: the labels come
+  // from fixed sets (operations, methods, statuses), and prom-client would
+  // otherwise hash the label object on every observation.
+  const children = new Map<string, { observe(seconds: number): void }>();
   const record = (req: Request, res: Response, startedAt: number): void => {
     const durationMs = performance.now() - startedAt;
     const status = res.headersSent ? res.statusCode : CLIENT_CLOSED;
     const operation = operationOf(req);
-    metrics.requestDuration.observe({ operation, method: methodLabel(req.method), status }, durationMs / 1000);
+    const method = methodLabel(req.method);
+    const key = `${operation} ${method} ${status}`;
+    let child = children.get(key);
+    if (!child) children.set(key, (child = metrics.requestDuration.labels({ operation, method, status })));
+    child.observe(durationMs / 1000);
     if (!accessLog) return;
     const length = res.getHeader('content-length');
     accessLog.info(
@@ -62,9 +71,11 @@ export function observeRequests({ metrics, operationOf, accessLog }: RequestObse
       'request',
     );
   };
-  return (req, res, next) => {
+  return (req, res) => {
     const startedAt = performance.now();
     res.once('close', () => record(req, res, startedAt));
-    next();
   };
 }
+
+/** `requestObserver` as a middleware. @example app.use(observeRequests({ metrics, operationOf })); */
+export const observeRequests = (options: RequestObserverOptions): RequestHandler => asMiddleware(requestObserver(options));

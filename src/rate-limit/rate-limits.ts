@@ -1,5 +1,6 @@
-import type { Request, RequestHandler, Response } from 'express';
-import { MemoryStore, rateLimit, type RateLimitInfo, type Store } from 'express-rate-limit';
+import type { Request, Response } from 'express';
+import { ipKeyGenerator, MemoryStore, type ClientRateLimitInfo, type Options, type Store } from 'express-rate-limit';
+import type { Stage } from '../http/stage';
 import { ApiError } from '../errors/api-error';
 import type { Logger as PinoLogger } from 'pino';
 import type { BanList } from './ban-list';
@@ -53,10 +54,12 @@ interface Window {
   resetMs: number;
 }
 
-const INFO = { minute: 'rateLimitMinute', day: 'rateLimitDay', ip: 'rateLimitIp' } as const;
-
 /**
- * Rate limiting for everything under the base path, built on express-rate-limit:
+ * Rate limiting for everything under the base path, on express-rate-limit's
+ * `Store` interface (its MemoryStore, or rate-limit-redis): the counters are
+ * called directly, both windows of a key at once, without the library's
+ * middleware and its per-request option handling. IPs are keyed as the library
+ * keys them (`ipKeyGenerator`: an IPv6 client counts by its /56).
  *
  * - a valid key is counted in two windows at once (per minute and per day,
  *   from its plan); a request is refused when either is exhausted;
@@ -74,27 +77,23 @@ export function rateLimits(
   bans: BanList,
   logger: Pick<PinoLogger, 'warn' | 'error'>,
   observer: RateLimitObserver = IGNORE,
-): RequestHandler {
-  // express-rate-limit reports misconfiguration (e.g. X-Forwarded-For without trust proxy) through this.
-  const limiterLogger = {
-    warn: (...args: unknown[]) => logger.warn({ detail: args }, 'express-rate-limit warning'),
-    error: (...args: unknown[]) => logger.error({ detail: args }, 'express-rate-limit error'),
-  };
+): Stage {
   const now = (): number => Date.now();
-  const counter = (name: Window['name'], windowMs: number, store: Store, limit: (req: Request) => number) =>
-    rateLimit({
-      windowMs,
-      limit,
-      store,
-      requestPropertyName: INFO[name],
-      // Counted requests only; the decision below sees both windows at once.
-      handler: (_req, _res, next) => next(),
-      ...(name === 'ip' ? {} : { keyGenerator: (req: Request) => `key:${req.caller!.id}` }),
-      legacyHeaders: false,
-      standardHeaders: false,
-      passOnStoreError: false,
-      logger: limiterLogger,
-    });
+  const windowMs = { minute: settings.minuteWindowMs, day: settings.dayWindowMs, ip: 60_000 } as const;
+  // What the library's middleware would do once: tell each store its window.
+  for (const name of ['minute', 'day', 'ip'] as const) {
+    void Promise.resolve(stores[name].init?.({ windowMs: windowMs[name] } as Options)).catch((error: unknown) =>
+      logger.error({ err: error }, `rate-limit store (${name}) failed to initialise`),
+    );
+  }
+  const windowOf = (name: Window['name'], key: string, limit: number, info: ClientRateLimitInfo): Window => ({
+    name,
+    key,
+    limit,
+    used: info.totalHits,
+    windowSeconds: Math.round(windowMs[name] / 1000),
+    resetMs: info.resetTime?.getTime() ?? now() + windowMs[name],
+  });
 
   const checkBan = async (req: Request): Promise<void> => {
     if (!req.caller) return;
@@ -128,13 +127,20 @@ export function rateLimits(
    * later of `banSeconds` from now and the end of its exhausted windows, so it
    * is not banned again on its first request after the ban.
    */
-  const count = async (req: Request, res: Response): Promise<Window[]> => {
+  const count = async (req: Request): Promise<Window[]> => {
     await checkBan(req);
     if (req.bannedUntil !== undefined) return []; // a banned key's requests are not counted
-    for (const middleware of req.caller ? keyCounters : ipCounters) await run(middleware, req, res);
-    const windows = req.caller
-      ? [windowOf(req, 'minute', settings.minuteWindowMs), windowOf(req, 'day', settings.dayWindowMs)]
-      : [windowOf(req, 'ip', 60_000)];
+    let windows: Window[];
+    if (req.caller) {
+      const key = `key:${req.caller.id}`;
+      const { perMinute, perDay } = limitsOf(req.caller);
+      // Both windows at once: one round trip to a shared store, not two.
+      const [minute, day] = await Promise.all([stores.minute.increment(key), stores.day.increment(key)]);
+      windows = [windowOf('minute', key, perMinute, minute), windowOf('day', key, perDay, day)];
+    } else {
+      const key = ipKeyGenerator(req.ip ?? 'unknown');
+      windows = [windowOf('ip', key, settings.ipPerMinute, await stores.ip.increment(key))];
+    }
     const exhausted = windows.filter((window) => window.used > window.limit);
     if (exhausted.length === 0) return windows;
     for (const window of windows.filter((candidate) => candidate.used <= candidate.limit)) {
@@ -176,28 +182,16 @@ export function rateLimits(
       'Retry-After': String(UNAVAILABLE_RETRY_AFTER_SECONDS),
     });
 
-  // Requests without a valid key are counted per IP; the others per key, in both windows.
-  const ipCounters = [counter('ip', 60_000, stores.ip, () => settings.ipPerMinute)];
-  const keyCounters = [
-    counter('minute', settings.minuteWindowMs, stores.minute, (req) => limitsOf(req.caller!).perMinute),
-    counter('day', settings.dayWindowMs, stores.day, (req) => limitsOf(req.caller!).perDay),
-  ];
-  const run = (middleware: RequestHandler, req: Request, res: Response): Promise<void> =>
-    new Promise((resolve, reject) => {
-      void middleware(req, res, (error?: unknown) => (error ? reject(error) : resolve()));
-    });
-
-  return async (req, res, next) => {
+  return async (req, res) => {
     // The key could not be checked (database down): not counted against the IP, answered 503.
     if (req.authFailure?.code === 'unavailable') throw unavailable(req, res, req.authFailure);
     let windows: Window[];
     try {
-      windows = await count(req, res);
+      windows = await count(req);
     } catch (error) {
       throw isUnavailable(error) ? unavailable(req, res, storeUnavailable()) : error;
     }
     decide(req, res, windows);
-    next();
   };
 }
 
@@ -205,22 +199,7 @@ declare module 'express-serve-static-core' {
   interface Request {
     /** Set while the calling key is banned (ms since epoch of the ban's end). */
     bannedUntil?: number;
-    rateLimitMinute?: RateLimitInfo;
-    rateLimitDay?: RateLimitInfo;
-    rateLimitIp?: RateLimitInfo;
   }
-}
-
-function windowOf(req: Request, name: Window['name'], windowMs: number): Window {
-  const info = req[INFO[name]]!;
-  return {
-    name,
-    key: info.key,
-    limit: info.limit,
-    used: info.used,
-    windowSeconds: Math.round(windowMs / 1000),
-    resetMs: info.resetTime?.getTime() ?? Date.now() + windowMs,
-  };
 }
 
 /** The window with the fewest requests remaining; on a tie, the one that resets last. */
@@ -234,11 +213,9 @@ function bindingWindow(windows: Window[]): Window {
 function setHeaders(res: Response, windows: Window[], binding: Window): void {
   const remaining = Math.max(0, binding.limit - binding.used);
   const resetSeconds = Math.ceil(binding.resetMs / 1000);
-  res.set({
-    'X-RateLimit-Limit': String(binding.limit),
-    'X-RateLimit-Remaining': String(remaining),
-    'X-RateLimit-Reset': String(resetSeconds),
-    'RateLimit-Policy': windows.map((window) => `"${window.name}";q=${window.limit};w=${window.windowSeconds}`).join(', '),
-    RateLimit: `"${binding.name}";r=${remaining};t=${Math.max(0, Math.ceil((binding.resetMs - Date.now()) / 1000))}`,
-  });
+  res.setHeader('X-RateLimit-Limit', String(binding.limit));
+  res.setHeader('X-RateLimit-Remaining', String(remaining));
+  res.setHeader('X-RateLimit-Reset', String(resetSeconds));
+  res.setHeader('RateLimit-Policy', windows.map((window) => `"${window.name}";q=${window.limit};w=${window.windowSeconds}`).join(', '));
+  res.setHeader('RateLimit', `"${binding.name}";r=${remaining};t=${Math.max(0, Math.ceil((binding.resetMs - Date.now()) / 1000))}`);
 }

@@ -1,4 +1,4 @@
-import type { Kysely, Selectable } from 'kysely';
+import type { Compilable, CompiledQuery, Kysely, Selectable } from 'kysely';
 import type { ApiKeyRecord, ApiKeyRepository, Pet, PetRepository, Storage } from './storage';
 import type { ApiKeysTable, Database, PetsTable } from './schema';
 import { sql } from 'kysely';
@@ -18,8 +18,10 @@ export class KyselyStorage implements Storage {
     private readonly now: () => Date = () => new Date(),
     /** The connection pool's counts, where the backend has a pool. */
     readonly poolStats?: Storage['poolStats'],
+    /** How queries compiled at start run; through Kysely's executor unless the backend has better. */
+    runPrepared: PreparedRunner = async (query) => (await db.executeQuery(query)).rows,
   ) {
-    this.pets = new KyselyPetRepository(db, now);
+    this.pets = new KyselyPetRepository(db, now, runPrepared);
     this.apiKeys = new KyselyApiKeyRepository(db, now);
   }
 
@@ -32,42 +34,65 @@ export class KyselyStorage implements Storage {
   }
 }
 
-const toPet = (row: Pick<Selectable<PetsTable>, 'id' | 'name' | 'category_id' | 'status'>): Pet => ({
-  id: row.id,
-  name: row.name,
-  categoryId: row.category_id,
-  status: row.status,
-});
+/**
+ * A query built and compiled once, at start, and run with new parameter
+ * values: the SQL text never changes, so building the query tree and
+ * compiling it per request would be pure overhead (and the driver reuses its
+ * prepared statement for the same text). `sample` gives the values the query
+ * was built with, to check the parameters are exactly the ones supplied later.
+ *
+ * @example const byId = prepare(db.selectFrom('pets').selectAll().where('id', '=', 0), [0]); await db.executeQuery(byId(12));
+ */
+function prepare<R>(query: Compilable<R>, sample: readonly unknown[]): (...values: unknown[]) => CompiledQuery<R> {
+  const compiled = query.compile();
+  if (compiled.parameters.length !== sample.length || compiled.parameters.some((value, index) => value !== sample[index])) {
+    throw new Error(`prepared query: parameters ${JSON.stringify(compiled.parameters)} are not ${JSON.stringify(sample)} (${compiled.sql})`);
+  }
+  return (...values) => ({ ...compiled, parameters: values });
+}
+
+/** Runs a query compiled at start (see `prepare`) and returns its rows. */
+export type PreparedRunner = <R>(query: CompiledQuery<R>) => Promise<R[]>;
+
+/** Selected under the API's names, so a row is a Pet as it comes. */
+const PET_COLUMNS = ['id', 'name', 'category_id as categoryId', 'status'] as const;
 
 class KyselyPetRepository implements PetRepository {
+  private readonly queries;
+
   constructor(
-    private readonly db: Kysely<Database>,
+    db: Kysely<Database>,
     private readonly now: () => Date,
-  ) {}
+    private readonly run: PreparedRunner,
+  ) {
+    const pets = db.selectFrom('pets').select(PET_COLUMNS);
+    this.queries = {
+      list: prepare(pets.orderBy('id').limit(1), [1]),
+      listByStatus: prepare(pets.where('status', '=', 'available').orderBy('id').limit(1), ['available', 1]),
+      get: prepare(pets.where('id', '=', 0), [0]),
+      create: prepare(
+        db
+          .insertInto('pets')
+          .values({ name: '', category_id: 0, status: 'available', created_at: '' })
+          .returning(PET_COLUMNS),
+        ['', 0, 'available', ''],
+      ),
+    };
+  }
 
   async list({ limit, status }: { limit: number; status?: Pet['status'] }): Promise<Pet[]> {
-    let query = this.db.selectFrom('pets').select(['id', 'name', 'category_id', 'status']);
-    if (status !== undefined) query = query.where('status', '=', status);
-    const rows = await query.orderBy('id').limit(limit).execute();
-    return rows.map(toPet);
+    const query = status === undefined ? this.queries.list(limit) : this.queries.listByStatus(status, limit);
+    return this.run(query);
   }
 
   async create(pet: Omit<Pet, 'id'>): Promise<Pet> {
-    const row = await this.db
-      .insertInto('pets')
-      .values({ name: pet.name, category_id: pet.categoryId, status: pet.status, created_at: this.now().toISOString() })
-      .returning(['id', 'name', 'category_id', 'status'])
-      .executeTakeFirstOrThrow();
-    return toPet(row);
+    const rows = await this.run(this.queries.create(pet.name, pet.categoryId, pet.status, this.now().toISOString()));
+    if (rows.length !== 1) throw new Error(`insert into pets returned ${rows.length} rows`);
+    return rows[0]!;
   }
 
   async get(id: number): Promise<Pet | undefined> {
-    const row = await this.db
-      .selectFrom('pets')
-      .select(['id', 'name', 'category_id', 'status'])
-      .where('id', '=', id)
-      .executeTakeFirst();
-    return row && toPet(row);
+    return (await this.run(this.queries.get(id)))[0];
   }
 }
 

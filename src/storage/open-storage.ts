@@ -1,5 +1,5 @@
 import type { Storage } from './storage';
-import { KyselyStorage } from './kysely-storage';
+import { KyselyStorage, type PreparedRunner } from './kysely-storage';
 import { migrateToLatest } from './migrations';
 import { openSqlite, sqliteFlavor } from './sqlite-backend';
 import type { Kysely } from 'kysely';
@@ -21,8 +21,10 @@ export const DEFAULT_DATABASE_URL = 'sqlite:data/pets.db';
 export async function openStorage(databaseUrl: string = DEFAULT_DATABASE_URL): Promise<Storage> {
   const [scheme] = databaseUrl.split(':', 1);
   switch (scheme) {
-    case 'sqlite':
-      return migrated('sqlite', openSqlite(databaseUrl.slice('sqlite:'.length)), sqliteFlavor);
+    case 'sqlite': {
+      const { db, runPrepared } = openSqlite(databaseUrl.slice('sqlite:'.length));
+      return migrated('sqlite', db, sqliteFlavor, undefined, undefined, runPrepared);
+    }
     case 'postgres':
     case 'postgresql': {
       // Loaded only when used: the embedded default never pays for pg.
@@ -45,6 +47,7 @@ async function migrated(
   flavor: SqlFlavor,
   schema?: string,
   poolStats?: Storage['poolStats'],
+  runPrepared?: PreparedRunner,
 ): Promise<Storage> {
   try {
     await migrateToLatest(db, flavor, schema);
@@ -52,5 +55,5 @@ async function migrated(
     await db.destroy();
     throw error;
   }
-  return new KyselyStorage(backend, db, undefined, poolStats);
+  return new KyselyStorage(backend, db, undefined, poolStats, runPrepared);
 }

@@ -1,7 +1,8 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
-import { Kysely, SqliteDialect, type SqliteDatabase } from 'kysely';
+import { Kysely, SqliteDialect, type CompiledQuery, type SqliteDatabase } from 'kysely';
+import type { PreparedRunner } from './kysely-storage';
 import type { Database } from './schema';
 import type { SqlFlavor } from './migrations';
 
@@ -14,9 +15,12 @@ export const sqliteFlavor: SqlFlavor = {
  * readers never block the writer, so the keys CLI can use the file while the
  * server runs. `:memory:` gives a private in-memory database.
  *
- * @example const db = openSqlite('data/pets.db');
+ * Besides the Kysely instance, a runner for the queries the repositories
+ * compile at start: it executes them on their prepared statement directly.
+ *
+ * @example const { db, runPrepared } = openSqlite('data/pets.db');
  */
-export function openSqlite(file: string): Kysely<Database> {
+export function openSqlite(file: string): { db: Kysely<Database>; runPrepared: PreparedRunner } {
   if (file !== ':memory:') mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
   const connection = new BetterSqlite3(file);
   connection.pragma('journal_mode = WAL');
@@ -25,7 +29,20 @@ export function openSqlite(file: string): Kysely<Database> {
   connection.pragma('synchronous = NORMAL');
   connection.pragma('busy_timeout = 5000');
   connection.pragma('foreign_keys = ON');
-  return new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(connection) }) });
+  const database = withStatementCache(connection);
+  return {
+    db: new Kysely<Database>({ dialect: new SqliteDialect({ database }) }),
+    // better-sqlite3 runs a statement synchronously to completion, and the
+    // server opens no transactions, so Kysely's connection lock (a promise per
+    // query) guards nothing here. Kysely still built and compiled the SQL.
+    runPrepared: <R>(query: CompiledQuery<R>): Promise<R[]> => {
+      try {
+        return Promise.resolve(database.prepare(query.sql).all(query.parameters as unknown[]) as R[]);
+      } catch (error) {
+        return Promise.reject(error as Error);
+      }
+    },
+  };
 }
 
 /**

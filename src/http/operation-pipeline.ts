@@ -1,0 +1,132 @@
+import type { Request, RequestHandler } from 'express';
+import { listOperations, type OpenApiDocument, type SpecOperation } from '../spec/load-spec';
+import { requiresApiKey } from '../spec/security';
+import { deprecationHeaders } from '../spec/deprecation';
+import { pathPattern } from './path-pattern';
+import { runStages, type Stage } from './stage';
+import { NO_BYPASS, replayKey, type LayerBypass } from './layer-bypass';
+
+/** The stages every operation shares, in the order they run (see `compileOperations`). */
+export interface SharedStages {
+  authenticate: Stage;
+  rateLimits?: Stage;
+  limitUrlLength: Stage;
+  requireCaller: Stage;
+  parseBody: Stage[];
+}
+
+export interface OperationStages {
+  /** The request validator of this operation (400/415), given the operation. */
+  validate: (op: SpecOperation) => Stage[];
+  /** The handler (or stub) of this operation, which writes the response. */
+  answer: (op: SpecOperation) => Stage;
+}
+
+declare module 'express-serve-static-core' {
+  interface Request {
+    /** Set for an operation the contract serves without a key (`security: []`). */
+    anonymousAccess?: boolean;
+  }
+}
+
+/**
+ * One compiled pipeline per operation of the contract, built at start, and
+ * one middleware that picks the pipeline of a request:
+ *
+ * 1. the operation's facts: its name (metrics, logs), whether it is served
+ *    without a key (`security: []`), its deprecation headers;
+ * 2. authentication (who is calling; not for anonymous operations);
+ * 3. rate limits (per key, or per IP without a valid key): their headers go
+ *    on every later response, errors included;
+ * 4. the 414 for a request target over 8 KiB, after the limits so it counts;
+ * 5. the 401 for a missing or invalid key, before anything reveals the contract;
+ * 6. the JSON body (1 MB, else 413; bodies of refused requests are never parsed);
+ * 7. the operation's own validator (400/415);
+ * 8. the handler, which writes the response.
+ *
+ * Each stage is a plain function call, awaited only when it returns a promise:
+ * no router layer, no `next` closure and no path matching per stage. A request
+ * is matched once, against the contract's paths in the order the validator
+ * uses (static segments before parameters, so `/pets/mine` beats
+ * `/pets/{petId}`): the first path that matches decides, and when it does not
+ * declare the request's method (or nothing matches) the request goes on to
+ * `next()`, where the general chain answers 401, 404 or 405 as before.
+ * Matching is on the raw path, as Express matches (case-insensitive, optional
+ * trailing slash), so a bad parameter (`/pets/%FF`) still reaches the
+ * validator's 400, with the rate-limit headers set.
+ *
+ * @example app.use(compileOperations(spec, '/v1', shared, { validate, answer }));
+ */
+export function compileOperations(
+  spec: OpenApiDocument,
+  basePath: string,
+  shared: SharedStages,
+  perOperation: OperationStages,
+  bypass: LayerBypass = NO_BYPASS,
+): RequestHandler {
+  const deprecated = deprecationHeaders(spec, basePath);
+  const paths = new Map<string, { pattern: RegExp; sortKey: string; methods: Map<string, RequestHandler> }>();
+  for (const op of listOperations(spec)) {
+    const anonymous = !requiresApiKey(spec, op);
+    const headers = Object.entries(deprecated.get(op.operationId) ?? {});
+    const { operationId } = op;
+    const facts: Stage = (req, res) => {
+      req.operationName = operationId;
+      req.anonymousAccess = anonymous;
+      for (const [name, value] of headers) res.setHeader(name, value);
+    };
+    const stages = [
+      facts,
+      ...(anonymous ? [] : [shared.authenticate]),
+      ...(shared.rateLimits ? [shared.rateLimits] : []),
+      shared.limitUrlLength,
+      shared.requireCaller,
+      ...shared.parseBody,
+      ...perOperation.validate(op),
+      perOperation.answer(op),
+    ];
+    let entry = paths.get(op.path);
+    if (!entry) {
+      entry = { pattern: pathPattern(basePath + op.path), sortKey: validatorSortKey(basePath + op.path), methods: new Map() };
+      paths.set(op.path, entry);
+    }
+    entry.methods.set(op.method.toUpperCase(), runStages(stages, { respond: true }));
+  }
+  const ordered = [...paths.values()].sort((a, b) => compareLikeValidator(a.sortKey, b.sortKey));
+
+  const find = (req: Request): RequestHandler | undefined => {
+    const path = req.path;
+    for (const { pattern, methods } of ordered) if (pattern.test(path)) return methods.get(req.method);
+    return undefined;
+  };
+  if (bypass.has('routing')) {
+    // The stand-in: each URL's first match replayed, without matching.
+    const found = new Map<string, RequestHandler | undefined>();
+    return (req, res, next) => {
+      const key = replayKey(req);
+      if (!found.has(key)) found.set(key, find(req));
+      const pipeline = found.get(key);
+      if (pipeline) pipeline(req, res, next);
+      else next();
+    };
+  }
+  return (req, res, next) => {
+    const pipeline = find(req);
+    if (pipeline) pipeline(req, res, next);
+    else next();
+  };
+}
+
+/**
+ * express-openapi-validator's route order (its `sortRoutes`), so both pick the
+ * same path: parameter segments are written `~` (after every letter), a path
+ * that extends another comes before it, the rest in string order; static
+ * segments thus come before parameters.
+ */
+const validatorSortKey = (contractPath: string): string => contractPath.replace(/\{[^}]+\}/g, (name) => `:${name.slice(1, -1)}`).replace(/\/:/g, '/~');
+
+function compareLikeValidator(a: string, b: string): number {
+  if (a.startsWith(b)) return -1;
+  if (b.startsWith(a)) return 1;
+  return a > b ? 1 : -1;
+}

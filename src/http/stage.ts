@@ -1,0 +1,76 @@
+import type { Request, RequestHandler, Response } from 'express';
+
+/**
+ * One step of a compiled request pipeline: it reads and decorates the request,
+ * sets response headers, or writes the response; it throws (or rejects) to
+ * answer with an error. A synchronous stage returns nothing and costs a
+ * function call: no `next` closure, no promise, no router layer.
+ *
+ * @example const requireJson: Stage = (req) => { if (!req.is('json')) throw new ApiError(415, ...); };
+ */
+export type Stage = (req: Request, res: Response) => void | Promise<void>;
+
+/**
+ * Runs stages in order as one Express middleware: synchronously until a stage
+ * returns a promise, then from where it resolves. A failure goes to `next`
+ * (the error mapper); when every stage has run, `next()` unless the last one
+ * answered (`respond: true`).
+ *
+ * @example app.use(runStages([identify, authenticate, validate, answer], { respond: true }));
+ */
+export function runStages(stages: readonly Stage[], { respond }: { respond: boolean }): RequestHandler {
+  const count = stages.length;
+  return (req, res, next) => {
+    let index = 0;
+    const resume = (): void => {
+      try {
+        while (index < count) {
+          const pending = stages[index++]!(req, res);
+          if (pending !== undefined) {
+            pending.then(resume, next);
+            return;
+          }
+        }
+      } catch (error) {
+        next(error);
+        return;
+      }
+      if (!respond) next();
+    };
+    resume();
+  };
+}
+
+/**
+ * An Express middleware as a stage. It must call `next` once, or throw. A
+ * middleware that keeps `next` for later (express-openapi-validator's response
+ * validator calls it from its `res.json` wrapper when a response breaks the
+ * contract) reaches the router's own `next` (`req.next`), hence the error mapper.
+ */
+export function fromMiddleware(middleware: RequestHandler): Stage {
+  return (req, res) =>
+    new Promise<void>((resolve, reject) => {
+      let settled = false;
+      const next = (error?: unknown): void => {
+        if (settled) {
+          if (error) req.next?.(error);
+          return;
+        }
+        settled = true;
+        if (error) reject(error);
+        else resolve();
+      };
+      const result = middleware(req, res, next) as unknown;
+      if (result instanceof Promise) result.catch(next);
+    });
+}
+
+/** Several stages as one (for a stand-in that replays a whole group, e.g. validation). */
+export function sequence(stages: readonly Stage[]): Stage {
+  return async (req, res) => {
+    for (const stage of stages) await stage(req, res);
+  };
+}
+
+/** A stage as an Express middleware, for the routes that are not compiled pipelines. */
+export const asMiddleware = (stage: Stage): RequestHandler => runStages([stage], { respond: false });

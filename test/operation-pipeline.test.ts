@@ -1,0 +1,73 @@
+/**
+ * The compiled per-operation pipelines (src/http/operation-pipeline.ts): a
+ * request is matched once, as the validator would match it, and every layer
+ * stand-in of the cost ledger answers what the full stack answers.
+ */
+import { startTestApp, type TestApp } from './support/test-app';
+import { loadSpec } from '../src/spec/load-spec';
+import request from 'supertest';
+import { LAYERS, parseLayerBypass } from '../src/http/layer-bypass';
+
+describe('matching a request to its operation', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    const spec = loadSpec() as any;
+    // A static path next to a template it also matches, declaring another method.
+    spec.paths['/pets/mine'] = { post: { ...spec.paths['/pets'].post, operationId: 'adoptMine' } };
+    t = await startTestApp({ spec });
+  });
+  afterAll(() => t.close());
+
+  it('the static path wins over the template, as in the validator: GET /pets/mine is 405, not getPet', async () => {
+    const res = await t.api.get('/v1/pets/mine').set('Authorization', t.auth).expect(405);
+    expect(res.body.code).toBe('method_not_allowed');
+    expect(res.headers['allow']).toBe('POST');
+    expect(res.headers['x-ratelimit-limit']).toBeDefined();
+  });
+
+  it('the template still serves other ids, case-insensitively and with a trailing slash', async () => {
+    const created = await t.api.post('/v1/pets').set('Authorization', t.auth).send({ name: 'Rex', categoryId: 1 }).expect(201);
+    const res = await t.api.get(`/V1/PETS/${created.body.id}/`).set('Authorization', t.auth).expect(200);
+    expect(res.body).toEqual(created.body);
+  });
+
+  it('an undeclared method on a declared path is still the validator\'s 405, after authentication', async () => {
+    await t.api.delete('/v1/pets/1').expect(401);
+    const res = await t.api.delete('/v1/pets/1').set('Authorization', t.auth).expect(405);
+    expect(res.headers['allow']).toBe('GET');
+  });
+
+  it('an undecodable path parameter is a 400 carrying the rate-limit headers', async () => {
+    const res = await t.api.get('/v1/pets/%FF').set('Authorization', t.auth).expect(400);
+    expect(res.body.message).toMatch(/percent-encoded/);
+    expect(res.headers['x-ratelimit-remaining']).toBeDefined();
+  });
+});
+
+describe('the cost ledger stand-ins', () => {
+  it('refuses an unknown layer name', () => {
+    expect(() => parseLayerBypass('authentication,nope')).toThrow(/unknown layer "nope"/);
+  });
+
+  it.each(LAYERS)('without %s, the answers are the full stack\'s', async (layer) => {
+    const full = await startTestApp();
+    const bypassed = await startTestApp({ bypass: parseLayerBypass(layer), databaseUrl: full.databaseUrl });
+    try {
+      await full.api.post('/v1/pets').set('Authorization', full.auth).send({ name: 'Rex', categoryId: 1 }).expect(201);
+      for (const url of ['/v1/pets?limit=5', '/v1/pets/1']) {
+        const expected = await full.api.get(url).set('Authorization', full.auth).expect(200);
+        for (let i = 0; i < 2; i++) {
+          const res = await request(bypassed.app).get(url).set('Authorization', full.auth).expect(200);
+          expect(res.body).toEqual(expected.body);
+        }
+      }
+      for (let i = 0; i < 2; i++) {
+        const res = await request(bypassed.app).post('/v1/pets').set('Authorization', full.auth).send({ name: 'Rex', categoryId: 1 }).expect(201);
+        expect(res.body).toMatchObject({ name: 'Rex', categoryId: 1, status: 'available' });
+      }
+    } finally {
+      await bypassed.close();
+      await full.close();
+    }
+  });
+});
