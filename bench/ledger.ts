@@ -127,6 +127,18 @@ export async function runLedger(database: ProjectDatabase, options: LedgerOption
   return { scenarios: LEDGER_SCENARIOS, variants, errors };
 }
 
+/**
+ * A layer's cost in one scenario: the median over rounds of (full stack −
+ * stack without the layer), each difference taken within one round, so a
+ * slow spell of the machine that hits one round hits both sides of it.
+ */
+export function layerCost(ledger: LedgerResult, variant: LedgerVariant, scenario: string): number {
+  const full = ledger.variants.find((candidate) => candidate.layer === 'none')!;
+  const fullRounds = full.rounds[scenario] ?? [];
+  const differences = (variant.rounds[scenario] ?? []).map((result, round) => (fullRounds[round]?.cpuUsPerRequest ?? NaN) - (result.cpuUsPerRequest ?? NaN));
+  return median(differences);
+}
+
 /** The ledger as rows: each layer's µs per request (full minus without it) and its share of the full stack. */
 export function ledgerRows(ledger: LedgerResult): string[][] {
   const full = ledger.variants.find((variant) => variant.layer === 'none')!;
@@ -137,13 +149,13 @@ export function ledgerRows(ledger: LedgerResult): string[][] {
     .map((variant) => [
       variant.layer,
       ...ledger.scenarios.map((scenario) =>
-        variant.unavailable ? 'n/a' : cell(full.cpuUs[scenario.id]! - variant.cpuUs[scenario.id]!, full.cpuUs[scenario.id]),
+        variant.unavailable ? 'n/a' : cell(layerCost(ledger, variant, scenario.id), full.cpuUs[scenario.id]),
       ),
     ]);
   const layersSum = (scenario: Scenario): number =>
     ledger.variants
       .filter((variant) => variant.layer !== 'none' && !variant.unavailable)
-      .reduce((sum, variant) => sum + (full.cpuUs[scenario.id]! - variant.cpuUs[scenario.id]!), 0);
+      .reduce((sum, variant) => sum + layerCost(ledger, variant, scenario.id), 0);
   rows.push(['sum of the layers above', ...ledger.scenarios.map((scenario) => cell(layersSum(scenario), full.cpuUs[scenario.id]))]);
   rows.push([
     'the rest (Node HTTP, Express core, kernel, GC)',

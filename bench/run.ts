@@ -386,7 +386,7 @@ async function main(): Promise<void> {
   if (options.ledger === 'only') options.scale = [];
   const estimate =
     (options.ledger === 'only' ? 0 : perPhase(4, 4)) +
-    (options.ledger === 'no' ? 0 : perPhase(1 + (options.layers ?? []).length || 10, 3)) +
+    (options.ledger === 'no' ? 0 : (1 + (options.layers?.length ?? 9)) * 3 * (options.warmup + Math.max(options.rounds, options.mode === 'quick' ? 3 : 5) * (Math.min(options.duration, 4) + 0.3))) +
     (options.scale.length ? perPhase(options.scale.length, 3) : 0);
   console.log(
     `bench (${options.mode}): ${options.rounds} rounds × ${options.duration} s, warm-up ${options.warmup} s, ` +
@@ -435,7 +435,10 @@ async function main(): Promise<void> {
     }
     if (options.ledger !== 'no') {
       console.log('\ncost ledger: the project with one layer at a time replaced by a stand-in');
-      ledger = await runLedger(database, { ...options, ...(options.layers ? { layers: options.layers } : {}) });
+      // Layer costs are differences of a few percent: more, shorter rounds than the comparison.
+      const ledgerRounds = Math.max(options.rounds, options.mode === 'quick' ? 3 : 5);
+      const ledgerDuration = Math.min(options.duration, 4);
+      ledger = await runLedger(database, { ...options, rounds: ledgerRounds, duration: ledgerDuration, ...(options.layers ? { layers: options.layers } : {}) });
       errors.push(...ledger.errors);
     }
 
