@@ -5,6 +5,7 @@
  */
 import { startTestApp, type TestApp } from './support/test-app';
 import { loadSpec } from '../src/spec/load-spec';
+import { handlers } from '../src/handlers';
 import request from 'supertest';
 import { LAYERS, parseLayerBypass } from '../src/http/layer-bypass';
 
@@ -41,6 +42,69 @@ describe('matching a request to its operation', () => {
     const res = await t.api.get('/v1/pets/%FF').set('Authorization', t.auth).expect(400);
     expect(res.body.message).toMatch(/percent-encoded/);
     expect(res.headers['x-ratelimit-remaining']).toBeDefined();
+  });
+});
+
+describe('HEAD on a GET operation (answered 405 by the validator)', () => {
+  it('keeps the operation\'s deprecation headers', async () => {
+    const t = await startTestApp();
+    try {
+      const res = await request(t.app).head('/v1/pets/1').set('Authorization', t.auth).expect(405);
+      expect(res.headers['deprecation']).toBe('@1795219200');
+      expect(res.headers['x-ratelimit-limit']).toBeDefined();
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('is never a 401 on a `security: []` operation, and is counted per IP', async () => {
+    const spec = loadSpec() as any;
+    spec.paths['/pets'].get.security = [];
+    const t = await startTestApp({ spec, rateLimits: { ipPerMinute: 5 } });
+    try {
+      const res = await request(t.app).head('/v1/pets').expect(405);
+      expect(res.headers['ratelimit-policy']).toBe('"ip";q=5;w=60');
+    } finally {
+      await t.close();
+    }
+  });
+});
+
+describe('a stage that fails without an error value', () => {
+  it('is one 500, counted once: it never falls through to the routes after it', async () => {
+    const throwsNothing = (async () => {
+      await Promise.resolve();
+      throw undefined;
+    }) as any;
+    const t = await startTestApp({ handlers: { ...handlers, listPets: throwsNothing } });
+    try {
+      const res = await t.api.get('/v1/pets').set('Authorization', t.auth).expect(500);
+      expect(res.body.code).toBe('internal_error');
+      expect(res.headers['x-ratelimit-remaining']).toBe('59');
+      const next = await t.api.get('/v1/pets/1').set('Authorization', t.auth);
+      expect(next.headers['x-ratelimit-remaining']).toBe('58');
+    } finally {
+      await t.close();
+    }
+  });
+});
+
+describe('the key cache', () => {
+  it('holds one entry per key, whatever the spelling of the header', async () => {
+    const t = await startTestApp();
+    try {
+      const key = t.auth.slice('Bearer '.length);
+      await t.api.get('/v1/pets').set('Authorization', t.auth).expect(200);
+      for (const spelling of [`bearer  ${key}`, `BEARER   ${key} `, `Bearer ${key}`]) {
+        await t.api.get('/v1/pets').set('Authorization', spelling).expect(200);
+      }
+      const lookups = await t.metrics.keyCacheLookups.get();
+      const count = (result: string) => lookups.values.find((value) => value.labels.result === result)?.value ?? 0;
+      expect(count('miss')).toBe(1);
+      expect(count('hit')).toBe(3);
+    } finally {
+      await t.close();
+    }
   });
 });
 

@@ -34,9 +34,10 @@ export type KeyCacheObserver = (result: 'hit' | 'miss') => void;
  * the CLI works at once and a revoked one is refused within KEY_CACHE_TTL_MS
  * (at once on this instance, and on every instance sharing the key-change signal).
  *
- * The cache is keyed by the exact Authorization header value: a cached key
- * costs one map lookup, no parsing and no SHA-256. Its size is bounded, and
- * only headers that carried a valid key get in, so clients cannot fill it.
+ * The cache is keyed by the key itself (taken from the header by one regex,
+ * whatever the spelling of the scheme and spaces): a cached key costs a
+ * lookup, no SHA-256 and no query. Only valid keys get in, one entry per key,
+ * and the cache is bounded.
  */
 export function authenticate(
   apiKeys: ApiKeyRepository,
@@ -46,17 +47,22 @@ export function authenticate(
 ): Stage {
   const cache = new LRUCache<string, Caller>({ max: 10_000, ttl: cacheTtlMs, ttlAutopurge: false });
   keyChanges?.subscribe((keyId) => {
-    cache.forEach((caller, header) => {
-      if (caller.id === keyId) cache.delete(header);
+    cache.forEach((caller, key) => {
+      if (caller.id === keyId) cache.delete(key);
     });
   });
 
-  async function resolveCaller(header: string | undefined): Promise<Caller> {
+  /** The well-formed key of the header; throws the 401 otherwise. */
+  function keyOf(header: string | undefined): string {
     if (header === undefined) throw unauthorized('missing API key: send Authorization: Bearer <API_KEY>');
     const match = /^bearer +(\S+) *$/i.exec(header);
     if (!match) throw unauthorized('Authorization header must use the Bearer scheme: Bearer <API_KEY>');
     const key = match[1]!;
     if (!looksLikeApiKey(key)) throw unauthorized('invalid API key');
+    return key;
+  }
+
+  async function lookUp(key: string): Promise<Caller> {
     observeCache('miss');
     const hash = hashApiKey(key);
     // Looked up by SHA-256 of the key: the lookup's timing says nothing usable
@@ -72,20 +78,28 @@ export function authenticate(
       requestsPerDay: record.requestsPerDay,
       bannedUntil: record.bannedUntil,
     };
-    cache.set(header, caller);
+    cache.set(key, caller);
     return caller;
   }
 
   return (req) => {
     if (req.anonymousAccess) return; // `security: []`: the key is not examined
-    const header = req.headers.authorization;
-    const cached = header === undefined ? undefined : cache.get(header);
+    let key: string;
+    try {
+      key = keyOf(req.headers.authorization);
+    } catch (error) {
+      // Recorded, not thrown: rate limiting still counts the request (per IP)
+      // and sets its headers before requireCaller answers 401.
+      req.authFailure = error as ApiError;
+      return;
+    }
+    const cached = cache.get(key);
     if (cached) {
       observeCache('hit');
       req.caller = cached;
       return;
     }
-    return resolveCaller(header).then(
+    return lookUp(key).then(
       (caller) => {
         req.caller = caller;
       },

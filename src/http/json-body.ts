@@ -1,7 +1,7 @@
-import express, { type RequestHandler } from 'express';
+import express from 'express';
 import { isUtf8 } from 'node:buffer';
 import { ApiError } from '../errors/api-error';
-import { asMiddleware, fromMiddleware, type Stage } from './stage';
+import { fromMiddleware, type Stage } from './stage';
 
 /** Largest JSON body read; a larger one gets 413 (also when sent chunked). */
 export const MAX_BODY = '1mb';
@@ -36,9 +36,6 @@ export function jsonBodyStages(): Stage[] {
   );
   return [(req, res) => (hasBody(req.headers) ? parse(req, res) : undefined), (req) => refuseUnsafeStrings(req.body)];
 }
-
-/** The same, as middleware. @example api.use(jsonBody()); */
-export const jsonBody = (): RequestHandler[] => jsonBodyStages().map(asMiddleware);
 
 /** type-is's `hasBody`: a body is announced by Transfer-Encoding or a Content-Length. */
 const hasBody = (headers: { 'transfer-encoding'?: string; 'content-length'?: string }): boolean =>

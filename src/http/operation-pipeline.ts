@@ -1,4 +1,4 @@
-import type { Request, RequestHandler } from 'express';
+import type { Request, RequestHandler, Response } from 'express';
 import { listOperations, type OpenApiDocument, type SpecOperation } from '../spec/load-spec';
 import { requiresApiKey } from '../spec/security';
 import { deprecationHeaders } from '../spec/deprecation';
@@ -65,7 +65,7 @@ export function compileOperations(
   bypass: LayerBypass = NO_BYPASS,
 ): RequestHandler {
   const deprecated = deprecationHeaders(spec, basePath);
-  const paths = new Map<string, { pattern: RegExp; sortKey: string; methods: Map<string, RequestHandler> }>();
+  const paths = new Map<string, { pattern: RegExp; sortKey: string; methods: Map<string, RequestHandler>; headFacts?: Stage }>();
   for (const op of listOperations(spec)) {
     const anonymous = !requiresApiKey(spec, op);
     const headers = Object.entries(deprecated.get(op.operationId) ?? {});
@@ -91,12 +91,27 @@ export function compileOperations(
       paths.set(op.path, entry);
     }
     entry.methods.set(op.method.toUpperCase(), runStages(stages, { respond: true }));
+    // HEAD is not served (the validator answers 405), but a HEAD on a GET
+    // operation's path keeps that operation's treatment on its way there: no
+    // key for `security: []` (so a 405, never a 401), and its deprecation headers.
+    if (op.method === 'get') {
+      entry.headFacts = (req, res) => {
+        req.anonymousAccess = anonymous;
+        for (const [name, value] of headers) res.setHeader(name, value);
+      };
+    }
   }
   const ordered = [...paths.values()].sort((a, b) => compareLikeValidator(a.sortKey, b.sortKey));
 
-  const find = (req: Request): RequestHandler | undefined => {
+  /** The pipeline of the request's operation; undefined (after HEAD's facts) when there is none. */
+  const find = (req: Request, res: Response): RequestHandler | undefined => {
     const path = req.path;
-    for (const { pattern, methods } of ordered) if (pattern.test(path)) return methods.get(req.method);
+    for (const { pattern, methods, headFacts } of ordered) {
+      if (!pattern.test(path)) continue;
+      const pipeline = methods.get(req.method);
+      if (!pipeline && req.method === 'HEAD') headFacts?.(req, res);
+      return pipeline;
+    }
     return undefined;
   };
   if (bypass.has('routing')) {
@@ -104,14 +119,14 @@ export function compileOperations(
     const found = new Map<string, RequestHandler | undefined>();
     return (req, res, next) => {
       const key = replayKey(req);
-      if (!found.has(key)) found.set(key, find(req));
+      if (!found.has(key)) found.set(key, find(req, res));
       const pipeline = found.get(key);
       if (pipeline) pipeline(req, res, next);
       else next();
     };
   }
   return (req, res, next) => {
-    const pipeline = find(req);
+    const pipeline = find(req, res);
     if (pipeline) pipeline(req, res, next);
     else next();
   };

@@ -21,18 +21,20 @@ export type Stage = (req: Request, res: Response) => void | Promise<void>;
 export function runStages(stages: readonly Stage[], { respond }: { respond: boolean }): RequestHandler {
   const count = stages.length;
   return (req, res, next) => {
+    // `next(undefined)` would mean "carry on" to Express: a failure always carries an error.
+    const fail = (error: unknown): void => next(failure(error));
     let index = 0;
     const resume = (): void => {
       try {
         while (index < count) {
           const pending = stages[index++]!(req, res);
           if (pending !== undefined) {
-            pending.then(resume, next);
+            pending.then(resume, fail);
             return;
           }
         }
       } catch (error) {
-        next(error);
+        fail(error);
         return;
       }
       if (!respond) next();
@@ -61,9 +63,12 @@ export function fromMiddleware(middleware: RequestHandler): Stage {
         else resolve();
       };
       const result = middleware(req, res, next) as unknown;
-      if (result instanceof Promise) result.catch(next);
+      if (result instanceof Promise) result.catch((error: unknown) => next(failure(error)));
     });
 }
+
+/** What was thrown, or an Error when a stage threw (or rejected with) nothing usable, such as `undefined`. */
+const failure = (error: unknown): unknown => error || new Error(`a request stage failed without an error (${String(error)})`);
 
 /** Several stages as one (for a stand-in that replays a whole group, e.g. validation). */
 export function sequence(stages: readonly Stage[]): Stage {
