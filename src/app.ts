@@ -134,15 +134,20 @@ export function createApp(dependencies: AppDependencies): Express {
       banned: (plan, window) => metrics.rateLimitBans.inc({ plan, window }),
     },
   );
-  const shared = {
-    authenticate: bypass.has('authentication')
+  // Every request under the base path, matched or not, in this order:
+  // authentication (who is calling; skipped for `security: []`); rate limits
+  // (per key, or per IP without a valid key), whose headers go on every later
+  // response; the 414, after the limits so it counts; the 401, before anything
+  // reveals the contract; the JSON body (bodies of refused requests are never parsed).
+  const checks = [
+    bypass.has('authentication')
       ? replayFirst(authentication, (req) => ({ caller: req.caller, authFailure: req.authFailure }), (req, recorded) => Object.assign(req, recorded))
       : authentication,
-    ...(bypass.has('rate-limiting') ? {} : { rateLimits: limits }),
-    limitUrlLength: limitUrlLength(),
+    ...(bypass.has('rate-limiting') ? [] : [limits]),
+    limitUrlLength(),
     requireCaller,
-    parseBody: bypass.has('body-parsing') ? [replayFirst(sequence(jsonBodyStages()), (req) => req.body as unknown, (req, body) => (req.body = body))] : jsonBodyStages(),
-  };
+    ...(bypass.has('body-parsing') ? [replayFirst(sequence(jsonBodyStages()), (req) => req.body as unknown, (req, body) => (req.body = body))] : jsonBodyStages()),
+  ];
   const handlers = dependencies.handlers ?? defaultHandlers;
   const answerOptions = {
     validateResponses: dependencies.validateResponses,
@@ -155,7 +160,7 @@ export function createApp(dependencies: AppDependencies): Express {
     compileOperations(
       spec,
       basePath,
-      shared,
+      checks,
       {
         validate: (op) => {
           const stages = operationValidator(spec, basePath, op, validatorOptions);
@@ -180,11 +185,7 @@ export function createApp(dependencies: AppDependencies): Express {
   // Anything else under the base path: the same checks in the same order, then
   // the validator's 404 or 405 (or 400 for a path it cannot decode).
   const unmatched = Router();
-  unmatched.use(
-    runStages([shared.authenticate, ...(shared.rateLimits ? [shared.rateLimits] : []), shared.limitUrlLength, shared.requireCaller, ...jsonBodyStages()], {
-      respond: false,
-    }),
-  );
+  unmatched.use(runStages(checks, { respond: false }));
   unmatched.use(contractValidator(spec, basePath, validatorOptions));
   app.use(basePath, unmatched);
 

@@ -6,15 +6,6 @@ import { pathPattern } from './path-pattern';
 import { runStages, type Stage } from './stage';
 import { NO_BYPASS, replayKey, type LayerBypass } from './layer-bypass';
 
-/** The stages every operation shares, in the order they run (see `compileOperations`). */
-export interface SharedStages {
-  authenticate: Stage;
-  rateLimits?: Stage;
-  limitUrlLength: Stage;
-  requireCaller: Stage;
-  parseBody: Stage[];
-}
-
 export interface OperationStages {
   /** The request validator of this operation (400/415), given the operation. */
   validate: (op: SpecOperation) => Stage[];
@@ -35,14 +26,11 @@ declare module 'express-serve-static-core' {
  *
  * 1. the operation's facts: its name (metrics, logs), whether it is served
  *    without a key (`security: []`), its deprecation headers;
- * 2. authentication (who is calling; not for anonymous operations);
- * 3. rate limits (per key, or per IP without a valid key): their headers go
- *    on every later response, errors included;
- * 4. the 414 for a request target over 8 KiB, after the limits so it counts;
- * 5. the 401 for a missing or invalid key, before anything reveals the contract;
- * 6. the JSON body (1 MB, else 413; bodies of refused requests are never parsed);
- * 7. the operation's own validator (400/415);
- * 8. the handler, which writes the response.
+ * 2. `checks`, the stages every request under the base path goes through, the
+ *    unmatched ones too (src/app.ts: authentication, rate limits, 414, 401,
+ *    JSON body);
+ * 3. the operation's own validator (400/415);
+ * 4. the handler, which writes the response.
  *
  * Each stage is a plain function call, awaited only when it returns a promise:
  * no router layer, no `next` closure and no path matching per stage. A request
@@ -55,12 +43,12 @@ declare module 'express-serve-static-core' {
  * trailing slash), so a bad parameter (`/pets/%FF`) still reaches the
  * validator's 400, with the rate-limit headers set.
  *
- * @example app.use(compileOperations(spec, '/v1', shared, { validate, answer }));
+ * @example app.use(compileOperations(spec, '/v1', checks, { validate, answer }));
  */
 export function compileOperations(
   spec: OpenApiDocument,
   basePath: string,
-  shared: SharedStages,
+  checks: readonly Stage[],
   perOperation: OperationStages,
   bypass: LayerBypass = NO_BYPASS,
 ): RequestHandler {
@@ -70,21 +58,16 @@ export function compileOperations(
     const anonymous = !requiresApiKey(spec, op);
     const headers = Object.entries(deprecated.get(op.operationId) ?? {});
     const { operationId } = op;
-    const facts: Stage = (req, res) => {
-      req.operationName = operationId;
+    /** What the operation's path and method decide before any check: no key for `security: []`, the deprecation headers. */
+    const treatment: Stage = (req, res) => {
       req.anonymousAccess = anonymous;
       for (const [name, value] of headers) res.setHeader(name, value);
     };
-    const stages = [
-      facts,
-      ...(anonymous ? [] : [shared.authenticate]),
-      ...(shared.rateLimits ? [shared.rateLimits] : []),
-      shared.limitUrlLength,
-      shared.requireCaller,
-      ...shared.parseBody,
-      ...perOperation.validate(op),
-      perOperation.answer(op),
-    ];
+    const facts: Stage = (req, res) => {
+      req.operationName = operationId;
+      treatment(req, res);
+    };
+    const stages = [facts, ...checks, ...perOperation.validate(op), perOperation.answer(op)];
     let entry = paths.get(op.path);
     if (!entry) {
       entry = { pattern: pathPattern(basePath + op.path), sortKey: validatorSortKey(basePath + op.path), methods: new Map() };
@@ -94,12 +77,7 @@ export function compileOperations(
     // HEAD is not served (the validator answers 405), but a HEAD on a GET
     // operation's path keeps that operation's treatment on its way there: no
     // key for `security: []` (so a 405, never a 401), and its deprecation headers.
-    if (op.method === 'get') {
-      entry.headFacts = (req, res) => {
-        req.anonymousAccess = anonymous;
-        for (const [name, value] of headers) res.setHeader(name, value);
-      };
-    }
+    if (op.method === 'get') entry.headFacts = treatment;
   }
   const ordered = [...paths.values()].sort((a, b) => compareLikeValidator(a.sortKey, b.sortKey));
 

@@ -2,7 +2,7 @@ import * as OpenApiValidator from 'express-openapi-validator';
 import type { RequestHandler } from 'express';
 import type { OpenApiDocument } from '../spec/load-spec';
 import { refuseRepeatedQuery, singleValuedQuery } from './query-shape';
-import { fromMiddleware, type Stage } from './stage';
+import { asMiddleware, fromMiddleware, type Stage } from './stage';
 import type { SpecOperation } from '../spec/load-spec';
 
 /**
@@ -56,7 +56,6 @@ export function operationValidator(spec: OpenApiDocument, basePath: string, op: 
   const chain = validatorMiddlewares(only, options);
   // Its path-parameter hook (app.param, for Express routes) and its security
   // step (off: authentication is ours) have nothing to do in a compiled pipeline.
-  const wanted = ['metadataMiddleware', 'requestMiddleware', 'responseMiddleware'];
   const byName = new Map(chain.map((middleware) => [middleware.name, middleware]));
   if (!byName.has('metadataMiddleware') || !byName.has('requestMiddleware')) {
     throw new Error('express-openapi-validator: metadataMiddleware or requestMiddleware not found (has its middleware chain changed?)');
@@ -66,7 +65,8 @@ export function operationValidator(spec: OpenApiDocument, basePath: string, op: 
     reduceContentType,
     ...stage('metadataMiddleware'),
     refuseRepeatedQuery,
-    ...wanted.slice(1).flatMap(stage),
+    ...stage('requestMiddleware'),
+    ...stage('responseMiddleware'),
   ];
 }
 
@@ -101,7 +101,4 @@ const reduceContentType: Stage = (req) => {
   const contentType = req.headers['content-type'];
   if (contentType !== undefined) req.headers['content-type'] = contentType.split(';', 1)[0]!.trim().toLowerCase();
 };
-const mediaTypeOnly: RequestHandler = (req, _res, next) => {
-  reduceContentType(req, _res);
-  next();
-};
+const mediaTypeOnly = asMiddleware(reduceContentType);
