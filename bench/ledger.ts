@@ -1,7 +1,7 @@
 /**
  * The cost ledger: what each layer of a request costs, in server CPU µs per
  * request, measured on the real server with one layer at a time replaced by a
- * stand-in (src/http/layer-bypass.ts says what each stand-in does). A layer's
+ * stand-in (src/pipeline/layer-bypass.ts says what each stand-in does). A layer's
  * cost is the full stack's CPU per request minus the stack without it.
  *
  * CPU time per response (from /proc, user + system) rather than req/s: with
@@ -9,7 +9,7 @@
  * generator's share of the noise.
  */
 import { isDeepStrictEqual } from 'node:util';
-import { LAYERS, type Layer } from '../src/http/layer-bypass';
+import { LAYERS, type Layer } from '../src/pipeline/layer-bypass';
 import { SCENARIOS, SERVER_NODE_FLAGS, ServerProcess, load, loadProblem, median, probe, projectSpec, type LoadResult, type ProjectDatabase, type Scenario } from './lib';
 
 export const LEDGER_SCENARIOS: Scenario[] = [SCENARIOS.list20, SCENARIOS.get, SCENARIOS.create];

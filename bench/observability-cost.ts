@@ -13,7 +13,7 @@ import { createMetrics } from '../src/observability/metrics';
 import { requestIds } from '../src/observability/request-id';
 import { observeRequests } from '../src/observability/request-observer';
 import { operationResolver } from '../src/observability/operation-names';
-import { loadSpec } from '../src/spec/load-spec';
+import { loadSpec } from '../src/contract/load-spec';
 
 const REQUESTS = 100_000;
 const operationOf = operationResolver(loadSpec(), '/v1');

@@ -1,7 +1,7 @@
 /**
  * What a larger contract costs per request in express-openapi-validator's
  * route lookup, and what the per-operation validator instances (one path
- * each, src/http/validator.ts `operationValidator`) save. In process, fake
+ * each, src/contract/validator.ts `operationValidator`) save. In process, fake
  * requests, no sockets: GET /v1/pets/1 validated by
  *
  *   whole document   one validator for the whole contract (its `lookupRoute`
@@ -17,9 +17,9 @@
  */
 import { parseArgs } from 'node:util';
 import type { Request, RequestHandler, Response } from 'express';
-import { contractValidator, operationValidator } from '../src/http/validator';
-import { listOperations, loadSpec, type OpenApiDocument } from '../src/spec/load-spec';
-import { fromMiddleware, sequence, type Stage } from '../src/http/stage';
+import { contractValidator, operationValidator } from '../src/contract/validator';
+import { listOperations, loadSpec, type OpenApiDocument } from '../src/contract/load-spec';
+import { fromMiddleware, sequence, type Stage } from '../src/pipeline/stage';
 
 const { values } = parseArgs({ options: { requests: { type: 'string', default: '20000' } } });
 const REQUESTS = Number(values.requests);

@@ -27,7 +27,7 @@
  *   --out NAME              BENCH_OUT        bench/results/NAME.{json,md} (default latest, or quick)
  *   --no-ledger             BENCH_LEDGER=0   skip the cost ledger (bench/ledger.ts)
  *   --ledger-only                            only the cost ledger (no comparison, no scale run)
- *   --layers a,b            BENCH_LAYERS     the ledger's layers (default: all of src/http/layer-bypass.ts LAYERS)
+ *   --layers a,b            BENCH_LAYERS     the ledger's layers (default: all of src/pipeline/layer-bypass.ts LAYERS)
  *   --loader wrk|autocannon BENCH_LOADER     the load generator (default: wrk when installed, pinned to CPU 1,
  *                                            with every server pinned to CPU 0; else autocannon in this process)
  *   --node PATH             BENCH_NODE       run the servers on another Node (default: the pinned one running
@@ -67,7 +67,7 @@ import {
 } from './lib';
 import { petsUpTo } from './seed';
 import { ledgerHeader, ledgerRows, runLedger, STAND_INS, type LedgerResult } from './ledger';
-import { parseLayerBypass, type Layer } from '../src/http/layer-bypass';
+import { parseLayerBypass, type Layer } from '../src/pipeline/layer-bypass';
 
 // ---------------------------------------------------------------- options
 

@@ -21,7 +21,7 @@ import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { ROOT, ServerProcess, killAllServers, rssMb, runCommand, sleep, SERVER_NODE_FLAGS } from './lib';
 import { openStorage } from '../src/storage/open-storage';
-import { issueApiKey } from '../src/keys/api-key-service';
+import { issueApiKey } from '../src/auth/key-service';
 import { assertResponseConforms } from '../test/support/spec-conformance';
 
 const { values: options } = parseArgs({

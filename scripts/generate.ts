@@ -12,9 +12,9 @@ import { readFile, writeFile, mkdir } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import path from 'node:path';
 import openapiTS, { astToString } from 'openapi-typescript';
-import { loadSpec, listOperations, SPEC_PATH } from '../src/spec/load-spec';
-import type { OpenApiDocument, SpecOperation } from '../src/spec/load-spec';
-import { requiresApiKey } from '../src/spec/security';
+import { loadSpec, listOperations, SPEC_PATH } from '../src/contract/load-spec';
+import type { OpenApiDocument, SpecOperation } from '../src/contract/load-spec';
+import { requiresApiKey } from '../src/contract/security';
 
 const OUT_DIR = path.resolve(__dirname, '..', 'generated');
 

@@ -7,14 +7,14 @@
  * option, bad value, no such key), nothing changed; 1 it could not be done
  * (configuration, database). Errors are one line on stderr, never a stack.
  */
-import '../src/check-runtime';
+import '../src/runtime/check-runtime';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { Redis } from 'ioredis';
 import { keyChangesChannel } from '../src/shared-state/redis-state';
 import { loadConfig } from '../src/config';
 import { openStorage } from '../src/storage/open-storage';
-import { ApiKeyInputError, checkPlanLimits, issueApiKey, rotateApiKey } from '../src/keys/api-key-service';
-import { formatKeyDetails, formatKeyTable, keyView } from '../src/keys/key-listing';
+import { ApiKeyInputError, checkPlanLimits, issueApiKey, rotateApiKey } from '../src/auth/key-service';
+import { formatKeyDetails, formatKeyTable, keyView } from './lib/key-listing';
 import { KEY_CACHE_TTL_MS } from '../src/auth/authenticate';
 import { PLANS, type ApiKeyRecord, type Plan, type Storage } from '../src/storage/storage';
 

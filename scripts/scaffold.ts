@@ -12,7 +12,7 @@ import { operationTable, type OperationId } from '../generated/operations';
 
 const HANDLERS_DIR = path.resolve(__dirname, '..', 'src', 'handlers');
 
-const stub = (operationId: string): string => `import { notImplementedHandler } from '../http/stub';
+const stub = (operationId: string): string => `import { notImplementedHandler } from './stub';
 
 // Scaffolded by \`npm run scaffold\`: the server answers 501 not_implemented (an example under
 // \`npm run mock\`). Replace with the implementation, typed from the contract:
@@ -26,7 +26,7 @@ const registry = (operationIds: string[]): string => `/**
  * handler whose responses the contract does not declare a compile error.
  * Rewritten by \`npm run scaffold\`.
  */
-import type { HandlerRegistry } from '../http/handler';
+import type { HandlerRegistry } from './types';
 ${operationIds.map((id) => `import { ${id} } from './${id}';`).join('\n')}
 
 export const handlers = {

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { DEFAULT_DATABASE_URL } from './storage/open-storage';
-import type { MetricsAccess } from './observability/metrics-route';
-import type { HttpLimits } from './http/server-limits';
+import type { MetricsAccess } from './public/metrics-route';
+import type { HttpLimits } from './runtime/http-server';
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
@@ -57,7 +57,7 @@ const environmentSchema = z.object({
     ),
   /** Seconds to wait for in-flight requests on SIGTERM before closing connections. */
   SHUTDOWN_TIMEOUT_SECONDS: z.coerce.number({ error: 'must be a number of seconds' }).positive().default(10),
-  /** Slow clients (src/http/server-limits.ts): time to send the request headers, the whole request, and idle keep-alive time. */
+  /** Slow clients (src/runtime/http-server.ts): time to send the request headers, the whole request, and idle keep-alive time. */
   HEADERS_TIMEOUT_SECONDS: z.coerce.number({ error: 'must be a number of seconds' }).positive().default(10),
   REQUEST_TIMEOUT_SECONDS: z.coerce.number({ error: 'must be a number of seconds' }).positive().default(20),
   KEEP_ALIVE_TIMEOUT_SECONDS: z.coerce.number({ error: 'must be a number of seconds' }).positive().default(5),

@@ -3,19 +3,19 @@
  * configuration, opens and migrates the database, serves, and shuts down
  * gracefully on SIGTERM / SIGINT.
  */
-import './check-runtime';
+import './runtime/check-runtime';
 import type { ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createApp, type AppDependencies } from './app';
+import { createApp, type AppDependencies } from './compose';
 import { settleUrlParseDeprecation } from './runtime/legacy-url-parse';
 import { handlers } from './handlers';
-import { stubbedOperations } from './http/stub';
-import { createHttpServer } from './http/server-limits';
+import { stubbedOperations } from './handlers/stub';
+import { createHttpServer } from './runtime/http-server';
 import { loadConfig, type Config } from './config';
-import { createLogger } from './logger';
+import { createLogger } from './observability/logger';
 import { createMetrics, type Metrics } from './observability/metrics';
 import { openStorage } from './storage/open-storage';
-import { issueApiKey } from './keys/api-key-service';
+import { issueApiKey } from './auth/key-service';
 import type { Storage } from './storage/storage';
 import type * as RedisState from './shared-state/redis-state';
 import type { Logger } from 'pino';
@@ -86,7 +86,7 @@ export async function startServer(env: NodeJS.ProcessEnv = process.env, override
     ...shared?.appDependencies,
     ...overrides,
   });
-  // Timeouts, connection cap and malformed-request answers (src/http/server-limits.ts).
+  // Timeouts, connection cap and malformed-request answers (src/runtime/http-server.ts).
   const server = createHttpServer(app, config.httpLimits).listen(config.port, config.host);
   // While stopping, keep-alive clients are told to reconnect elsewhere, so
   // their sockets close after the response instead of holding shutdown open.

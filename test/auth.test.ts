@@ -3,8 +3,8 @@ import helmet from 'helmet';
 import request from 'supertest';
 import { startTestApp, type TestApp } from './support/test-app';
 import { generateApiKey, hashApiKey } from '../src/auth/api-key';
-import { issueApiKey } from '../src/keys/api-key-service';
-import { createLogger } from '../src/logger';
+import { issueApiKey } from '../src/auth/key-service';
+import { createLogger } from '../src/observability/logger';
 
 let t: TestApp;
 beforeEach(async () => {

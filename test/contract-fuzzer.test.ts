@@ -12,7 +12,7 @@ import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import express, { type Express, type RequestHandler } from 'express';
 import { handlers } from '../src/handlers';
-import { loadSpec } from '../src/spec/load-spec';
+import { loadSpec } from '../src/contract/load-spec';
 import { runContract, type ContractOptions, type ContractResult } from '../scripts/contract/index';
 import { schemaErrors, type CheckName } from '../scripts/contract/checks';
 import { casesFor } from '../scripts/contract/cases';

@@ -1,9 +1,9 @@
 import { mkdtempSync, readFileSync, writeFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { spawnSync } from 'node:child_process';
-import { basePathOf } from '../src/spec/base-path';
-import { deprecationHeaders } from '../src/spec/deprecation';
-import { listOperations, loadSpec } from '../src/spec/load-spec';
+import { basePathOf } from '../src/contract/base-path';
+import { deprecationHeaders } from '../src/contract/deprecation';
+import { listOperations, loadSpec } from '../src/contract/load-spec';
 import { scaffold } from '../scripts/scaffold';
 import { operationTable } from '../generated/operations';
 import { PROJECT_ROOT, tempDir } from './support/paths';

@@ -5,7 +5,7 @@ import { browserMissing, launchChromium } from './support/browser';
 import { startServer, type RunningServer } from './support/processes';
 import { PROJECT_ROOT, tempDir } from './support/paths';
 import { openStorage } from '../src/storage/open-storage';
-import { issueApiKey } from '../src/keys/api-key-service';
+import { issueApiKey } from '../src/auth/key-service';
 import type { Pet } from '../src/storage/storage';
 
 /**

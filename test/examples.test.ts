@@ -3,7 +3,7 @@
  * Redocly's no-invalid-*-examples rules through `npm run lint:api`), and mock
  * mode can answer every operation of the contract from it.
  */
-import { loadSpec, listOperations } from '../src/spec/load-spec';
+import { loadSpec, listOperations } from '../src/contract/load-spec';
 import { buildOperationMocks } from '../src/mock/mock-responses';
 import { invalidExamples } from './support/example-check';
 

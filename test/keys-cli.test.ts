@@ -2,7 +2,7 @@ import http from 'node:http';
 import { runKeysCli, startServer, type RunningServer } from './support/processes';
 import { tempDir } from './support/paths';
 import { openStorage } from '../src/storage/open-storage';
-import type { KeyView } from '../src/keys/key-listing';
+import type { KeyView } from '../scripts/lib/key-listing';
 
 /** The keys CLI (scripts/keys.ts) as people and scripts use it, on SQLite; the Redis signal is in multi-instance.test.ts. */
 

@@ -4,7 +4,7 @@ import { samples, valueOf } from './support/prometheus';
 import { Redis } from 'ioredis';
 import { REDIS_URL, TEST_BACKEND } from './support/backend';
 import { openRedisState } from '../src/shared-state/redis-state';
-import { createLogger } from '../src/logger';
+import { createLogger } from '../src/observability/logger';
 
 let t: TestApp;
 afterEach(() => t.close());

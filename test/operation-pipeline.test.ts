@@ -1,13 +1,13 @@
 /**
- * The compiled per-operation pipelines (src/http/operation-pipeline.ts): a
+ * The compiled per-operation pipelines (src/pipeline/operation-pipeline.ts): a
  * request is matched once, as the validator would match it, and every layer
  * stand-in of the cost ledger answers what the full stack answers.
  */
 import { startTestApp, type TestApp } from './support/test-app';
-import { loadSpec } from '../src/spec/load-spec';
+import { loadSpec } from '../src/contract/load-spec';
 import { handlers } from '../src/handlers';
 import request from 'supertest';
-import { LAYERS, parseLayerBypass } from '../src/http/layer-bypass';
+import { LAYERS, parseLayerBypass } from '../src/pipeline/layer-bypass';
 
 describe('matching a request to its operation', () => {
   let t: TestApp;

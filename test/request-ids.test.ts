@@ -2,10 +2,10 @@ import { memoryLog } from './support/memory-log';
 import type { Request, Response } from 'express';
 import type request from 'supertest';
 import { apiClient, startTestApp, type TestApp } from './support/test-app';
-import { createApp } from '../src/app';
-import { createLogger } from '../src/logger';
+import { createApp } from '../src/compose';
+import { createLogger } from '../src/observability/logger';
 import { handlers } from '../src/handlers';
-import type { Handler } from '../src/http/handler';
+import type { Handler } from '../src/handlers/types';
 import type { Storage } from '../src/storage/storage';
 import { requestIds } from '../src/observability/request-id';
 

@@ -8,7 +8,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { minimumVersion, unsupportedRuntime } from '../src/check-runtime';
+import { minimumVersion, unsupportedRuntime } from '../src/runtime/check-runtime';
 import { runKeysCli, startServer } from './support/processes';
 import { PROJECT_ROOT, tempDir } from './support/paths';
 

@@ -1,10 +1,10 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import net from 'node:net';
 import { apiClient, startTestApp, type TestApp } from './support/test-app';
-import { createApp } from '../src/app';
+import { createApp } from '../src/compose';
 import type { Storage } from '../src/storage/storage';
 import { openRedisState } from '../src/shared-state/redis-state';
-import { createLogger } from '../src/logger';
+import { createLogger } from '../src/observability/logger';
 import { TEST_BACKEND } from './support/backend';
 import { isUnavailable } from '../src/errors/unavailable';
 

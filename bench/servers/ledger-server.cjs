@@ -2,7 +2,7 @@
 // layers named in LEDGER_BYPASS (comma-separated) replaced by stand-ins: the
 // cost ledger of `npm run bench` (bench/ledger.ts) runs one per layer.
 const { startServer } = require('../../dist/src/server.js');
-const { parseLayerBypass } = require('../../dist/src/http/layer-bypass.js');
+const { parseLayerBypass } = require('../../dist/src/pipeline/layer-bypass.js');
 
 startServer(process.env, { bypass: parseLayerBypass(process.env.LEDGER_BYPASS) }).catch((error) => {
   console.error(`failed to start: ${error.message}`);

@@ -1,4 +1,4 @@
-import type { Stage } from '../http/stage';
+import type { Stage } from '../pipeline/stage';
 import { LRUCache } from 'lru-cache';
 import type { ApiKeyRepository } from '../storage/storage';
 import { ApiError } from '../errors/api-error';

@@ -1,4 +1,4 @@
-import type { Handler } from '../http/handler';
+import type { Handler } from './types';
 
 export const createPet: Handler<'createPet'> = async ({ body }, { pets }) => ({
   status: 201,

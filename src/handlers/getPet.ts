@@ -1,4 +1,4 @@
-import type { Handler } from '../http/handler';
+import type { Handler } from './types';
 import { notFound } from '../errors/api-error';
 
 export const getPet: Handler<'getPet'> = async ({ params }, { pets }) => {

@@ -4,7 +4,7 @@
  * handler whose responses the contract does not declare a compile error.
  * Rewritten by `npm run scaffold`.
  */
-import type { HandlerRegistry } from '../http/handler';
+import type { HandlerRegistry } from './types';
 import { createPet } from './createPet';
 import { getPet } from './getPet';
 import { listPets } from './listPets';

@@ -1,4 +1,4 @@
-import type { Handler } from '../http/handler';
+import type { Handler } from './types';
 
 export const listPets: Handler<'listPets'> = async ({ query }, { pets }) => ({
   status: 200,

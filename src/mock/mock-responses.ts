@@ -1,7 +1,7 @@
 import { sample } from 'openapi-sampler';
-import type { OpenApiDocument } from '../spec/load-spec';
-import { listOperations } from '../spec/load-spec';
-import { escapePointer, schemaValidator } from '../spec/schema-validator';
+import type { OpenApiDocument } from '../contract/load-spec';
+import { listOperations } from '../contract/load-spec';
+import { escapePointer, schemaValidator } from '../contract/schema-validator';
 import { ApiError } from '../errors/api-error';
 import { CODE_BY_STATUS } from '../errors/error-mapper';
 import { parsePrefer } from './prefer-header';

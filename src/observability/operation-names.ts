@@ -1,5 +1,5 @@
 import type { Request } from 'express';
-import { listOperations, type OpenApiDocument } from '../spec/load-spec';
+import { listOperations, type OpenApiDocument } from '../contract/load-spec';
 
 /** Routes outside the contract get fixed names; anything else is `unmatched`. Never a raw URL. */
 const PUBLIC_ROUTES: ReadonlyArray<readonly [RegExp, string]> = [

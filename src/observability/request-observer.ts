@@ -1,7 +1,7 @@
 import type { Request, RequestHandler, Response } from 'express';
 import type { Logger } from 'pino';
 import type { Metrics } from './metrics';
-import { asMiddleware, type Stage } from '../http/stage';
+import { asMiddleware, type Stage } from '../pipeline/stage';
 import { methodLabel } from './operation-names';
 
 /** nginx's "client closed request": the client went away before the response was sent. */

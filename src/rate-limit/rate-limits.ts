@@ -1,6 +1,6 @@
 import type { Request, Response } from 'express';
 import { ipKeyGenerator, MemoryStore, type ClientRateLimitInfo, type Options, type Store } from 'express-rate-limit';
-import type { Stage } from '../http/stage';
+import type { Stage } from '../pipeline/stage';
 import { ApiError } from '../errors/api-error';
 import type { Logger as PinoLogger } from 'pino';
 import type { BanList } from './ban-list';

@@ -5,7 +5,7 @@ import type { ApiKeyRepository } from '../storage/storage';
 import type { BanList } from '../rate-limit/ban-list';
 import type { RateLimitStores } from '../rate-limit/rate-limits';
 import type { KeyChanges } from '../auth/key-changes';
-import type { AppDependencies } from '../app';
+import type { AppDependencies } from '../compose';
 
 /**
  * What several instances share through Redis: rate-limit counters (atomic

@@ -1,5 +1,5 @@
-import type { OpenApiDocument } from '../../src/spec/load-spec';
-import { escapePointer, schemaValidator } from '../../src/spec/schema-validator';
+import type { OpenApiDocument } from '../../src/contract/load-spec';
+import { escapePointer, schemaValidator } from '../../src/contract/schema-validator';
 
 type Node = Record<string, any>;
 

@@ -7,9 +7,9 @@
 import Ajv2020 from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
 import type { Response } from 'supertest';
-import { loadSpec, listOperations } from '../../src/spec/load-spec';
-import { basePathOf } from '../../src/spec/base-path';
-import { int64Format } from '../../src/http/validator';
+import { loadSpec, listOperations } from '../../src/contract/load-spec';
+import { basePathOf } from '../../src/contract/base-path';
+import { int64Format } from '../../src/contract/validator';
 
 const spec = loadSpec();
 const basePath = basePathOf(spec);

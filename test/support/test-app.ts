@@ -1,14 +1,14 @@
 import type { Express } from 'express';
 import path from 'node:path';
 import request from 'supertest';
-import { createApp, type AppDependencies } from '../../src/app';
+import { createApp, type AppDependencies } from '../../src/compose';
 import { openStorage } from '../../src/storage/open-storage';
 import type { Plan, Storage } from '../../src/storage/storage';
-import { issueApiKey } from '../../src/keys/api-key-service';
+import { issueApiKey } from '../../src/auth/key-service';
 import { assertConformsToSpec } from './spec-conformance';
 import { tempDir } from './paths';
 import { memoryLog } from './memory-log';
-import { createLogger } from '../../src/logger';
+import { createLogger } from '../../src/observability/logger';
 import { openRedisState, type SharedState } from '../../src/shared-state/redis-state';
 import { isolatedPostgresUrl, isolationName, REDIS_URL, TEST_BACKEND } from './backend';
 import { createMetrics, type Metrics } from '../../src/observability/metrics';

@@ -3,13 +3,13 @@
  * npm test). Each `@ts-expect-error` line must fail to compile: if the typing
  * ever lets it through, tsc reports an unused directive and the run fails.
  */
-import type { Handler, HandlerRegistry } from '../../src/http/handler';
+import type { Handler, HandlerRegistry } from '../../src/handlers/types';
 import { handlers } from '../../src/handlers';
 import { createPet } from '../../src/handlers/createPet';
 import { getPet } from '../../src/handlers/getPet';
 import { listPets } from '../../src/handlers/listPets';
 import { listStoreOrders } from '../../src/handlers/listStoreOrders';
-import { notImplementedHandler } from '../../src/http/stub';
+import { notImplementedHandler } from '../../src/handlers/stub';
 import { notImplemented } from '../../src/errors/api-error';
 import type { Caller } from '../../src/auth/caller';
 

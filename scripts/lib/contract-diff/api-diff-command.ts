@@ -4,7 +4,7 @@
  */
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { SPEC_PATH } from '../../../src/spec/load-spec';
+import { SPEC_PATH } from '../../../src/contract/load-spec';
 import type { CommandOutcome } from './command-io';
 import { compareContracts } from './compare-contracts';
 import { ContractSourceError, displayPath, loadBase, loadContractFile } from './load-contract';

@@ -8,7 +8,7 @@ import { copyFileSync, existsSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import semver from 'semver';
-import { SPEC_PATH } from '../../../src/spec/load-spec';
+import { SPEC_PATH } from '../../../src/contract/load-spec';
 import { compareContracts } from './compare-contracts';
 import type { CommandOutcome } from './command-io';
 import { ContractSourceError, displayPath, loadContractFile } from './load-contract';

@@ -9,7 +9,7 @@
  * and parameters are array indices. `locate` and `displayLocation` map such a
  * path back onto the YAML the designer wrote.
  */
-import type { OpenApiDocument } from '../../../src/spec/load-spec';
+import type { OpenApiDocument } from '../../../src/contract/load-spec';
 
 export type JsonPath = ReadonlyArray<string | number>;
 

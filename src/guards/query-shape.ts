@@ -1,5 +1,5 @@
 import { ApiError } from '../errors/api-error';
-import { asMiddleware, type Stage } from './stage';
+import { asMiddleware, type Stage } from '../pipeline/stage';
 
 /**
  * Every query parameter of the contract is a single value: a repeated one

@@ -1,7 +1,7 @@
 import type { Request, Response } from 'express';
-import type { Handler, HandlerContext, HandlerRegistry, HandlerRequest, OperationId } from './handler';
+import type { Handler, HandlerContext, HandlerRegistry, HandlerRequest, OperationId } from '../handlers/types';
 import type { PetRepository } from '../storage/storage';
-import { isStub } from './stub';
+import { isStub } from '../handlers/stub';
 import { ApiError, notImplemented } from '../errors/api-error';
 import type { OperationMock } from '../mock/mock-responses';
 import { NO_BYPASS, replayKey, type LayerBypass } from './layer-bypass';

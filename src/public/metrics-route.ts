@@ -1,7 +1,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { RequestHandler } from 'express';
 import { ApiError } from '../errors/api-error';
-import type { Metrics } from './metrics';
+import type { Metrics } from '../observability/metrics';
 
 /** Who may read /metrics: bearers of a token, anyone (development), or nobody (the route does not exist). */
 export type MetricsAccess = { token: string } | 'open' | 'disabled';

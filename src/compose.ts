@@ -3,33 +3,33 @@ import helmet from 'helmet';
 import type { Logger } from 'pino';
 import type { Storage } from './storage/storage';
 import { handlers as defaultHandlers } from './handlers';
-import type { HandlerRegistry } from './http/handler';
+import type { HandlerRegistry } from './handlers/types';
 import { authenticate, requireCaller } from './auth/authenticate';
 import { DEFAULT_RATE_LIMITS, memoryStores, rateLimits, type RateLimitSettings, type RateLimitStores } from './rate-limit/rate-limits';
 import { MemoryBanList, type BanList } from './rate-limit/ban-list';
 import type { KeyChanges } from './auth/key-changes';
-import { readinessRoute } from './http/readiness';
-import { contractValidator, operationValidator } from './http/validator';
-import { answerStage } from './http/routes';
-import { compileOperations } from './http/operation-pipeline';
-import { asMiddleware, runStages, sequence } from './http/stage';
-import type { OperationId } from './http/handler';
-import { stubbedOperations } from './http/stub';
+import { readinessRoute } from './public/readiness';
+import { contractValidator, operationValidator } from './contract/validator';
+import { answerStage } from './pipeline/respond';
+import { compileOperations } from './pipeline/operation-pipeline';
+import { asMiddleware, runStages, sequence } from './pipeline/stage';
+import type { OperationId } from './handlers/types';
+import { stubbedOperations } from './handlers/stub';
 import { buildOperationMocks } from './mock/mock-responses';
-import { mountDocs } from './http/docs';
-import { precomputeHeaders } from './http/static-headers';
-import { limitUrlLength } from './http/url-length';
-import { jsonBodyStages } from './http/json-body';
+import { mountDocs } from './public/docs';
+import { precomputeHeaders } from './pipeline/security-headers';
+import { limitUrlLength } from './guards/url-length';
+import { jsonBodyStages } from './guards/json-body';
 import { errorMapper, unknownRoute } from './errors/error-mapper';
-import { basePathOf } from './spec/base-path';
-import { loadSpec, type OpenApiDocument } from './spec/load-spec';
+import { basePathOf } from './contract/base-path';
+import { loadSpec, type OpenApiDocument } from './contract/load-spec';
 import { createMetrics, type Metrics } from './observability/metrics';
-import { metricsRoute, type MetricsAccess } from './observability/metrics-route';
+import { metricsRoute, type MetricsAccess } from './public/metrics-route';
 import { operationResolver } from './observability/operation-names';
 import { assignRequestId, attachRequestLogger } from './observability/request-id';
 import { requestObserver } from './observability/request-observer';
 import { timedStorage } from './storage/timed-storage';
-import { NO_BYPASS, replayFirst, type LayerBypass } from './http/layer-bypass';
+import { NO_BYPASS, replayFirst, type LayerBypass } from './pipeline/layer-bypass';
 
 export interface AppDependencies {
   storage: Storage;
@@ -76,7 +76,7 @@ export interface AppDependencies {
  *    response, `req.log`), one listener for the duration histogram and the
  *    access log, helmet's security headers (computed once);
  * 2. the operations of the contract, first because they carry the traffic:
- *    one compiled pipeline per operation (src/http/operation-pipeline.ts:
+ *    one compiled pipeline per operation (src/pipeline/operation-pipeline.ts:
  *    deprecation headers, authentication, rate limits, 414, 401, JSON body,
  *    the operation's validator, its handler);
  * 3. anything else under the base path: the same checks, then the validator's

@@ -1,8 +1,8 @@
 import type { Request, RequestHandler, Response } from 'express';
-import { listOperations, type OpenApiDocument, type SpecOperation } from '../spec/load-spec';
-import { requiresApiKey } from '../spec/security';
-import { deprecationHeaders } from '../spec/deprecation';
-import { pathPattern } from './path-pattern';
+import { listOperations, type OpenApiDocument, type SpecOperation } from '../contract/load-spec';
+import { requiresApiKey } from '../contract/security';
+import { deprecationHeaders } from '../contract/deprecation';
+import { pathPattern } from '../contract/route-table';
 import { runStages, type Stage } from './stage';
 import { NO_BYPASS, replayKey, type LayerBypass } from './layer-bypass';
 
@@ -27,7 +27,7 @@ declare module 'express-serve-static-core' {
  * 1. the operation's facts: its name (metrics, logs), whether it is served
  *    without a key (`security: []`), its deprecation headers;
  * 2. `checks`, the stages every request under the base path goes through, the
- *    unmatched ones too (src/app.ts: authentication, rate limits, 414, 401,
+ *    unmatched ones too (src/compose.ts: authentication, rate limits, 414, 401,
  *    JSON body);
  * 3. the operation's own validator (400/415);
  * 4. the handler, which writes the response.

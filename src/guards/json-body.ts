@@ -1,7 +1,7 @@
 import express from 'express';
 import { isUtf8 } from 'node:buffer';
 import { ApiError } from '../errors/api-error';
-import { fromMiddleware, type Stage } from './stage';
+import { fromMiddleware, type Stage } from '../pipeline/stage';
 
 /** Largest JSON body read; a larger one gets 413 (also when sent chunked). */
 export const MAX_BODY = '1mb';

@@ -1,11 +1,11 @@
 import type { Express } from 'express';
 import helmet from 'helmet';
 import swaggerUi from 'swagger-ui-express';
-import { precomputeHeaders } from './static-headers';
-import { asMiddleware } from './stage';
+import { precomputeHeaders } from '../pipeline/security-headers';
+import { asMiddleware } from '../pipeline/stage';
 import { stringify } from 'yaml';
-import type { OpenApiDocument } from '../spec/load-spec';
-import { basePathOf } from '../spec/base-path';
+import type { OpenApiDocument } from '../contract/load-spec';
+import { basePathOf } from '../contract/base-path';
 
 /** How the instance serving the page is named in the docs' server selector. */
 export const THIS_SERVER_DESCRIPTION = 'this server';

@@ -1,5 +1,5 @@
 import type { ApiKeyRecord, ApiKeyRepository, Plan } from '../storage/storage';
-import { displayPrefix, generateApiKey, hashApiKey } from '../auth/api-key';
+import { displayPrefix, generateApiKey, hashApiKey } from './api-key';
 
 /**
  * A request the key service refuses because of what was asked (unknown key,

@@ -1,9 +1,9 @@
 import * as OpenApiValidator from 'express-openapi-validator';
 import type { RequestHandler } from 'express';
-import type { OpenApiDocument } from '../spec/load-spec';
-import { refuseRepeatedQuery, singleValuedQuery } from './query-shape';
-import { asMiddleware, fromMiddleware, type Stage } from './stage';
-import type { SpecOperation } from '../spec/load-spec';
+import type { OpenApiDocument } from './load-spec';
+import { refuseRepeatedQuery, singleValuedQuery } from '../guards/query-shape';
+import { asMiddleware, fromMiddleware, type Stage } from '../pipeline/stage';
+import type { SpecOperation } from './load-spec';
 
 /**
  * express-openapi-validator's `int64` only checks "is an integer", so 2^63 and

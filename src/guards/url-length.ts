@@ -1,4 +1,4 @@
-import type { Stage } from './stage';
+import type { Stage } from '../pipeline/stage';
 import { ApiError } from '../errors/api-error';
 
 /** Longest request target (path and query) served; longer ones get 414. */
@@ -8,7 +8,7 @@ export const MAX_URL_LENGTH = 8 * 1024;
  * Refuses a request target over `maxLength` characters with 414
  * `uri_too_long`, before routing, validation or logging spend time on it.
  * Node's parser already caps the request line and headers together at 16 KiB
- * (431, src/http/server-limits.ts); this answers the range in between clearly.
+ * (431, src/runtime/http-server.ts); this answers the range in between clearly.
  *
  * @example stages.push(limitUrlLength());
  */

@@ -1,7 +1,7 @@
 import Ajv2020, { type ValidateFunction } from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
 import type { OpenApiDocument } from './load-spec';
-import { int64Format } from '../http/validator';
+import { int64Format } from './validator';
 
 /** Validates a value against the schema at a JSON pointer of the contract. */
 export interface SchemaValidator {
