@@ -1,7 +1,7 @@
 /**
  * The cost ledger: what each layer of a request costs, in server CPU µs per
  * request, measured on the real server with one layer at a time replaced by a
- * stand-in (src/pipeline/layer-bypass.ts says what each stand-in does). A layer's
+ * stand-in (bench/ledger-stand-ins.ts says what each stand-in does). A layer's
  * cost is the full stack's CPU per request minus the stack without it.
  *
  * CPU time per response (from /proc, user + system) rather than req/s: with
@@ -9,23 +9,12 @@
  * generator's share of the noise.
  */
 import { isDeepStrictEqual } from 'node:util';
-import { LAYERS, type Layer } from '../src/pipeline/layer-bypass';
+import { LAYERS, STAND_INS, type Layer } from './ledger-stand-ins';
 import { SCENARIOS, SERVER_NODE_FLAGS, ServerProcess, load, loadProblem, median, probe, projectSpec, type LoadResult, type ProjectDatabase, type Scenario } from './lib';
 
 export const LEDGER_SCENARIOS: Scenario[] = [SCENARIOS.list20, SCENARIOS.get, SCENARIOS.create];
 
-/** What a stand-in does instead of the layer (printed under the table). */
-export const STAND_INS: Record<Layer, string> = {
-  observability: 'no request id, no duration histogram, no access-log listener',
-  'security-headers': "helmet's headers not set",
-  authentication: "the first request's caller (or refusal) replayed per URL: no header parsing, no key cache",
-  'rate-limiting': 'no counting, no rate-limit headers',
-  'body-parsing': "the first request's parsed body replayed per URL",
-  validation: "the first request's validated params, query, body (defaults applied) and route replayed per URL",
-  routing: "the operation is known without matching method and path",
-  handler: "the first response replayed per URL: no database, no handler",
-  serialization: "the first response's JSON text reused per URL: no JSON.stringify",
-};
+export { STAND_INS };
 
 export interface LedgerOptions {
   rounds: number;
@@ -64,8 +53,8 @@ export async function runLedger(database: ProjectDatabase, options: LedgerOption
       const variant: LedgerVariant = { layer, cpuUs: {}, rps: {}, rounds: {} };
       variants.push(variant);
       const spec = projectSpec(`ledger-${layer}`, layer === 'none' ? 'full stack' : `without ${layer}`, database);
-      spec.args = [...SERVER_NODE_FLAGS, 'bench/servers/ledger-server.cjs'];
-      spec.env = { ...spec.env, LEDGER_BYPASS: layer === 'none' ? '' : layer };
+      spec.args = [...SERVER_NODE_FLAGS, '--import', 'tsx', 'bench/servers/ledger-server.ts'];
+      spec.env = { ...spec.env, LEDGER_LAYERS: layer === 'none' ? '' : layer };
       try {
         servers.set(layer, await ServerProcess.start(spec));
       } catch (error) {

@@ -14,9 +14,10 @@ import { requestIds } from '../src/observability/request-id';
 import { observeRequests } from '../src/observability/request-observer';
 import { operationResolver } from '../src/observability/operation-names';
 import { loadSpec } from '../src/contract/load-spec';
+import { routeTable } from '../src/contract/route-table';
 
 const REQUESTS = 100_000;
-const operationOf = operationResolver(loadSpec(), '/v1');
+const operationOf = operationResolver(routeTable(loadSpec()));
 const metrics = createMetrics();
 const logger = pino({ level: 'info' }, pino.destination({ dest: '/dev/null', sync: false }));
 const ids = requestIds();

@@ -19,7 +19,7 @@ import { parseArgs } from 'node:util';
 import type { Request, RequestHandler, Response } from 'express';
 import { contractValidator, operationValidator } from '../src/contract/validator';
 import { listOperations, loadSpec, type OpenApiDocument } from '../src/contract/load-spec';
-import { fromMiddleware, sequence, type Stage } from '../src/pipeline/stage';
+import { chain, fromMiddleware, type Stage } from '../src/pipeline/stage';
 
 const { values } = parseArgs({ options: { requests: { type: 'string', default: '20000' } } });
 const REQUESTS = Number(values.requests);
@@ -74,8 +74,8 @@ async function main(): Promise<void> {
   for (const extra of [0, 50, 200]) {
     const document = withExtraPaths(spec, extra);
     const getPet = listOperations(document).find((op) => op.operationId === 'getPet')!;
-    const whole = sequence(contractValidator(document, '/v1', { validateResponses: false }).map((middleware: RequestHandler) => fromMiddleware(middleware)));
-    const single = sequence(operationValidator(document, '/v1', getPet, { validateResponses: false }));
+    const whole = chain(contractValidator(document, '/v1', { validateResponses: false }).map((middleware: RequestHandler) => fromMiddleware(middleware)));
+    const single = chain(operationValidator(document, '/v1', getPet, { validateResponses: false }));
     const medians = { whole: [] as number[], single: [] as number[] };
     for (let round = 0; round < 3; round++) {
       medians.whole.push(await time(whole));

@@ -27,7 +27,7 @@
  *   --out NAME              BENCH_OUT        bench/results/NAME.{json,md} (default latest, or quick)
  *   --no-ledger             BENCH_LEDGER=0   skip the cost ledger (bench/ledger.ts)
  *   --ledger-only                            only the cost ledger (no comparison, no scale run)
- *   --layers a,b            BENCH_LAYERS     the ledger's layers (default: all of src/pipeline/layer-bypass.ts LAYERS)
+ *   --layers a,b            BENCH_LAYERS     the ledger's layers (default: all of bench/ledger-stand-ins.ts LAYERS)
  *   --loader wrk|autocannon BENCH_LOADER     the load generator (default: wrk when installed, pinned to CPU 1,
  *                                            with every server pinned to CPU 0; else autocannon in this process)
  *   --node PATH             BENCH_NODE       run the servers on another Node (default: the pinned one running
@@ -67,7 +67,7 @@ import {
 } from './lib';
 import { petsUpTo } from './seed';
 import { ledgerHeader, ledgerRows, runLedger, STAND_INS, type LedgerResult } from './ledger';
-import { parseLayerBypass, type Layer } from '../src/pipeline/layer-bypass';
+import { parseLayers, type Layer } from './ledger-stand-ins';
 
 // ---------------------------------------------------------------- options
 
@@ -137,7 +137,7 @@ function readOptions(argv: string[], env: NodeJS.ProcessEnv): Options {
     out: values.out ?? env.BENCH_OUT ?? (quick ? 'quick' : 'latest'),
     node: values.node ?? (env.BENCH_NODE || undefined),
     ledger: values['ledger-only'] ? 'only' : values['no-ledger'] || env.BENCH_LEDGER === '0' ? 'no' : 'yes',
-    layers: (values.layers ?? env.BENCH_LAYERS) ? [...parseLayerBypass(values.layers ?? env.BENCH_LAYERS)] : undefined,
+    layers: (values.layers ?? env.BENCH_LAYERS) ? parseLayers(values.layers ?? env.BENCH_LAYERS) : undefined,
     loader: ((): Options['loader'] => {
       const loader = values.loader ?? (env.BENCH_LOADER || undefined);
       if (loader !== undefined && loader !== 'wrk' && loader !== 'autocannon') throw new Error(`--loader must be wrk or autocannon, got "${loader}"`);

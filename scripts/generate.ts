@@ -13,6 +13,7 @@ import { parseArgs } from 'node:util';
 import path from 'node:path';
 import openapiTS, { astToString } from 'openapi-typescript';
 import { loadSpec, listOperations, SPEC_PATH } from '../src/contract/load-spec';
+import { deref } from '../src/contract/refs';
 import type { OpenApiDocument, SpecOperation } from '../src/contract/load-spec';
 import { requiresApiKey } from '../src/contract/security';
 
@@ -61,16 +62,7 @@ export type OperationId = keyof typeof operationTable;
 
 const list = (names: string[]): string => `[${names.map((name) => `'${name}'`).join(', ')}]`;
 
-/** Follows local `$ref`s (`#/components/...`) until a non-reference object. */
-function resolve(spec: OpenApiDocument, node: unknown): Record<string, unknown> {
-  let current = node as Record<string, unknown>;
-  while (typeof current?.['$ref'] === 'string') {
-    const pointer = (current['$ref'] as string).replace(/^#\//, '').split('/');
-    current = pointer.reduce<any>((value, key) => value?.[key.replace(/~1/g, '/').replace(/~0/g, '~')], spec);
-    if (current === undefined) throw new Error(`unresolvable $ref ${String(node)}`);
-  }
-  return current ?? {};
-}
+const resolve = (spec: OpenApiDocument, node: unknown): Record<string, unknown> => deref(spec, node) ?? {};
 
 function defaultedFields(spec: OpenApiDocument, op: SpecOperation): { query: string[]; body: string[] } {
   const parameters = (op.operation['parameters'] as unknown[] | undefined) ?? [];

@@ -11,12 +11,12 @@ import '../src/runtime/check-runtime';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { Redis } from 'ioredis';
 import { keyChangesChannel } from '../src/shared-state/redis-state';
-import { loadConfig } from '../src/config';
+import { FIXED_SETTINGS, loadConfig } from '../src/config';
 import { openStorage } from '../src/storage/open-storage';
 import { ApiKeyInputError, checkPlanLimits, issueApiKey, rotateApiKey } from '../src/auth/key-service';
 import { formatKeyDetails, formatKeyTable, keyView } from './lib/key-listing';
-import { KEY_CACHE_TTL_MS } from '../src/auth/authenticate';
-import { PLANS, type ApiKeyRecord, type Plan, type Storage } from '../src/storage/storage';
+import type { ApiKeyRecord, Storage } from '../src/storage/storage';
+import { PLANS, type Plan } from '../src/rate-limit/plans';
 
 /** Refused as asked: exit code 2. */
 class UsageError extends Error {}
@@ -37,7 +37,7 @@ interface Command {
   prepare(values: Values, positionals: string[]): (storage: Storage) => Promise<void>;
 }
 
-const SECONDS_TO_TAKE_EFFECT = KEY_CACHE_TTL_MS / 1000;
+const SECONDS_TO_TAKE_EFFECT = FIXED_SETTINGS.keyCacheTtlMs / 1000;
 const PLAN_OPTIONS: Options = { plan: { type: 'string' }, rpm: { type: 'string' }, rpd: { type: 'string' } };
 const JSON_OPTION: Options = { json: { type: 'boolean' } };
 const PLAN_HELP = `  --plan PLAN   ${PLANS.join(', ')}

@@ -12,7 +12,7 @@ import { operationTable, type OperationId } from '../generated/operations';
 
 const HANDLERS_DIR = path.resolve(__dirname, '..', 'src', 'handlers');
 
-const stub = (operationId: string): string => `import { notImplementedHandler } from './stub';
+const stub = (operationId: string): string => `import { notImplementedHandler } from './types/stub';
 
 // Scaffolded by \`npm run scaffold\`: the server answers 501 not_implemented (an example under
 // \`npm run mock\`). Replace with the implementation, typed from the contract:
@@ -54,7 +54,8 @@ function main(): void {
     console.log(`created src/handlers/${id}.ts (a stub: answers 501, or an example under npm run mock, until implemented)`);
   }
   const known = new Set<string>(operationIds);
-  for (const file of readdirSync(HANDLERS_DIR)) {
+  // types/ holds the handler types and the stub helper, not handlers.
+  for (const file of readdirSync(HANDLERS_DIR, { withFileTypes: true }).filter((entry) => entry.isFile()).map((entry) => entry.name)) {
     if (file !== 'index.ts' && !known.has(file.replace(/\.ts$/, ''))) {
       console.warn(`src/handlers/${file} matches no operation of the contract: delete it or restore the operation`);
     }

@@ -1,7 +1,5 @@
 import { z } from 'zod';
 import { DEFAULT_DATABASE_URL } from './storage/open-storage';
-import type { MetricsAccess } from './public/metrics-route';
-import type { HttpLimits } from './runtime/http-server';
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
@@ -69,33 +67,68 @@ const environmentSchema = z.object({
   message: 'must not be greater than REQUEST_TIMEOUT_SECONDS (the request timeout includes the headers)',
 });
 
-export type Config = Readonly<{
-  port: number;
-  host: string;
-  databaseUrl: string;
-  redisUrl: string | undefined;
-  redisKeyPrefix: string;
-  logLevel: (typeof LOG_LEVELS)[number];
-  logFormat: 'json' | 'pretty';
+/** Settings that are not environment variables: fixed in production, shortened by tests. */
+export const FIXED_SETTINGS = {
+  /** How long a key lookup is cached: a revoked key stops working within this time. */
+  keyCacheTtlMs: 2_000,
+  /** Rate-limit window lengths (the plans count per minute and per day). */
+  minuteWindowMs: 60_000,
+  dayWindowMs: 86_400_000,
+};
+
+/** The environment read once, as the service uses it. */
+const configSchema = environmentSchema.transform((values) => ({
+  port: values.PORT,
+  host: values.HOST,
+  databaseUrl: values.DATABASE_URL,
+  redisUrl: values.REDIS_URL,
+  redisKeyPrefix: values.REDIS_KEY_PREFIX,
+  logLevel: values.LOG_LEVEL,
+  logFormat: values.LOG_FORMAT,
   /** Who may read GET /metrics. */
-  metricsAccess: MetricsAccess;
-  nodeEnv: 'development' | 'test' | 'production';
-  validateResponses: boolean;
-  mockResponses: boolean;
-  shutdownTimeoutMs: number;
-  rateLimits: Readonly<{ banAfter: number; banSeconds: number; ipPerMinute: number }>;
-  trustProxy: boolean | number | string;
-  httpLimits: HttpLimits;
-}>;
+  metricsAccess: values.METRICS_TOKEN
+    ? { token: values.METRICS_TOKEN }
+    : values.NODE_ENV === 'production'
+      ? ('disabled' as const)
+      : ('open' as const),
+  nodeEnv: values.NODE_ENV,
+  validateResponses: values.VALIDATE_RESPONSES ?? values.NODE_ENV !== 'production',
+  mockResponses: values.MOCK_RESPONSES,
+  /** One line per request at info level. */
+  accessLog: true,
+  keyCacheTtlMs: FIXED_SETTINGS.keyCacheTtlMs,
+  shutdownTimeoutMs: values.SHUTDOWN_TIMEOUT_SECONDS * 1000,
+  rateLimits: {
+    banAfter: values.RATE_LIMIT_BAN_AFTER,
+    banSeconds: values.RATE_LIMIT_BAN_SECONDS,
+    ipPerMinute: values.RATE_LIMIT_IP_PER_MINUTE,
+    minuteWindowMs: FIXED_SETTINGS.minuteWindowMs,
+    dayWindowMs: FIXED_SETTINGS.dayWindowMs,
+  },
+  trustProxy: values.TRUST_PROXY,
+  httpLimits: {
+    headersTimeoutMs: values.HEADERS_TIMEOUT_SECONDS * 1000,
+    requestTimeoutMs: values.REQUEST_TIMEOUT_SECONDS * 1000,
+    keepAliveTimeoutMs: values.KEEP_ALIVE_TIMEOUT_SECONDS * 1000,
+    maxConnections: values.MAX_CONNECTIONS,
+  },
+}));
+
+/** The service's configuration: derived from the schema, never restated. */
+export type Config = DeepReadonly<z.output<typeof configSchema>>;
+export type LogFormat = Config['logFormat'];
+export type RateLimitSettings = Config['rateLimits'];
+
+type DeepReadonly<T> = T extends object ? { readonly [K in keyof T]: DeepReadonly<T[K]> } : T;
 
 /**
- * Reads and validates the configuration once at start; the result is frozen.
- * Throws a message naming every bad variable.
+ * Reads and validates the configuration once at start; the result is deeply
+ * frozen. Throws a message naming every bad variable.
  *
  * @example const config = loadConfig(process.env);
  */
 export function loadConfig(env: NodeJS.ProcessEnv): Config {
-  const parsed = environmentSchema.safeParse(
+  const parsed = configSchema.safeParse(
     // An empty variable means "not set", as in most shells' `VAR= cmd`.
     Object.fromEntries(Object.entries(env).filter(([, value]) => value !== '')),
   );
@@ -103,37 +136,24 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
     const problems = parsed.error.issues.map((issue) => `  ${issue.path.join('.')}: ${issue.message}`);
     throw new Error(`invalid configuration:\n${problems.join('\n')}`);
   }
-  const values = parsed.data;
-  return Object.freeze({
-    port: values.PORT,
-    host: values.HOST,
-    databaseUrl: values.DATABASE_URL,
-    redisUrl: values.REDIS_URL,
-    redisKeyPrefix: values.REDIS_KEY_PREFIX,
-    logLevel: values.LOG_LEVEL,
-    logFormat: values.LOG_FORMAT,
-    metricsAccess: values.METRICS_TOKEN
-      ? Object.freeze({ token: values.METRICS_TOKEN })
-      : values.NODE_ENV === 'production'
-        ? 'disabled'
-        : 'open',
-    nodeEnv: values.NODE_ENV,
-    validateResponses: values.VALIDATE_RESPONSES ?? values.NODE_ENV !== 'production',
-    mockResponses: values.MOCK_RESPONSES,
-    shutdownTimeoutMs: values.SHUTDOWN_TIMEOUT_SECONDS * 1000,
-    rateLimits: Object.freeze({
-      banAfter: values.RATE_LIMIT_BAN_AFTER,
-      banSeconds: values.RATE_LIMIT_BAN_SECONDS,
-      ipPerMinute: values.RATE_LIMIT_IP_PER_MINUTE,
-    }),
-    trustProxy: values.TRUST_PROXY,
-    httpLimits: Object.freeze({
-      headersTimeoutMs: values.HEADERS_TIMEOUT_SECONDS * 1000,
-      requestTimeoutMs: values.REQUEST_TIMEOUT_SECONDS * 1000,
-      keepAliveTimeoutMs: values.KEEP_ALIVE_TIMEOUT_SECONDS * 1000,
-      maxConnections: values.MAX_CONNECTIONS,
-    }),
-  });
+  return deepFreeze(parsed.data);
+}
+
+/**
+ * A configuration with some settings changed (tests, benchmarks): the result is frozen too.
+ *
+ * @example const fast = withSettings(config, { rateLimits: { ...config.rateLimits, minuteWindowMs: 2_000 } });
+ */
+export function withSettings(config: Config, changes: Partial<Config>): Config {
+  return deepFreeze(structuredClone({ ...config, ...changes }) as z.output<typeof configSchema>);
+}
+
+function deepFreeze<T>(value: T): DeepReadonly<T> {
+  if (value !== null && typeof value === 'object') {
+    for (const member of Object.values(value)) deepFreeze(member);
+    Object.freeze(value);
+  }
+  return value as DeepReadonly<T>;
 }
 
 /** Whether an optional module (a dev dependency) is installed. */

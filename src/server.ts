@@ -1,30 +1,23 @@
 /**
- * Entry point: `node dist/src/server.js` (npm start). Reads and validates the
- * configuration, opens and migrates the database, serves, and shuts down
- * gracefully on SIGTERM / SIGINT.
+ * Entry point: `node dist/src/server.js` (npm start). Configuration, then the
+ * composition root, then listening, then a graceful shutdown on SIGTERM /
+ * SIGINT. Everything else lives in src/compose.ts.
  */
 import './runtime/check-runtime';
-import type { ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { createApp, type AppDependencies } from './compose';
 import { settleUrlParseDeprecation } from './runtime/legacy-url-parse';
-import { handlers } from './handlers';
-import { stubbedOperations } from './handlers/stub';
-import { createHttpServer } from './runtime/http-server';
+import { serve, type Serving } from './runtime/serve';
 import { loadConfig, type Config } from './config';
-import { createLogger } from './observability/logger';
-import { createMetrics, type Metrics } from './observability/metrics';
-import { openStorage } from './storage/open-storage';
+import { compose, type Service } from './compose';
 import { issueApiKey } from './auth/key-service';
-import type { Storage } from './storage/storage';
-import type * as RedisState from './shared-state/redis-state';
-import type { Logger } from 'pino';
 
 /**
- * Starts the server as `npm start` does. `overrides` are for measurement
- * harnesses (the benchmark's cost ledger); the service itself passes none.
+ * Starts the server as `npm start` does. `build` is the composition root; a
+ * benchmark that measures phases passes its own `compose` call here (the
+ * service itself never does).
+ *
+ * @example await startServer(process.env);
  */
-export async function startServer(env: NodeJS.ProcessEnv = process.env, overrides: Partial<AppDependencies> = {}): Promise<void> {
+export async function startServer(env: NodeJS.ProcessEnv = process.env, build: (config: Config) => Promise<Service> = compose): Promise<void> {
   let config: Config;
   try {
     config = loadConfig(env);
@@ -32,111 +25,64 @@ export async function startServer(env: NodeJS.ProcessEnv = process.env, override
     console.error((error as Error).message);
     process.exit(1);
   }
-  const logger = createLogger(config.logLevel, undefined, config.logFormat);
   settleUrlParseDeprecation();
-  const metrics = createMetrics();
 
   // Handlers first, so a signal that arrives while starting also stops cleanly.
-  let stop: (() => void) | undefined;
+  let service: Service | undefined;
+  let serving: Serving | undefined;
   let stopping = false;
+  const stop = async (): Promise<never> => {
+    await (serving ? serving.stop() : service?.close());
+    service?.logger.info('stopped');
+    process.exit(0);
+  };
   const onSignal = (signal: NodeJS.Signals): void => {
     if (stopping) {
       // A second Ctrl-C means "now"; a repeated SIGTERM from a supervisor does not cut requests short.
       if (signal !== 'SIGINT') return;
-      logger.warn({ signal }, 'second SIGINT: exiting without waiting');
+      service?.logger.warn({ signal }, 'second SIGINT: exiting without waiting');
       process.exit(1);
     }
     stopping = true;
-    logger.info({ signal }, 'shutting down: finishing in-flight requests');
-    if (stop) stop();
+    service?.logger.info({ signal }, 'shutting down: finishing in-flight requests');
+    if (service) void stop();
   };
   process.on('SIGTERM', onSignal);
   process.on('SIGINT', onSignal);
 
-  const storage = await openStorage(config.databaseUrl);
-  const shared = await openSharedState(config, storage, logger, metrics).catch(async (error: unknown) => {
-    await storage.close();
-    throw error;
-  });
-  const closeAndExit = async (): Promise<never> => {
-    await shared?.close();
-    await storage.close();
-    logger.info('stopped');
-    process.exit(0);
-  };
-  if (stopping) await closeAndExit();
-  await ensureFirstKey(storage, config);
-
-  const stubs = stubbedOperations(handlers);
-  if (config.mockResponses) {
-    logger.info({ mocked: stubs }, `mock mode: ${stubs.length} stubbed operation(s) answer with examples from the contract (Prefer: code=, example= pick others)`);
-  } else if (stubs.length > 0) {
-    logger.info({ stubbed: stubs }, `${stubs.length} operation(s) not implemented yet answer 501 (npm run mock answers them with examples)`);
-  }
-  const app = createApp({
-    storage,
-    logger,
-    validateResponses: config.validateResponses,
-    mockResponses: config.mockResponses,
-    logRequests: true,
-    metrics,
-    metricsAccess: config.metricsAccess,
-    rateLimits: config.rateLimits,
-    trustProxy: config.trustProxy,
-    ...shared?.appDependencies,
-    ...overrides,
-  });
-  // Timeouts, connection cap and malformed-request answers (src/runtime/http-server.ts).
-  const server = createHttpServer(app, config.httpLimits).listen(config.port, config.host);
-  // While stopping, keep-alive clients are told to reconnect elsewhere, so
-  // their sockets close after the response instead of holding shutdown open.
-  const inFlight = new Set<ServerResponse>();
-  server.on('request', (_req, res: ServerResponse) => {
-    if (stopping) res.setHeader('Connection', 'close');
-    inFlight.add(res);
-    res.once('close', () => inFlight.delete(res));
-  });
-  await new Promise<void>((resolve, reject) => {
-    server.once('listening', resolve);
-    server.once('error', reject);
-  });
-  stop = () => {
-    for (const res of inFlight) if (!res.headersSent) res.setHeader('Connection', 'close');
-    const force = setTimeout(() => server.closeAllConnections(), config.shutdownTimeoutMs).unref();
-    server.close(() => {
-      clearTimeout(force);
-      void closeAndExit();
-    });
-    // Keep-alive connections with no request in flight would hold close() open.
-    server.closeIdleConnections();
-  };
-  if (stopping) return stop();
-  const { address, port } = server.address() as AddressInfo;
-  logger.info(
-    { address, port, database: storage.backend, rateLimitStore: shared ? 'redis' : 'memory', env: config.nodeEnv, node: process.version, mock: config.mockResponses },
-    `listening on http://${address}:${port}`,
+  service = await build(config);
+  if (stopping) await stop();
+  await ensureFirstKey(service, config);
+  announceStubs(service);
+  serving = await serve(service);
+  if (stopping) await stop();
+  service.logger.info(
+    {
+      address: serving.address,
+      port: serving.port,
+      database: service.storage.backend,
+      rateLimitStore: service.sharedState,
+      env: config.nodeEnv,
+      node: process.version,
+      mock: config.mockResponses,
+    },
+    `listening on http://${serving.address}:${serving.port}`,
   );
 }
 
-/** Redis-backed shared state when REDIS_URL is set; loaded only then, so one instance never pays for ioredis. */
-async function openSharedState(
-  config: Config,
-  storage: Storage,
-  logger: Logger,
-  metrics: Metrics,
-): Promise<RedisState.SharedState | undefined> {
-  if (!config.redisUrl) return undefined;
-  const { openRedisState } = require('./shared-state/redis-state') as typeof RedisState;
-  return openRedisState(config.redisUrl, storage.apiKeys, logger, config.redisKeyPrefix, (kind) =>
-    metrics.redisErrors.inc({ kind }),
-  );
+function announceStubs({ stubbed, logger, config }: Service): void {
+  if (config.mockResponses) {
+    logger.info({ mocked: stubbed }, `mock mode: ${stubbed.length} stubbed operation(s) answer with examples from the contract (Prefer: code=, example= pick others)`);
+  } else if (stubbed.length > 0) {
+    logger.info({ stubbed }, `${stubbed.length} operation(s) not implemented yet answer 501 (npm run mock answers them with examples)`);
+  }
 }
 
 /**
  * In development, a database with no keys gets one free key, printed once, so
  * `npm start` is usable at once. Never in production.
  */
-async function ensureFirstKey(storage: Storage, config: Config): Promise<void> {
+async function ensureFirstKey({ storage }: Service, config: Config): Promise<void> {
   if (config.nodeEnv === 'production' || (await storage.apiKeys.count()) > 0) return;
   const { key, record } = await issueApiKey(storage.apiKeys, { plan: 'free', label: 'first key (created by npm start)' });
   process.stdout.write(

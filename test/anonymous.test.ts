@@ -10,7 +10,7 @@ describe('an operation with security: []', () => {
   beforeEach(async () => {
     const spec = loadSpec() as any;
     spec.paths['/pets'].get.security = [];
-    t = await startTestApp({ spec, rateLimits: { ipPerMinute: 3 } });
+    t = await startTestApp({ contract: spec, rateLimits: { ipPerMinute: 3 } });
   });
   afterEach(() => t.close());
 
@@ -34,7 +34,7 @@ describe('a public template next to a concrete path that requires a key', () => 
     const spec = loadSpec() as any;
     // /pets (requires a key) and a public GET /{section} template that would also match it.
     spec.paths['/{section}'] = { get: { ...spec.paths['/store/orders'].get, operationId: 'listSection', security: [] } };
-    const t = await startTestApp({ spec });
+    const t = await startTestApp({ contract: spec });
     try {
       await t.api.get('/v1/pets').expect(401);
     } finally {

@@ -164,7 +164,7 @@ describe('each planted fault is reported by the right check', () => {
   it('a request bound not enforced (the validator sees maximum 1000, the contract says 100): negative_data_rejection', async () => {
     const looser = structuredClone(loadSpec()) as any;
     looser.paths['/pets'].get.parameters.find((p: { name: string }) => p.name === 'limit').schema.maximum = 1000;
-    const result = await fuzz(await serve({ spec: looser }), { operations: ['listPets'] });
+    const result = await fuzz(await serve({ contract: looser }), { operations: ['listPets'] });
     expectReported(result, 'negative_data_rejection', 'listPets', /query\.limit: above maximum 100/);
   });
 

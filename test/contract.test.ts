@@ -113,7 +113,9 @@ describe('npm run scaffold', () => {
 
   it('the committed handlers are exactly what scaffold expects (one file per operation plus the registry)', () => {
     const dir = path.join(PROJECT_ROOT, 'src', 'handlers');
-    const files = readdirSync(dir).sort();
+    // One file per operation plus the registry; types/ holds the handler types and the stub helper.
+    const files = readdirSync(dir, { withFileTypes: true }).filter((entry) => entry.isFile()).map((entry) => entry.name).sort();
+    expect(readdirSync(dir, { withFileTypes: true }).filter((entry) => entry.isDirectory()).map((entry) => entry.name)).toEqual(['types']);
     expect(files).toEqual([...Object.keys(operationTable).map((id) => `${id}.ts`), 'index.ts'].sort());
     const copy = mkdtempSync(path.join(tempDir(), 'h-'));
     for (const file of files) writeFileSync(path.join(copy, file), readFileSync(path.join(dir, file)));

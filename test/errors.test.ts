@@ -4,9 +4,9 @@ import express from 'express';
 import { handlers } from '../src/handlers';
 import type { Handler } from '../src/handlers/types';
 import { contractValidator, int64Format } from '../src/contract/validator';
-import { errorMapper } from '../src/errors/error-mapper';
+import { errorMapper } from '../src/pipeline/error-response';
 import { createLogger } from '../src/observability/logger';
-import { assertConformsToSpec } from './support/spec-conformance';
+import { assertResponseConforms } from './support/spec-conformance';
 import { startTestApp, type TestApp } from './support/test-app';
 import { heapAfterGcMb } from './support/heap';
 
@@ -93,7 +93,7 @@ describe('every error is an Error object {code, message, status}', () => {
       throw new Error('secret internal detail at /srv/db.ts:42');
     };
     const app = (await startTestApp({ handlers: { ...handlers, listPets: broken } })) as TestApp;
-    const res = await app.api.get('/v1/pets').set('Authorization', app.auth);
+    const res = await app.api.get('/v1/pets').set('Authorization', app.auth).expect(500);
     expectErrorObject(res, 500, 'internal_error');
     expect(res.text).not.toMatch(/secret|db\.ts|at /);
     expect(app.logs()).toContain('secret internal detail');
@@ -102,8 +102,8 @@ describe('every error is an Error object {code, message, status}', () => {
 
   it('500 (never a silent contract breach) when a handler returns a body the contract forbids', async () => {
     const wrong = (async () => ({ status: 200, body: [{ id: 'one', name: 'Rex' }] })) as unknown as Handler<'listPets'>;
-    const app = await startTestApp({ handlers: { ...handlers, listPets: wrong }, validateResponses: true });
-    const res = await app.api.get('/v1/pets').set('Authorization', app.auth);
+    const app = await startTestApp({ handlers: { ...handlers, listPets: wrong }, settings: { validateResponses: true } });
+    const res = await app.api.get('/v1/pets').set('Authorization', app.auth).expect(500);
     expectErrorObject(res, 500, 'internal_error');
     await app.close();
   });
@@ -111,11 +111,11 @@ describe('every error is an Error object {code, message, status}', () => {
 
 describe('response writing', () => {
   it('the direct path (validation off, as in production) and the validated path send the same responses', async () => {
-    const validated = await startTestApp({ databaseUrl: t.databaseUrl, validateResponses: true });
+    const validated = await startTestApp({ databaseUrl: t.databaseUrl, settings: { validateResponses: true } });
     await t.api.post('/v1/pets').set('Authorization', t.auth).send({ name: 'Rex', categoryId: 1 }).expect(201);
-    for (const url of ['/v1/pets', '/v1/pets/1', '/v1/pets/2', '/v1/store/orders']) {
-      const direct = await t.api.get(url).set('Authorization', t.auth);
-      const checked = await validated.api.get(url).set('Authorization', t.auth);
+    for (const [url, status] of [['/v1/pets', 200], ['/v1/pets/1', 200], ['/v1/pets/2', 404], ['/v1/store/orders', 501]] as const) {
+      const direct = await t.api.get(url).set('Authorization', t.auth).expect(status);
+      const checked = await validated.api.get(url).set('Authorization', t.auth).expect(status);
       expect([url, direct.status, direct.text, direct.headers['content-type'], direct.headers['content-length']]).toEqual([
         url,
         checked.status,
@@ -128,14 +128,51 @@ describe('response writing', () => {
   });
 });
 
+/** The conformance check on a supertest response, as the test client runs it (no status expected). */
+const assertConformsToSpec = (res: request.Response, expectedStatuses: number[] = []): void =>
+  assertResponseConforms(
+    { method: (res as any).req.method, url: (res as any).req.path, status: res.status, headers: res.headers, body: res.body, text: res.text },
+    { expectedStatuses: new Set(expectedStatuses) },
+  );
+
 describe('the spec conformance check used by every test', () => {
   it('rejects a response that breaks the contract', async () => {
     const wrong = (async () => ({ status: 200, body: [{ id: 'one', name: 'Rex' }] })) as unknown as Handler<'listPets'>;
-    const app = await startTestApp({ handlers: { ...handlers, listPets: wrong }, validateResponses: false });
+    const app = await startTestApp({ handlers: { ...handlers, listPets: wrong }, settings: { validateResponses: false } });
     const res = await request(app.app).get('/v1/pets').set('Authorization', app.auth);
     expect(res.status).toBe(200);
     expect(() => assertConformsToSpec(res)).toThrow(/breaks the contract.*must be integer/s);
     await app.close();
+  });
+
+  it('fails a 5xx the test does not expect, even an Error object the contract allows (default), and passes it when pinned', async () => {
+    const broken: Handler<'listPets'> = async () => {
+      throw new Error('bug');
+    };
+    const app = await startTestApp({ handlers: { ...handlers, listPets: broken } });
+    const res = await request(app.app).get('/v1/pets').set('Authorization', app.auth).expect(500);
+    expect(() => assertConformsToSpec(res)).toThrow(/GET \/v1\/pets -> 500: a server error the test does not expect/);
+    expect(() => assertConformsToSpec(res, [500])).not.toThrow();
+    await expect(app.api.get('/v1/pets').set('Authorization', app.auth).then(() => 'passed')).rejects.toThrow(/server error the test does not expect/);
+    await app.api.get('/v1/pets').set('Authorization', app.auth).expect(500);
+    await app.close();
+  });
+
+  it('matches paths as the server does (case, trailing slash), so such responses are checked too', async () => {
+    const wrong = (async () => ({ status: 200, body: [{ id: 'one', name: 'Rex' }] })) as unknown as Handler<'listPets'>;
+    const app = await startTestApp({ handlers: { ...handlers, listPets: wrong } });
+    for (const url of ['/V1/PETS', '/v1/pets/']) {
+      const res = await request(app.app).get(url).set('Authorization', app.auth).expect(200);
+      expect(() => assertConformsToSpec(res)).toThrow(/breaks the contract.*must be integer/s);
+    }
+    await app.close();
+  });
+
+  it('fails a success for a request the contract does not declare, outside the public routes', () => {
+    const observed = { method: 'GET', url: '/v1/kittens', status: 200, headers: { 'content-type': 'application/json' }, body: [], text: '[]' };
+    expect(() => assertResponseConforms(observed)).toThrow(/a success for a request the contract does not declare/);
+    expect(() => assertResponseConforms({ ...observed, method: 'HEAD', url: '/v1/pets' })).toThrow(/a success for a request the contract does not declare/);
+    expect(() => assertResponseConforms({ ...observed, url: '/healthz', body: { status: 'ok' } })).not.toThrow();
   });
 
   it('rejects an error that is not an Error object', async () => {

@@ -110,7 +110,7 @@ describe('many distinct invalid keys from one client', () => {
 
 it('distinct invalid keys leave the heap where it was (nothing is kept per guessed key)', async () => {
   // No request log: the test app keeps its log in memory, which would grow with every request.
-  const t = await startTestApp({ logRequests: false });
+  const t = await startTestApp({ settings: { accessLog: false } });
   const server = createHttpServer(t.app, loadConfig({}).httpLimits).listen(0, '127.0.0.1');
   await new Promise((resolve) => server.once('listening', resolve));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1/pets`;

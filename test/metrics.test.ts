@@ -178,7 +178,7 @@ describe('access to /metrics', () => {
   const TOKEN = 'metrics-token-0123456789abcdef';
 
   it('with METRICS_TOKEN: 401 Error object without the right bearer token, 200 with it', async () => {
-    t = await startTestApp({ metricsAccess: { token: TOKEN } });
+    t = await startTestApp({ settings: { metricsAccess: { token: TOKEN } } });
     for (const authorization of [undefined, 'Bearer wrong', `Bearer ${TOKEN}x`, `Bearer ${TOKEN.slice(0, -1)}`, `Basic ${TOKEN}`, TOKEN, t.auth]) {
       const request = t.api.get('/metrics');
       if (authorization) request.set('Authorization', authorization);
@@ -192,7 +192,7 @@ describe('access to /metrics', () => {
   });
 
   it('compares the token in constant time, on equal-length digests whatever the length sent', async () => {
-    t = await startTestApp({ metricsAccess: { token: TOKEN } });
+    t = await startTestApp({ settings: { metricsAccess: { token: TOKEN } } });
     const compare = jest.spyOn(crypto, 'timingSafeEqual');
     try {
       await t.api.get('/metrics').set('Authorization', 'Bearer short').expect(401);
@@ -209,7 +209,7 @@ describe('access to /metrics', () => {
   });
 
   it('disabled: 404 Error object, like any unknown route', async () => {
-    t = await startTestApp({ metricsAccess: 'disabled' });
+    t = await startTestApp({ settings: { metricsAccess: 'disabled' } });
     const res = await t.api.get('/metrics').expect(404);
     expect(res.body.code).toBe('not_found');
   });

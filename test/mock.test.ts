@@ -6,10 +6,10 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { parse, stringify } from 'yaml';
-import { startTestApp, type TestApp } from './support/test-app';
+import { startTestApp, testConfig, type TestApp } from './support/test-app';
 import { handlers } from '../src/handlers';
-import { notImplementedHandler } from '../src/handlers/stub';
-import { createApp } from '../src/compose';
+import { notImplementedHandler } from '../src/handlers/types/stub';
+import { compose } from '../src/compose';
 import { loadSpec } from '../src/contract/load-spec';
 import { loadConfig } from '../src/config';
 import { copyProject } from './support/project-copy';
@@ -22,7 +22,7 @@ const registry = { ...handlers, getPet: notImplementedHandler('getPet') };
 describe.each([false, true])('mock mode (response validation %s)', (validateResponses) => {
   let t: TestApp;
   beforeAll(async () => {
-    t = await startTestApp({ handlers: registry, mockResponses: true, validateResponses });
+    t = await startTestApp({ handlers: registry, settings: { mockResponses: true, validateResponses } });
   });
   afterAll(() => t.close());
 
@@ -75,7 +75,7 @@ describe('a bad Prefer header on an operation that declares no 400 (response val
     const spec = loadSpec() as any;
     const { 400: _bad, default: _default, ...responses } = spec.paths['/pets/{petId}'].get.responses;
     spec.paths['/pets/{petId}'].get.responses = responses;
-    const t = await startTestApp({ spec, handlers: registry, mockResponses: true, validateResponses: true });
+    const t = await startTestApp({ contract: spec, handlers: registry, settings: { mockResponses: true, validateResponses: true } });
     try {
       const res = await t.api.get('/v1/pets/7').set('Authorization', t.auth).set('Prefer', 'code=418').expect(400);
       expect(res.body.code).toBe('invalid_request');
@@ -107,12 +107,12 @@ describe('an invalid example in the YAML', () => {
     return spec;
   };
 
-  it('stops createApp in mock mode with a message naming the operation, status and rule', async () => {
+  it('stops the composition in mock mode with a message naming the operation, status and rule', async () => {
     const t = await startTestApp();
     try {
-      expect(() =>
-        createApp({ storage: t.storage, logger: require('pino')({ level: 'silent' }), validateResponses: false, spec: broken(), handlers: registry, mockResponses: true }),
-      ).toThrow(/^mock: the example generated from the schema \(from its `examples`, else a sample: fix them or add a response `example`\) of GET \/pets\/\{petId\} \(getPet\) 200 does not match its schema: data\/status must be equal to one of the allowed values/);
+      await expect(
+        compose(testConfig({ settings: { mockResponses: true, logLevel: 'silent' } }), { storage: t.storage, contract: broken(), handlers: registry }),
+      ).rejects.toThrow(/^mock: the example generated from the schema \(from its `examples`, else a sample: fix them or add a response `example`\) of GET \/pets\/\{petId\} \(getPet\) 200 does not match its schema: data\/status must be equal to one of the allowed values/);
     } finally {
       await t.close();
     }

@@ -7,7 +7,8 @@ import { startTestApp, type TestApp } from './support/test-app';
 import { loadSpec } from '../src/contract/load-spec';
 import { handlers } from '../src/handlers';
 import request from 'supertest';
-import { LAYERS, parseLayerBypass } from '../src/pipeline/layer-bypass';
+import { routeTable } from '../src/contract/route-table';
+import { LAYERS, parseLayers, standInHooks } from '../bench/ledger-stand-ins';
 
 describe('matching a request to its operation', () => {
   let t: TestApp;
@@ -15,7 +16,7 @@ describe('matching a request to its operation', () => {
     const spec = loadSpec() as any;
     // A static path next to a template it also matches, declaring another method.
     spec.paths['/pets/mine'] = { post: { ...spec.paths['/pets'].post, operationId: 'adoptMine' } };
-    t = await startTestApp({ spec });
+    t = await startTestApp({ contract: spec });
   });
   afterAll(() => t.close());
 
@@ -24,6 +25,29 @@ describe('matching a request to its operation', () => {
     expect(res.body.code).toBe('method_not_allowed');
     expect(res.headers['allow']).toBe('POST');
     expect(res.headers['x-ratelimit-limit']).toBeDefined();
+  });
+
+  it('GET /pets/mine is labelled unmatched in the metrics and the access log, never getPet', async () => {
+    await t.api.get('/v1/pets/mine').set('Authorization', t.auth).set('X-Request-Id', 'mine-1').expect(405);
+    const durations = await t.metrics.requestDuration.get();
+    const labelled = durations.values.filter((value) => value.metricName === 'pas_http_request_duration_seconds_count' && value.labels.status === 405);
+    expect(labelled.map((value) => value.labels.operation)).toEqual(['unmatched']);
+    const line = t
+      .logs()
+      .split('\n')
+      .filter(Boolean)
+      .map((text) => JSON.parse(text))
+      .find((entry) => entry.requestId === 'mine-1' && entry.msg === 'request');
+    expect(line).toMatchObject({ operation: 'unmatched', status: 405 });
+  });
+
+  it('the pipeline, the metrics names and the tests use the one route table', async () => {
+    const table = routeTable(t.service.contract);
+    expect(table.paths.map((path) => path.template)).toEqual(['/pets/mine', '/pets/{petId}', '/pets', '/store/orders']);
+    expect(table.match('GET', '/v1/pets/mine')).toMatchObject({ path: { template: '/pets/mine' }, operation: undefined });
+    expect(table.match('POST', '/V1/PETS/MINE/')?.operation?.operationId).toBe('adoptMine');
+    expect(table.match('GET', '/v1/pets/12')?.operation?.operationId).toBe('getPet');
+    expect(table.match('GET', '/v1/pets/12/x')).toBeUndefined();
   });
 
   it('the template still serves other ids, case-insensitively and with a trailing slash', async () => {
@@ -49,7 +73,7 @@ describe('HEAD on a GET operation (answered 405 by the validator)', () => {
   it('keeps the operation\'s deprecation headers', async () => {
     const t = await startTestApp();
     try {
-      const res = await request(t.app).head('/v1/pets/1').set('Authorization', t.auth).expect(405);
+      const res = await t.api.head('/v1/pets/1').set('Authorization', t.auth).expect(405);
       expect(res.headers['deprecation']).toBe('@1795219200');
       expect(res.headers['x-ratelimit-limit']).toBeDefined();
     } finally {
@@ -60,9 +84,9 @@ describe('HEAD on a GET operation (answered 405 by the validator)', () => {
   it('is never a 401 on a `security: []` operation, and is counted per IP', async () => {
     const spec = loadSpec() as any;
     spec.paths['/pets'].get.security = [];
-    const t = await startTestApp({ spec, rateLimits: { ipPerMinute: 5 } });
+    const t = await startTestApp({ contract: spec, rateLimits: { ipPerMinute: 5 } });
     try {
-      const res = await request(t.app).head('/v1/pets').expect(405);
+      const res = await t.api.head('/v1/pets').expect(405);
       expect(res.headers['ratelimit-policy']).toBe('"ip";q=5;w=60');
     } finally {
       await t.close();
@@ -110,12 +134,26 @@ describe('the key cache', () => {
 
 describe('the cost ledger stand-ins', () => {
   it('refuses an unknown layer name', () => {
-    expect(() => parseLayerBypass('authentication,nope')).toThrow(/unknown layer "nope"/);
+    expect(() => parseLayers('authentication,nope')).toThrow(/unknown layer "nope"/);
+  });
+
+  it('the authentication stand-in replays per credentials: another key is never served as the first caller', async () => {
+    const full = await startTestApp();
+    const bypassed = await startTestApp({ phaseHooks: standInHooks(['authentication']), databaseUrl: full.databaseUrl });
+    try {
+      await request(bypassed.app).get('/v1/pets').set('Authorization', full.auth).expect(200);
+      await request(bypassed.app).get('/v1/pets').set('Authorization', `Bearer pas_${'x'.repeat(43)}`).expect(401);
+      await request(bypassed.app).get('/v1/pets').expect(401);
+      await request(bypassed.app).get('/v1/pets').set('Authorization', full.auth).expect(200);
+    } finally {
+      await bypassed.close();
+      await full.close();
+    }
   });
 
   it.each(LAYERS)('without %s, the answers are the full stack\'s', async (layer) => {
     const full = await startTestApp();
-    const bypassed = await startTestApp({ bypass: parseLayerBypass(layer), databaseUrl: full.databaseUrl });
+    const bypassed = await startTestApp({ phaseHooks: standInHooks([layer]), databaseUrl: full.databaseUrl });
     try {
       await full.api.post('/v1/pets').set('Authorization', full.auth).send({ name: 'Rex', categoryId: 1 }).expect(201);
       for (const url of ['/v1/pets?limit=5', '/v1/pets/1']) {

@@ -93,7 +93,7 @@ describe('per-key limits by plan', () => {
   });
 
   it('a plan change takes effect without a restart', async () => {
-    await start({}, { keyCacheTtlMs: 100 });
+    await start({}, { settings: { keyCacheTtlMs: 100 } });
     expect(rateHeaders(await list(t.auth).expect(200)).limit).toBe(60);
     const [record] = await t.storage.apiKeys.list();
     await t.storage.apiKeys.setPlan(record!.id, { plan: 'pro', requestsPerMinute: null, requestsPerDay: null });
@@ -174,7 +174,7 @@ describe('requests without a valid key are limited per client IP', () => {
     await t.api.get('/v1/pets').set('X-Forwarded-For', '203.0.113.2').expect(429);
     await t.close();
 
-    await start({ ipPerMinute: 1 }, { trustProxy: 1 });
+    await start({ ipPerMinute: 1 }, { settings: { trustProxy: 1 } });
     await t.api.get('/v1/pets').set('X-Forwarded-For', '203.0.113.1').expect(401);
     await t.api.get('/v1/pets').set('X-Forwarded-For', '203.0.113.2').expect(401);
     await t.api.get('/v1/pets').set('X-Forwarded-For', '203.0.113.1').expect(429);

@@ -14,7 +14,8 @@ import path from 'node:path';
 import { parse, stringify } from 'yaml';
 import { copyProject, runNpm } from './support/project-copy';
 import { startServer, type RunningServer } from './support/processes';
-import { schemaValidator, escapePointer } from '../src/contract/schema-validator';
+import { schemaValidator } from '../src/contract/schema-validator';
+import { escapePointer } from '../src/contract/refs';
 import type { OpenApiDocument } from '../src/contract/load-spec';
 
 jest.setTimeout(240_000);

@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import net from 'node:net';
-import { apiClient, startTestApp, type TestApp } from './support/test-app';
-import { createApp } from '../src/compose';
+import request from 'supertest';
+import { appOn, startTestApp, type TestApp } from './support/test-app';
 import type { Storage } from '../src/storage/storage';
 import { openRedisState } from '../src/shared-state/redis-state';
 import { createLogger } from '../src/observability/logger';
@@ -28,11 +28,12 @@ describe('a database outage', () => {
   it('answers 503 unavailable with Retry-After (not 500), with the rate-limit headers', async () => {
     t = await startTestApp();
     // Same database and key; the pets repository fails as if its server were down.
-    const api = apiClient(createApp({ storage: databaseDown(t.storage), logger: createLogger('silent'), validateResponses: true }));
+    const down = await appOn(databaseDown(t.storage), { logLevel: 'silent', settings: { validateResponses: true } });
+    const { api } = down;
     for (const res of [
-      await api.get('/v1/pets').set('Authorization', t.auth),
-      await api.post('/v1/pets').set('Authorization', t.auth).send({ name: 'Rex', categoryId: 1 }),
-      await api.get('/v1/pets/1').set('Authorization', t.auth),
+      await api.get('/v1/pets').set('Authorization', t.auth).expect(503),
+      await api.post('/v1/pets').set('Authorization', t.auth).send({ name: 'Rex', categoryId: 1 }).expect(503),
+      await api.get('/v1/pets/1').set('Authorization', t.auth).expect(503),
     ]) {
       expect(res.status).toBe(503);
       expect(res.body).toEqual({ code: 'unavailable', status: 503, message: expect.stringContaining('temporarily unavailable') });
@@ -43,6 +44,7 @@ describe('a database outage', () => {
     const ready = await api.get('/readyz').expect(503);
     expect(ready.body).toEqual({ status: 'unavailable', checks: expect.objectContaining({ database: 'error' }) });
     expect(ready.text).not.toContain('ECONNREFUSED'); // details are logged, not shown
+    await down.close();
   });
 
   it('a key lookup that fails during the outage is a 503 with the rate-limit headers too, not counted against the IP', async () => {
@@ -55,7 +57,8 @@ describe('a database outage', () => {
       ping: () => storage.ping(),
       close: () => storage.close(),
     };
-    const api = apiClient(createApp({ storage: keysDown, logger: createLogger('silent'), validateResponses: false }));
+    const down = await appOn(keysDown, { logLevel: 'silent' });
+    const { api } = down;
     for (let i = 0; i < 70; i++) {
       const res = await api.get('/v1/pets').set('Authorization', t.auth).expect(503); // never 429: nothing counted
       expect(res.body.code).toBe('unavailable');
@@ -63,6 +66,7 @@ describe('a database outage', () => {
       expect(res.headers['ratelimit-policy']).toBe('"ip";q=60;w=60');
       expect(res.headers['x-ratelimit-remaining']).toBe('0');
     }
+    await down.close();
   });
 
   it('classifies the failures of a dependency, and only those, as unavailable', () => {
@@ -125,15 +129,12 @@ describeRedis('Redis unreachable (a private redis-server this test stops and res
     const port = await freePort();
     redis = await startRedis(port);
     const base = await startTestApp();
-    const shared = await openRedisState(`redis://127.0.0.1:${port}`, base.storage.apiKeys, createLogger('silent'), 'pas:fault:');
-    const app = createApp({
-      storage: base.storage,
-      logger: createLogger('silent'),
-      validateResponses: true,
-      ...shared.appDependencies,
+    const faulty = await appOn(base.storage, {
+      logLevel: 'silent',
+      settings: { redisUrl: `redis://127.0.0.1:${port}`, redisKeyPrefix: 'pas:fault:', validateResponses: true },
     });
-    t = { ...base, close: async () => (await shared.close(), await base.close()) };
-    const api = apiClient(app);
+    t = { ...base, close: async () => (await faulty.close(), await base.close()) };
+    const { api } = faulty;
     await api.get('/v1/pets').set('Authorization', base.auth).expect(200);
 
     await stopRedis(redis);
@@ -149,10 +150,12 @@ describeRedis('Redis unreachable (a private redis-server this test stops and res
     const deadline = Date.now() + 10_000;
     let status = 0;
     while (Date.now() < deadline && status !== 200) {
-      status = (await api.get('/v1/pets').set('Authorization', base.auth)).status;
+      // 503 until Redis answers again (checked above); the 200 is checked below.
+      status = (await request(faulty.app).get('/v1/pets').set('Authorization', base.auth)).status;
       if (status !== 200) await new Promise((resolve) => setTimeout(resolve, 200));
     }
     expect(status).toBe(200);
+    await api.get('/v1/pets').set('Authorization', base.auth).expect(200);
     await api.get('/readyz').expect(200);
   });
 

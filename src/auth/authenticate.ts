@@ -5,11 +5,9 @@ import { ApiError } from '../errors/api-error';
 import type { Caller } from './caller';
 import type { KeyChanges } from './key-changes';
 import { hashApiKey, looksLikeApiKey } from './api-key';
+import { bearerToken } from './bearer';
 import { isUnavailable } from '../errors/unavailable';
-import { toApiError } from '../errors/error-mapper';
-
-/** How long a successful key lookup is reused: a revoked key stops working within this time. */
-export const KEY_CACHE_TTL_MS = 2_000;
+import { toApiError } from '../errors/to-api-error';
 
 const unauthorized = (message: string): ApiError =>
   new ApiError(401, 'unauthorized', message, { 'WWW-Authenticate': 'Bearer realm="pet-adoption"' });
@@ -31,7 +29,7 @@ export type KeyCacheObserver = (result: 'hit' | 'miss') => void;
  * records why not (`req.authFailure`); `requireCaller` turns the latter into a
  * 401 once rate limiting has counted the attempt. The scheme is
  * case-insensitive (RFC 9110). Only valid keys are cached, so a key created by
- * the CLI works at once and a revoked one is refused within KEY_CACHE_TTL_MS
+ * the CLI works at once and a revoked one is refused within `cacheTtlMs`
  * (at once on this instance, and on every instance sharing the key-change signal).
  *
  * The cache is keyed by the key itself (taken from the header by one regex,
@@ -39,12 +37,19 @@ export type KeyCacheObserver = (result: 'hit' | 'miss') => void;
  * lookup, no SHA-256 and no query. Only valid keys get in, one entry per key,
  * and the cache is bounded.
  */
-export function authenticate(
-  apiKeys: ApiKeyRepository,
-  cacheTtlMs: number = KEY_CACHE_TTL_MS,
-  keyChanges?: KeyChanges,
-  observeCache: KeyCacheObserver = () => undefined,
-): Stage {
+export interface AuthenticationOptions {
+  apiKeys: ApiKeyRepository;
+  /** How long a valid key is reused without a query: a revoked key stops working within this time. */
+  cacheTtlMs: number;
+  /** The cross-instance "key changed" signal, so a revocation or plan change drops the cached key at once. */
+  keyChanges?: KeyChanges;
+  observeCache?: KeyCacheObserver;
+}
+
+/**
+ * @example const identify = authenticate({ apiKeys: storage.apiKeys, cacheTtlMs: config.keyCacheTtlMs });
+ */
+export function authenticate({ apiKeys, cacheTtlMs, keyChanges, observeCache = () => undefined }: AuthenticationOptions): Stage {
   const cache = new LRUCache<string, Caller>({ max: 10_000, ttl: cacheTtlMs, ttlAutopurge: false });
   keyChanges?.subscribe((keyId) => {
     cache.forEach((caller, key) => {
@@ -55,9 +60,8 @@ export function authenticate(
   /** The well-formed key of the header; throws the 401 otherwise. */
   function keyOf(header: string | undefined): string {
     if (header === undefined) throw unauthorized('missing API key: send Authorization: Bearer <API_KEY>');
-    const match = /^bearer +(\S+) *$/i.exec(header);
-    if (!match) throw unauthorized('Authorization header must use the Bearer scheme: Bearer <API_KEY>');
-    const key = match[1]!;
+    const key = bearerToken(header);
+    if (key === undefined) throw unauthorized('Authorization header must use the Bearer scheme: Bearer <API_KEY>');
     if (!looksLikeApiKey(key)) throw unauthorized('invalid API key');
     return key;
   }

@@ -1,4 +1,5 @@
-import type { ApiKeyRecord, ApiKeyRepository, Plan } from '../storage/storage';
+import type { ApiKeyRecord, ApiKeyRepository } from '../storage/storage';
+import type { Plan } from '../rate-limit/plans';
 import { displayPrefix, generateApiKey, hashApiKey } from './api-key';
 
 /**

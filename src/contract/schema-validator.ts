@@ -1,7 +1,7 @@
 import Ajv2020, { type ValidateFunction } from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
 import type { OpenApiDocument } from './load-spec';
-import { int64Format } from './validator';
+import { int32Format, int64Format } from './formats';
 
 /** Validates a value against the schema at a JSON pointer of the contract. */
 export interface SchemaValidator {
@@ -20,7 +20,7 @@ export function schemaValidator(spec: OpenApiDocument): SchemaValidator {
   const ajv = new Ajv2020({ strict: false, allErrors: true });
   addFormats(ajv);
   ajv.addFormat('int64', int64Format);
-  ajv.addFormat('int32', { type: 'number', validate: (n: number) => Number.isInteger(n) && Math.abs(n) < 2 ** 31 });
+  ajv.addFormat('int32', int32Format);
   ajv.addSchema(structuredClone(spec) as object, 'openapi');
   const compiled = new Map<string, ValidateFunction>();
   return {
@@ -34,6 +34,3 @@ export function schemaValidator(spec: OpenApiDocument): SchemaValidator {
     },
   };
 }
-
-/** `/pets/{petId}` -> `~1pets~1{petId}`: one segment of a JSON pointer. */
-export const escapePointer = (key: string): string => key.replace(/~/g, '~0').replace(/\//g, '~1');

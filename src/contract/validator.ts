@@ -1,18 +1,12 @@
 import * as OpenApiValidator from 'express-openapi-validator';
 import type { RequestHandler } from 'express';
-import type { OpenApiDocument } from './load-spec';
+import type { OpenApiDocument, SpecOperation } from './load-spec';
+import { HTTP_METHODS } from './load-spec';
+import { int64Format } from './formats';
+
+export { int64Format };
 import { refuseRepeatedQuery, singleValuedQuery } from '../guards/query-shape';
 import { asMiddleware, fromMiddleware, type Stage } from '../pipeline/stage';
-import type { SpecOperation } from './load-spec';
-
-/**
- * express-openapi-validator's `int64` only checks "is an integer", so 2^63 and
- * 1e20 pass. Ids must be exact in JavaScript: safe integers only.
- */
-export const int64Format = {
-  type: 'number' as const,
-  validate: (value: number): boolean => Number.isSafeInteger(value),
-};
 
 export interface ValidatorOptions {
   /** Validate handler responses too (always in development and test). */
@@ -74,7 +68,7 @@ export function operationValidator(spec: OpenApiDocument, basePath: string, op: 
 function pickShared(pathItem: Record<string, unknown>): Record<string, unknown> {
   return Object.fromEntries(Object.entries(pathItem).filter(([key]) => !HTTP_METHOD_KEYS.has(key)));
 }
-const HTTP_METHOD_KEYS = new Set(['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace']);
+const HTTP_METHOD_KEYS: ReadonlySet<string> = new Set(HTTP_METHODS);
 
 function validatorMiddlewares(apiSpec: OpenApiDocument, options: ValidatorOptions): RequestHandler[] {
   return OpenApiValidator.middleware({

@@ -21,9 +21,9 @@ export const MAX_BODY = '1mb';
  * A request without a body (no Content-Length, no Transfer-Encoding: what
  * body-parser calls "has no body") skips the parser entirely.
  *
- * @example stages.push(...jsonBodyStages());
+ * @example stages.push(jsonBody());
  */
-export function jsonBodyStages(): Stage[] {
+export function jsonBody(): Stage {
   const parse = fromMiddleware(
     express.json({
       limit: MAX_BODY,
@@ -34,7 +34,10 @@ export function jsonBodyStages(): Stage[] {
       },
     }),
   );
-  return [(req, res) => (hasBody(req.headers) ? parse(req, res) : undefined), (req) => refuseUnsafeStrings(req.body)];
+  return (req, res) => {
+    if (!hasBody(req.headers)) return;
+    return parse(req, res).then(() => refuseUnsafeStrings(req.body));
+  };
 }
 
 /** type-is's `hasBody`: a body is announced by Transfer-Encoding or a Content-Length. */

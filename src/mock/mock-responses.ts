@@ -1,9 +1,10 @@
 import { sample } from 'openapi-sampler';
 import type { OpenApiDocument } from '../contract/load-spec';
 import { listOperations } from '../contract/load-spec';
-import { escapePointer, schemaValidator } from '../contract/schema-validator';
+import { schemaValidator } from '../contract/schema-validator';
+import { deref, escapePointer, resolveRef } from '../contract/refs';
 import { ApiError } from '../errors/api-error';
-import { CODE_BY_STATUS } from '../errors/error-mapper';
+import { CODE_BY_STATUS } from '../errors/to-api-error';
 import { parsePrefer } from './prefer-header';
 
 /** A response the mock sends: a declared status, its declared headers' examples, and a body (none for 204). */
@@ -55,7 +56,7 @@ export function buildOperationMocks(spec: OpenApiDocument, operationIds: readonl
     const declared = new Map<string, DeclaredResponse>();
     for (const [status, entry] of Object.entries((op.operation['responses'] ?? {}) as Record<string, Node>)) {
       if (!/^[1-5]\d\d$/.test(status)) continue; // `default` and ranges have no status to answer with
-      const pointer = entry['$ref'] ? pointerOf(entry['$ref']) : `/paths/${escapePointer(op.path)}/${op.method}/responses/${status}`;
+      const pointer = entry['$ref'] ? (entry['$ref'] as string).replace(/^#/, '') : `/paths/${escapePointer(op.path)}/${op.method}/responses/${status}`;
       declared.set(status, declaredResponse(spec, validator, `${where} ${status}`, Number(status), pointer));
     }
     const success = [...declared.keys()].filter((status) => status.startsWith('2')).sort()[0];
@@ -87,10 +88,10 @@ export function buildOperationMocks(spec: OpenApiDocument, operationIds: readonl
 }
 
 function declaredResponse(spec: OpenApiDocument, validator: ReturnType<typeof schemaValidator>, where: string, status: number, pointer: string): DeclaredResponse {
-  const response = resolve(spec, { $ref: `#${pointer}` });
+  const { node: response, ref: responseRef } = resolveRef(spec, { $ref: `#${pointer}` });
   const headers: Record<string, string> = {};
   for (const [name, header] of Object.entries((response['headers'] ?? {}) as Record<string, Node>)) {
-    const definition = resolve(spec, header);
+    const definition = deref(spec, header) as Node;
     const value = definition['example'] ?? sample(definition['schema'] ?? {}, { quiet: true }, spec);
     if (value !== undefined) headers[name] = String(value);
   }
@@ -98,7 +99,7 @@ function declaredResponse(spec: OpenApiDocument, validator: ReturnType<typeof sc
   const media = (response['content'] as Record<string, Node> | undefined)?.['application/json'];
   if (status === 204 || !media) return { status, headers, examples };
 
-  const schemaPointer = `${pointerOf(resolvedRef(spec, { $ref: `#${pointer}` }))}/content/application~1json/schema`;
+  const schemaPointer = `${responseRef!.replace(/^#/, '')}/content/application~1json/schema`;
   const check = (name: string, value: unknown, origin: string): void => {
     const problem = validator.explain(schemaPointer, value);
     if (problem) throw new Error(`mock: ${origin} of ${where} does not match its schema: ${problem}`);
@@ -106,7 +107,7 @@ function declaredResponse(spec: OpenApiDocument, validator: ReturnType<typeof sc
   };
   if (media['examples']) {
     for (const [name, example] of Object.entries(media['examples'] as Record<string, Node>)) {
-      check(name, resolve(spec, example)['value'], `the example "${name}"`);
+      check(name, deref(spec, example)['value'], `the example "${name}"`);
     }
   }
   if (media['example'] !== undefined) check('', media['example'], 'the example');
@@ -119,26 +120,4 @@ function declaredResponse(spec: OpenApiDocument, validator: ReturnType<typeof sc
     check('', generated, 'the example generated from the schema (from its `examples`, else a sample: fix them or add a response `example`)');
   }
   return { status, headers, examples };
-}
-
-const pointerOf = (ref: string): string => ref.replace(/^#/, '');
-
-/** The pointer of the last `$ref` followed from `node` (where the object actually lives). */
-function resolvedRef(spec: OpenApiDocument, node: Node): string {
-  let ref = node['$ref'] as string;
-  for (let next = lookup(spec, ref); typeof next?.['$ref'] === 'string'; next = lookup(spec, ref)) ref = next['$ref'];
-  return ref;
-}
-
-function resolve(spec: OpenApiDocument, node: Node): Node {
-  return typeof node?.['$ref'] === 'string' ? lookup(spec, resolvedRef(spec, node)) : node;
-}
-
-function lookup(spec: OpenApiDocument, ref: string): Node {
-  const found = pointerOf(ref)
-    .split('/')
-    .slice(1)
-    .reduce<any>((value, key) => value?.[key.replace(/~1/g, '/').replace(/~0/g, '~')], spec);
-  if (found === undefined) throw new Error(`unresolvable $ref ${ref}`);
-  return found as Node;
 }

@@ -1,8 +1,7 @@
 import pino, { type DestinationStream, type Logger } from 'pino';
 import type * as PinoPretty from 'pino-pretty';
+import type { LogFormat } from '../config';
 
-/** `json`: one JSON object per line (production, log shippers). `pretty`: coloured lines for a person at a terminal. */
-export type LogFormat = 'json' | 'pretty';
 
 /**
  * Logs on stdout (or `destination`); API keys can never be logged, even by

@@ -1,21 +1,10 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
-import type { Plan } from '../storage/storage';
+import type { PoolStats } from '../storage/backend';
 
 /** Seconds. The service answers in 1–50 ms; the tail buckets catch outages and slow queries. */
 export const REQUEST_DURATION_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1];
 /** Seconds. A query takes well under a millisecond on SQLite, a few on PostgreSQL. */
 export const QUERY_DURATION_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.1, 1];
-
-/** The rate-limit window that refused a request; `ban` while the key is banned. */
-export type RefusalWindow = 'minute' | 'day' | 'ip' | 'ban';
-/** A request without a valid key has no plan. */
-export type PlanLabel = Plan | 'none';
-
-export interface PoolStats {
-  total: number;
-  idle: number;
-  waiting: number;
-}
 
 /**
  * The service's Prometheus metrics, in a registry of their own: `createApp`

@@ -1,47 +1,49 @@
-import type { Request, Response } from 'express';
+import type { Response } from 'express';
 import type { Handler, HandlerContext, HandlerRegistry, HandlerRequest, OperationId } from '../handlers/types';
-import type { PetRepository } from '../storage/storage';
-import { isStub } from '../handlers/stub';
+import type { Repositories } from '../storage/storage';
+import { isStub } from '../handlers/types/stub';
 import { ApiError, notImplemented } from '../errors/api-error';
 import type { OperationMock } from '../mock/mock-responses';
-import { NO_BYPASS, replayKey, type LayerBypass } from './layer-bypass';
 import type { Stage } from './stage';
+import { sendJson } from './send-json';
 
 /** What is sent: a handler's response, or a mock's. */
-interface OutgoingResponse {
+export interface OutgoingResponse {
   status: number;
   body?: unknown;
   headers?: Record<string, string>;
+  /**
+   * Written as it is, never judged by response validation: the framework's
+   * own answers, such as a stub's 400 for a bad `Prefer` header.
+   */
+  direct?: boolean;
 }
 
-export interface AnswerOptions {
-  validateResponses: boolean;
+declare module 'express-serve-static-core' {
+  interface Request {
+    /** The response the handle phase produced, for the serialize phase to write. */
+    answer?: OutgoingResponse;
+  }
+}
+
+export interface HandleOptions {
+  /** What handlers may use besides the request (the caller is added per request). */
+  repositories: Repositories;
   /** Mock mode: the example answers of the stubbed operations (`npm run mock`). */
   mocks?: ReadonlyMap<string, OperationMock>;
-  /** Measurement only: `handler` replays each URL's first response, `serialization` its first JSON text. */
-  bypass?: LayerBypass;
 }
 
 /**
- * The last stage of an operation's pipeline: calls its typed handler with the
- * validated request and sends the response it returns. A stub
- * (`notImplementedHandler`) is answered here: 501 `not_implemented`, or in
- * mock mode an example from the contract. Either way the request has already
- * been authenticated, counted and validated.
+ * The handle phase of one operation: calls its typed handler with the
+ * validated request and keeps the response it returns for the serialize
+ * phase. A stub (`notImplementedHandler`) is answered here: 501
+ * `not_implemented`, or in mock mode an example from the contract. Either
+ * way the request has already been authenticated, counted and validated.
  *
- * With response validation on, responses go through `res.json`, which the
- * validator intercepts. Otherwise they are written directly with one
- * `writeHead`: Express's `res.send` machinery (charset and freshness checks,
- * ETag logic) was the largest single cost of a request, and a handler's body
- * is already typed from the contract (and every response of the test suite is
- * checked against it).
- *
- * @example stages.push(answerStage('getPet', handlers, pets, { validateResponses: false }));
+ * @example stages.push(handleStage('getPet', handlers, { repositories }));
  */
-export function answerStage(operationId: OperationId, handlers: HandlerRegistry, pets: PetRepository, options: AnswerOptions): Stage {
-  const bypass = options.bypass ?? NO_BYPASS;
-  const send = sender(options.validateResponses, bypass);
-  const entry = handlers[operationId] as HandlerRegistry[OperationId] | undefined;
+export function handleStage(operationId: string, handlers: HandlerRegistry, options: HandleOptions): Stage {
+  const entry = (handlers as Record<string, HandlerRegistry[OperationId] | undefined>)[operationId];
   if (entry === undefined) {
     // An operation of a contract this registry was not generated from (tests that edit the contract): not served.
     return () => {
@@ -56,45 +58,39 @@ export function answerStage(operationId: OperationId, handlers: HandlerRegistry,
         response = mock?.answer(req.get('prefer'));
       } catch (error) {
         if (!(error instanceof ApiError)) throw error;
-        // A bad Prefer header is the framework's 400, declared or not: written
-        // directly, so response validation does not judge it as the operation's.
-        sendDirect(res, { status: error.status, headers: { ...error.headers }, body: error.toBody() });
+        // A bad Prefer header is the framework's 400, declared or not.
+        req.answer = { status: error.status, headers: { ...error.headers }, body: error.toBody(), direct: true };
         return;
       }
       if (!response) throw new ApiError(501, 'not_implemented', notImplemented(operationId).message);
       // Rate-limit and deprecation headers are already set; declared headers they do not cover get examples.
       const headers = Object.fromEntries(Object.entries(response.headers ?? {}).filter(([name]) => !res.hasHeader(name)));
-      send(req, res, { ...response, headers });
+      req.answer = { ...response, headers };
     };
   }
   const handler = entry as Handler<OperationId>;
-  const call = (req: Request): Promise<OutgoingResponse> =>
-    handler({ params: req.params, query: req.query, body: req.body } as unknown as HandlerRequest<OperationId>, { pets, caller: req.caller } as HandlerContext);
-  if (bypass.has('handler')) {
-    const responses = new Map<string, OutgoingResponse>();
-    return async (req, res) => {
-      const key = replayKey(req);
-      let response = responses.get(key);
-      if (!response) responses.set(key, (response = await call(req)));
-      send(req, res, response);
-    };
-  }
-  return async (req, res) => {
-    send(req, res, await call(req));
+  const { repositories } = options;
+  return async (req) => {
+    const context = { ...repositories, caller: req.caller } as HandlerContext;
+    req.answer = await handler({ params: req.params, query: req.query, body: req.body } as unknown as HandlerRequest<OperationId>, context);
   };
 }
 
-type Send = (req: Request, res: Response, response: OutgoingResponse) => void;
-
-function sender(validateResponses: boolean, bypass: LayerBypass): Send {
-  if (validateResponses) return (_req, res, response) => sendThroughValidator(res, response);
-  if (!bypass.has('serialization')) return (_req, res, response) => sendDirect(res, response);
-  const texts = new Map<string, string>();
-  return (req, res, response) => {
-    const key = replayKey(req);
-    let text = texts.get(key);
-    if (text === undefined) texts.set(key, (text = JSON.stringify(response.body)));
-    sendDirect(res, response, text);
+/**
+ * The serialize phase: writes the response the handle phase produced. With
+ * response validation on, it goes through `res.json`, which the validator
+ * intercepts; otherwise it is written directly (`sendJson`): a handler's body
+ * is already typed from the contract, and every response of the test suite
+ * is checked against it.
+ *
+ * @example stages.push(serializeStage(config.validateResponses));
+ */
+export function serializeStage(validateResponses: boolean): Stage {
+  return (req, res) => {
+    const answer = req.answer;
+    if (!answer) throw new Error(`the handle phase produced no response for ${req.method} ${req.path}`);
+    if (validateResponses && !answer.direct) sendThroughValidator(res, answer);
+    else sendJson(res, answer.status, answer.body, answer.headers);
   };
 }
 
@@ -103,16 +99,4 @@ function sendThroughValidator(res: Response, response: OutgoingResponse): void {
   if (response.headers) res.set(response.headers);
   if (response.body === undefined) res.end();
   else res.json(response.body);
-}
-
-function sendDirect(res: Response, response: OutgoingResponse, serialized?: string): void {
-  if (response.body === undefined) {
-    res.writeHead(response.status, response.headers).end();
-    return;
-  }
-  const json = serialized ?? JSON.stringify(response.body);
-  if (response.headers) for (const name in response.headers) res.setHeader(name, response.headers[name]!);
-  res.setHeader('Content-Type', 'application/json; charset=utf-8');
-  res.setHeader('Content-Length', Buffer.byteLength(json));
-  res.writeHead(response.status).end(json);
 }

@@ -1,10 +1,12 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { RequestHandler } from 'express';
 import { ApiError } from '../errors/api-error';
+import { bearerToken } from '../auth/bearer';
 import type { Metrics } from '../observability/metrics';
+import type { Config } from '../config';
 
-/** Who may read /metrics: bearers of a token, anyone (development), or nobody (the route does not exist). */
-export type MetricsAccess = { token: string } | 'open' | 'disabled';
+/** Who may read GET /metrics: anyone, holders of a token, or nobody (absent). */
+export type MetricsAccess = Config['metricsAccess'];
 
 const digest = (value: string): Buffer => createHash('sha256').update(value).digest();
 
@@ -25,8 +27,8 @@ export function metricsRoute(metrics: Metrics, access: Exclude<MetricsAccess, 'd
     if (expected) {
       const header = req.headers.authorization;
       if (header === undefined) throw unauthorized('missing metrics token: send Authorization: Bearer <METRICS_TOKEN>');
-      const match = /^bearer +(\S+) *$/i.exec(header);
-      if (!match || !timingSafeEqual(digest(match[1]!), expected)) throw unauthorized('invalid metrics token');
+      const token = bearerToken(header);
+      if (token === undefined || !timingSafeEqual(digest(token), expected)) throw unauthorized('invalid metrics token');
     }
     const body = await metrics.render();
     res.setHeader('Cache-Control', 'no-store');

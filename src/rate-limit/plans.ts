@@ -1,5 +1,8 @@
 import type { Caller } from '../auth/caller';
-import type { Plan } from '../storage/storage';
+
+/** The plans of the specification's Limits section. */
+export const PLANS = ['free', 'pro', 'business', 'enterprise'] as const;
+export type Plan = (typeof PLANS)[number];
 
 export interface PlanLimits {
   perMinute: number;

@@ -6,7 +6,8 @@ import type { Logger as PinoLogger } from 'pino';
 import type { BanList } from './ban-list';
 import { limitsOf } from './plans';
 import { isUnavailable, UNAVAILABLE_RETRY_AFTER_SECONDS } from '../errors/unavailable';
-import type { Plan } from '../storage/storage';
+import type { Plan } from './plans';
+import type { Config } from '../config';
 
 /** Told about each refusal (429) and each new ban, for metrics. `plan` is `none` without a valid key. */
 export interface RateLimitObserver {
@@ -16,24 +17,8 @@ export interface RateLimitObserver {
 
 const IGNORE: RateLimitObserver = { refused: () => undefined, banned: () => undefined };
 
-export interface RateLimitSettings {
-  /** Refused requests within a window after which a key is banned. */
-  banAfter: number;
-  banSeconds: number;
-  /** Limit per client IP for requests without a valid key. */
-  ipPerMinute: number;
-  /** Window lengths; shorter in tests so nothing waits a minute or a day. */
-  minuteWindowMs: number;
-  dayWindowMs: number;
-}
-
-export const DEFAULT_RATE_LIMITS: RateLimitSettings = Object.freeze({
-  banAfter: 10,
-  banSeconds: 900,
-  ipPerMinute: 60,
-  minuteWindowMs: 60_000,
-  dayWindowMs: 86_400_000,
-});
+/** Plan enforcement settings (banAfter, banSeconds, ipPerMinute, window lengths), as configured. */
+export type RateLimitSettings = Config['rateLimits'];
 
 /** Where counts live: in memory by default, a shared store (Redis) when several instances serve. */
 export interface RateLimitStores {

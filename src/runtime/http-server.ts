@@ -17,13 +17,10 @@ import { randomUUID } from 'node:crypto';
 import http, { type RequestListener, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { errorBody, type ErrorBody } from '../errors/api-error';
+import type { Config } from '../config';
 
-export interface HttpLimits {
-  headersTimeoutMs: number;
-  requestTimeoutMs: number;
-  keepAliveTimeoutMs: number;
-  maxConnections: number;
-}
+/** Timeouts and the connection cap, as configured. */
+export type HttpLimits = Config['httpLimits'];
 
 /** Request line plus headers (Node's default, stated so it is documented and tested). */
 export const MAX_HEADER_BYTES = 16 * 1024;

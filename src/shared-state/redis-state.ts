@@ -5,7 +5,6 @@ import type { ApiKeyRepository } from '../storage/storage';
 import type { BanList } from '../rate-limit/ban-list';
 import type { RateLimitStores } from '../rate-limit/rate-limits';
 import type { KeyChanges } from '../auth/key-changes';
-import type { AppDependencies } from '../compose';
 
 /**
  * What several instances share through Redis: rate-limit counters (atomic
@@ -16,8 +15,7 @@ export interface SharedState {
   stores: RateLimitStores;
   banList: BanList;
   keyChanges: KeyChanges;
-  /** The same, as `createApp` takes them (plus a readiness check of Redis). */
-  appDependencies: Pick<AppDependencies, 'rateLimitStores' | 'banList' | 'keyChanges' | 'readinessChecks'>;
+  /** Resolves when Redis answers (readiness). */
   ping(): Promise<void>;
   close(): Promise<void>;
 }
@@ -100,7 +98,7 @@ export async function openRedisState(
   });
 
   const stores: RateLimitStores = { minute: store('minute'), day: store('day'), ip: store('ip') };
-  const shared: Omit<SharedState, 'appDependencies'> = {
+  return {
     stores,
     banList: {
       async bannedUntil(keyId, now) {
@@ -125,15 +123,6 @@ export async function openRedisState(
     },
     async close() {
       await Promise.allSettled([client.quit(), subscriber.quit()]);
-    },
-  };
-  return {
-    ...shared,
-    appDependencies: {
-      rateLimitStores: shared.stores,
-      banList: shared.banList,
-      keyChanges: shared.keyChanges,
-      readinessChecks: { redis: () => shared.ping() },
     },
   };
 }

@@ -1,6 +1,7 @@
 import type { Compilable, CompiledQuery, Kysely, Selectable } from 'kysely';
-import type { ApiKeyRecord, ApiKeyRepository, Pet, PetRepository, Storage } from './storage';
-import type { ApiKeysTable, Database, PetsTable } from './schema';
+import type { ApiKeyRecord, ApiKeyRepository, ListPetsQuery, Pet, PetRepository, Storage } from './storage';
+import type { ApiKeysTable, Database } from './schema';
+import type { Backend, PreparedRunner } from './backend';
 import { sql } from 'kysely';
 
 /**
@@ -9,20 +10,19 @@ import { sql } from 'kysely';
  * the backend that builds the Kysely instance.
  */
 export class KyselyStorage implements Storage {
+  readonly backend: string;
   readonly pets: PetRepository;
   readonly apiKeys: ApiKeyRepository;
+  readonly poolStats?: Storage['poolStats'];
+  private readonly db: Kysely<Database>;
 
-  constructor(
-    readonly backend: string,
-    private readonly db: Kysely<Database>,
-    private readonly now: () => Date = () => new Date(),
-    /** The connection pool's counts, where the backend has a pool. */
-    readonly poolStats?: Storage['poolStats'],
-    /** How queries compiled at start run; through Kysely's executor unless the backend has better. */
-    runPrepared: PreparedRunner = async (query) => (await db.executeQuery(query)).rows,
-  ) {
-    this.pets = new KyselyPetRepository(db, now, runPrepared);
-    this.apiKeys = new KyselyApiKeyRepository(db, now);
+  /** @example const storage = new KyselyStorage(await sqliteBackend.open('sqlite::memory:')); */
+  constructor(backend: Backend, now: () => Date = () => new Date()) {
+    this.backend = backend.name;
+    this.db = backend.db;
+    if (backend.poolStats) this.poolStats = backend.poolStats;
+    this.pets = new KyselyPetRepository(backend.db, now, backend.runPrepared);
+    this.apiKeys = new KyselyApiKeyRepository(backend.db, now);
   }
 
   async ping(): Promise<void> {
@@ -51,9 +51,6 @@ function prepare<R>(query: Compilable<R>, sample: readonly unknown[]): (...value
   return (...values) => ({ ...compiled, parameters: values });
 }
 
-/** Runs a query compiled at start (see `prepare`) and returns its rows. */
-export type PreparedRunner = <R>(query: CompiledQuery<R>) => Promise<R[]>;
-
 /** Selected under the API's names, so a row is a Pet as it comes. */
 const PET_COLUMNS = ['id', 'name', 'category_id as categoryId', 'status'] as const;
 
@@ -80,12 +77,12 @@ class KyselyPetRepository implements PetRepository {
     };
   }
 
-  async list({ limit, status }: { limit: number; status?: Pet['status'] }): Promise<Pet[]> {
+  async list({ limit, status }: ListPetsQuery): Promise<Pet[]> {
     const query = status === undefined ? this.queries.list(limit) : this.queries.listByStatus(status, limit);
     return this.run(query);
   }
 
-  async create(pet: Omit<Pet, 'id'>): Promise<Pet> {
+  async create(pet: Parameters<PetRepository['create']>[0]): Promise<Pet> {
     const rows = await this.run(this.queries.create(pet.name, pet.categoryId, pet.status, this.now().toISOString()));
     if (rows.length !== 1) throw new Error(`insert into pets returned ${rows.length} rows`);
     return rows[0]!;
@@ -131,9 +128,9 @@ class KyselyApiKeyRepository implements ApiKeyRepository {
     return toApiKey(row);
   }
 
-  async findByHash(hash: string): Promise<(ApiKeyRecord & { hash: string }) | undefined> {
+  async findByHash(hash: string): Promise<ApiKeyRecord | undefined> {
     const row = await this.db.selectFrom('api_keys').selectAll().where('key_hash', '=', hash).executeTakeFirst();
-    return row && { ...toApiKey(row), hash: row.key_hash };
+    return row && toApiKey(row);
   }
 
   async get(id: number): Promise<ApiKeyRecord | undefined> {

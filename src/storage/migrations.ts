@@ -3,15 +3,13 @@
  * what ran and, on PostgreSQL, holds an advisory lock so concurrent starts are
  * safe). Append new migrations; never edit one that has shipped.
  */
-import type { CreateTableBuilder, Kysely, Migration, MigrationProvider } from 'kysely';
+import type { Kysely, Migration, MigrationProvider } from 'kysely';
 import { sql } from 'kysely';
 import { Migrator } from 'kysely';
+import type { Backend } from './backend';
 
-/** The few column types that differ between backends. */
-export interface SqlFlavor {
-  /** An auto-incrementing 64-bit primary key that is never reused. */
-  addIdColumn(table: CreateTableBuilder<string>): CreateTableBuilder<string, 'id'>;
-}
+/** The few column types that differ between backends come from the backend. */
+type SqlFlavor = Pick<Backend, 'addIdColumn'>;
 
 function migrations(flavor: SqlFlavor): Record<string, Migration> {
   return {
@@ -53,11 +51,14 @@ function migrations(flavor: SqlFlavor): Record<string, Migration> {
 
 /**
  * Brings the schema up to date; throws (and the server refuses to start) when
- * a migration fails. `schema` (PostgreSQL) holds the bookkeeping tables too.
+ * a migration fails.
+ *
+ * @example await migrateToLatest(backend);
  */
-export async function migrateToLatest(db: Kysely<any>, flavor: SqlFlavor, schema?: string): Promise<void> {
-  const provider: MigrationProvider = { getMigrations: async () => migrations(flavor) };
-  const migrator = new Migrator({ db, provider, ...(schema && { migrationTableSchema: schema }) });
+export async function migrateToLatest(backend: Backend): Promise<void> {
+  const provider: MigrationProvider = { getMigrations: async () => migrations(backend) };
+  const schema = backend.migrationSchema;
+  const migrator = new Migrator({ db: backend.db, provider, ...(schema && { migrationTableSchema: schema }) });
   const { error, results } = await migrator.migrateToLatest();
   const failed = results?.find((result) => result.status === 'Error');
   if (error || failed) {

@@ -1,14 +1,19 @@
 import type { Storage } from './storage';
-import { KyselyStorage, type PreparedRunner } from './kysely-storage';
+import { KyselyStorage } from './kysely-storage';
 import { migrateToLatest } from './migrations';
-import { openSqlite, sqliteFlavor } from './sqlite-backend';
-import type { Kysely } from 'kysely';
-import type { Database } from './schema';
-import type { SqlFlavor } from './migrations';
+import { sqliteBackend } from './sqlite-backend';
+import type { BackendKind } from './backend';
 import type * as PostgresBackend from './postgres-backend';
 
 /** Default database: an SQLite file under the working directory. */
 export const DEFAULT_DATABASE_URL = 'sqlite:data/pets.db';
+
+/** The kinds of database, by URL scheme. PostgreSQL is loaded only when used: the embedded default never pays for pg. */
+const BACKENDS: ReadonlyArray<() => BackendKind> = [
+  () => sqliteBackend,
+  () => (require('./postgres-backend') as typeof PostgresBackend).postgresBackend,
+];
+const SCHEMES: Readonly<Record<string, number>> = { sqlite: 0, postgres: 1, postgresql: 1 };
 
 /**
  * Opens the database named by a `DATABASE_URL` and migrates it to the latest
@@ -20,40 +25,14 @@ export const DEFAULT_DATABASE_URL = 'sqlite:data/pets.db';
  */
 export async function openStorage(databaseUrl: string = DEFAULT_DATABASE_URL): Promise<Storage> {
   const [scheme] = databaseUrl.split(':', 1);
-  switch (scheme) {
-    case 'sqlite': {
-      const { db, runPrepared } = openSqlite(databaseUrl.slice('sqlite:'.length));
-      return migrated('sqlite', db, sqliteFlavor, undefined, undefined, runPrepared);
-    }
-    case 'postgres':
-    case 'postgresql': {
-      // Loaded only when used: the embedded default never pays for pg.
-      const { openPostgres, postgresFlavor } = require('./postgres-backend') as typeof PostgresBackend;
-      const { db, schema, pool } = await openPostgres(databaseUrl);
-      return migrated('postgres', db, postgresFlavor, schema, () => ({
-        total: pool.totalCount,
-        idle: pool.idleCount,
-        waiting: pool.waitingCount,
-      }));
-    }
-    default:
-      throw new Error(`DATABASE_URL: unsupported scheme "${scheme}:" (expected sqlite:PATH or postgres://...)`);
-  }
-}
-
-async function migrated(
-  backend: string,
-  db: Kysely<Database>,
-  flavor: SqlFlavor,
-  schema?: string,
-  poolStats?: Storage['poolStats'],
-  runPrepared?: PreparedRunner,
-): Promise<Storage> {
+  const index = SCHEMES[scheme!];
+  if (index === undefined) throw new Error(`DATABASE_URL: unsupported scheme "${scheme}:" (expected sqlite:PATH or postgres://...)`);
+  const backend = await BACKENDS[index]!().open(databaseUrl);
   try {
-    await migrateToLatest(db, flavor, schema);
+    await migrateToLatest(backend);
   } catch (error) {
-    await db.destroy();
+    await backend.db.destroy();
     throw error;
   }
-  return new KyselyStorage(backend, db, undefined, poolStats, runPrepared);
+  return new KyselyStorage(backend);
 }

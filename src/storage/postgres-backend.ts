@@ -1,11 +1,7 @@
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import type { Database } from './schema';
-import type { SqlFlavor } from './migrations';
-
-export const postgresFlavor: SqlFlavor = {
-  addIdColumn: (table) => table.addColumn('id', 'bigint', (col) => col.primaryKey().generatedAlwaysAsIdentity()),
-};
+import { runThroughKysely, type Backend, type BackendKind } from './backend';
 
 const INT8_OID = 20;
 
@@ -21,10 +17,8 @@ const types = {
     oid === INT8_OID && format !== 'binary' ? parseInt8 : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
 };
 
-export interface PostgresOptions {
-  /** Pool size per instance. */
-  maxConnections?: number;
-}
+/** Connections per instance. */
+const POOL_SIZE = 10;
 
 /**
  * Opens a pg pool behind Kysely. `DATABASE_URL` may carry `?schema=NAME`: the
@@ -34,12 +28,14 @@ export interface PostgresOptions {
  * No request waits forever: connecting times out after 2 s and a statement
  * after 5 s, and those failures become 503 responses.
  *
- * @example const { db, schema } = await openPostgres('postgres://pets:pets@127.0.0.1/pets');
+ * @example const backend = await postgresBackend.open('postgres://pets:pets@127.0.0.1/pets');
  */
-export async function openPostgres(
-  databaseUrl: string,
-  options: PostgresOptions = {},
-): Promise<{ db: Kysely<Database>; schema: string | undefined; pool: pg.Pool }> {
+export const postgresBackend: BackendKind = {
+  schemes: ['postgres', 'postgresql'],
+  open: openPostgres,
+};
+
+async function openPostgres(databaseUrl: string): Promise<Backend> {
   const url = new URL(databaseUrl);
   const schema = url.searchParams.get('schema');
   url.searchParams.delete('schema');
@@ -48,7 +44,7 @@ export async function openPostgres(
   }
   const pool = new pg.Pool({
     connectionString: url.toString(),
-    max: options.maxConnections ?? 10,
+    max: POOL_SIZE,
     connectionTimeoutMillis: 2_000,
     statement_timeout: 5_000,
     query_timeout: 6_000,
@@ -72,5 +68,12 @@ export async function openPostgres(
       }
     }
   }
-  return { db, schema: schema ?? undefined, pool };
+  return {
+    name: 'postgres',
+    db,
+    addIdColumn: (table) => table.addColumn('id', 'bigint', (col) => col.primaryKey().generatedAlwaysAsIdentity()),
+    ...(schema && { migrationSchema: schema }),
+    runPrepared: runThroughKysely(db),
+    poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
+  };
 }

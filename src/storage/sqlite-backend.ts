@@ -2,25 +2,25 @@ import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { Kysely, SqliteDialect, type CompiledQuery, type SqliteDatabase } from 'kysely';
-import type { PreparedRunner } from './kysely-storage';
 import type { Database } from './schema';
-import type { SqlFlavor } from './migrations';
-
-export const sqliteFlavor: SqlFlavor = {
-  addIdColumn: (table) => table.addColumn('id', 'integer', (col) => col.primaryKey().autoIncrement()),
-};
+import type { Backend, BackendKind } from './backend';
 
 /**
  * Opens (creating it and its folder if needed) an SQLite file in WAL mode:
  * readers never block the writer, so the keys CLI can use the file while the
  * server runs. `:memory:` gives a private in-memory database.
  *
- * Besides the Kysely instance, a runner for the queries the repositories
- * compile at start: it executes them on their prepared statement directly.
+ * The queries the repositories compile at start run on their prepared
+ * statement directly.
  *
- * @example const { db, runPrepared } = openSqlite('data/pets.db');
+ * @example const backend = await sqliteBackend.open('sqlite:data/pets.db');
  */
-export function openSqlite(file: string): { db: Kysely<Database>; runPrepared: PreparedRunner } {
+export const sqliteBackend: BackendKind = {
+  schemes: ['sqlite'],
+  open: async (databaseUrl) => openSqlite(databaseUrl.slice('sqlite:'.length)),
+};
+
+function openSqlite(file: string): Backend {
   if (file !== ':memory:') mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
   const connection = new BetterSqlite3(file);
   connection.pragma('journal_mode = WAL');
@@ -31,11 +31,13 @@ export function openSqlite(file: string): { db: Kysely<Database>; runPrepared: P
   connection.pragma('foreign_keys = ON');
   const database = withStatementCache(connection);
   return {
+    name: 'sqlite',
     db: new Kysely<Database>({ dialect: new SqliteDialect({ database }) }),
+    addIdColumn: (table) => table.addColumn('id', 'integer', (col) => col.primaryKey().autoIncrement()),
     // better-sqlite3 runs a statement synchronously to completion, and the
     // server opens no transactions, so Kysely's connection lock (a promise per
     // query) guards nothing here. Kysely still built and compiled the SQL.
-    runPrepared: <R>(query: CompiledQuery<R>): Promise<R[]> => {
+    runPrepared: <R,>(query: CompiledQuery<R>): Promise<R[]> => {
       try {
         return Promise.resolve(database.prepare(query.sql).all(query.parameters as unknown[]) as R[]);
       } catch (error) {

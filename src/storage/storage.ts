@@ -5,25 +5,24 @@
  */
 import type { components } from '../../generated/openapi';
 
+import type { operations } from '../../generated/openapi';
+import type { Plan } from '../rate-limit/plans';
+import type { PoolStats } from './backend';
+
 export type Pet = components['schemas']['Pet'];
 export type PetStatus = components['schemas']['PetStatus'];
-export type NewPetRecord = Omit<Pet, 'id'>;
 
-export interface ListPetsQuery {
-  limit: number;
-  status?: PetStatus;
-}
+/** What listing pets takes: the listPets query parameters the storage understands, from the contract. */
+export type ListPetsQuery = Pick<Required<NonNullable<operations['listPets']['parameters']['query']>>, 'limit'> &
+  Pick<NonNullable<operations['listPets']['parameters']['query']>, 'status'>;
 
 export interface PetRepository {
   /** Pets in ascending id order, at most `limit`, optionally only those with `status`. */
   list(query: ListPetsQuery): Promise<Pet[]>;
   /** Stores a pet durably and returns it with its new id. */
-  create(pet: NewPetRecord): Promise<Pet>;
+  create(pet: Omit<Pet, 'id'>): Promise<Pet>;
   get(id: number): Promise<Pet | undefined>;
 }
-
-export const PLANS = ['free', 'pro', 'business', 'enterprise'] as const;
-export type Plan = (typeof PLANS)[number];
 
 export interface ApiKeyRecord {
   id: number;
@@ -51,8 +50,8 @@ export interface NewApiKeyRecord {
 
 export interface ApiKeyRepository {
   create(key: NewApiKeyRecord): Promise<ApiKeyRecord>;
-  /** The key stored under this SHA-256 hash (revoked or not), with the stored hash. */
-  findByHash(hash: string): Promise<(ApiKeyRecord & { hash: string }) | undefined>;
+  /** The key stored under this SHA-256 hash (revoked or not). */
+  findByHash(hash: string): Promise<ApiKeyRecord | undefined>;
   /** The key with this id (revoked or not). */
   get(id: number): Promise<ApiKeyRecord | undefined>;
   list(): Promise<ApiKeyRecord[]>;
@@ -71,14 +70,35 @@ export interface ApiKeyRepository {
   count(): Promise<number>;
 }
 
-/** An open database: repositories plus lifecycle. */
-export interface Storage {
-  readonly backend: string;
+/**
+ * The repositories of the service's data, as handlers see them (their
+ * context is derived from this): a new repository added here and in
+ * kysely-storage.ts reaches every handler, with nothing to change in the
+ * pipeline.
+ */
+export interface Repositories {
   readonly pets: PetRepository;
+}
+
+/** The names of `Repositories`, to hand handlers exactly those. */
+export const REPOSITORY_NAMES = ['pets'] as const satisfies ReadonlyArray<keyof Repositories>;
+
+/**
+ * The repositories of a storage, as handlers receive them.
+ *
+ * @example handler(request, { ...repositoriesOf(storage), caller })
+ */
+export const repositoriesOf = (storage: Repositories): Repositories =>
+  Object.fromEntries(REPOSITORY_NAMES.map((name) => [name, storage[name]])) as unknown as Repositories;
+
+/** An open database: repositories plus lifecycle. */
+export interface Storage extends Repositories {
+  /** `sqlite` or `postgres` (metrics, logs). */
+  readonly backend: string;
   readonly apiKeys: ApiKeyRepository;
   /** Resolves when the database answers a trivial query. */
   ping(): Promise<void>;
   /** The connection pool's counts, where there is a pool (PostgreSQL). */
-  poolStats?(): { total: number; idle: number; waiting: number };
+  poolStats?(): PoolStats;
   close(): Promise<void>;
 }

@@ -1,4 +1,4 @@
-import type { Storage } from './storage';
+import { REPOSITORY_NAMES, type Storage } from './storage';
 
 /** Receives the duration (seconds) of each repository call, named `repository.method`. */
 export type QueryTimer = (operation: string) => (seconds: number) => void;
@@ -13,9 +13,10 @@ export type QueryTimer = (operation: string) => (seconds: number) => void;
  * @example const timed = timedStorage(storage, (operation) => histogram.labels({ operation, backend: storage.backend }).observe);
  */
 export function timedStorage(storage: Storage, timer: QueryTimer): Storage {
+  const repositories = Object.fromEntries(REPOSITORY_NAMES.map((name) => [name, timedRepository(storage[name], name, timer)]));
   return {
     backend: storage.backend,
-    pets: timedRepository(storage.pets, 'pets', timer),
+    ...(repositories as unknown as Pick<Storage, (typeof REPOSITORY_NAMES)[number]>),
     apiKeys: timedRepository(storage.apiKeys, 'apiKeys', timer),
     ping: () => storage.ping(),
     close: () => storage.close(),

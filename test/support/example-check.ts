@@ -1,5 +1,6 @@
 import type { OpenApiDocument } from '../../src/contract/load-spec';
-import { escapePointer, schemaValidator } from '../../src/contract/schema-validator';
+import { schemaValidator } from '../../src/contract/schema-validator';
+import { escapePointer } from '../../src/contract/refs';
 
 type Node = Record<string, any>;
 

@@ -1,32 +1,54 @@
 import type { Express } from 'express';
 import path from 'node:path';
 import request from 'supertest';
-import { createApp, type AppDependencies } from '../../src/compose';
-import { openStorage } from '../../src/storage/open-storage';
-import type { Plan, Storage } from '../../src/storage/storage';
+import { compose, type CompositionSeams, type Service } from '../../src/compose';
+import { loadConfig, withSettings, type Config } from '../../src/config';
+import type { Storage } from '../../src/storage/storage';
+import type { Plan } from '../../src/rate-limit/plans';
 import { issueApiKey } from '../../src/auth/key-service';
-import { assertConformsToSpec } from './spec-conformance';
+import type { OpenApiDocument } from '../../src/contract/load-spec';
+import type { Metrics } from '../../src/observability/metrics';
+import { assertResponseConforms } from './spec-conformance';
 import { tempDir } from './paths';
 import { memoryLog } from './memory-log';
-import { createLogger } from '../../src/observability/logger';
-import { openRedisState, type SharedState } from '../../src/shared-state/redis-state';
 import { isolatedPostgresUrl, isolationName, REDIS_URL, TEST_BACKEND } from './backend';
-import { createMetrics, type Metrics } from '../../src/observability/metrics';
 
 type Method = 'get' | 'post' | 'put' | 'patch' | 'delete' | 'head' | 'options';
 
 /**
  * supertest against the app, with every response checked against the
- * contract before the test sees it.
+ * contract before the test sees it. A 5xx fails the check unless the test
+ * says it expects that status (`.expect(503)`).
  */
 export type ApiClient = { [M in Method]: (url: string) => request.Test };
 
-export function apiClient(app: Express): ApiClient {
+export function apiClient(app: Express, contract?: OpenApiDocument): ApiClient {
   const agent = request(app);
   const wrap =
     (method: Method) =>
-    (url: string): request.Test =>
-      agent[method](url).expect((res) => assertConformsToSpec(res));
+    (url: string): request.Test => {
+      const test = agent[method](url);
+      const expected = new Set<number>();
+      const expect = test.expect.bind(test) as (...args: unknown[]) => request.Test;
+      // Statuses the test pins: a 5xx among them is expected, not a failure.
+      test.expect = ((...args: unknown[]) => {
+        if (typeof args[0] === 'number') expected.add(args[0]);
+        return expect(...args);
+      }) as request.Test['expect'];
+      return expect((res: request.Response) =>
+        assertResponseConforms(
+          {
+            method: method.toUpperCase(),
+            url: (res as unknown as { req: { path: string } }).req.path,
+            status: res.status,
+            headers: res.headers,
+            body: res.body,
+            text: res.text,
+          },
+          { expectedStatuses: expected, ...(contract && { contract }) },
+        ),
+      );
+    };
   return {
     get: wrap('get'),
     post: wrap('post'),
@@ -38,9 +60,20 @@ export function apiClient(app: Express): ApiClient {
   };
 }
 
+/** What a test may change: settings of the configuration, and the composition root's seams. */
+export interface TestAppOptions extends Omit<CompositionSeams, 'logDestination'> {
+  /** A database to reuse (another test app's); a fresh one by default. */
+  databaseUrl?: string;
+  /** Rate-limit settings to change (windows, bans, the per-IP limit). */
+  rateLimits?: Partial<Config['rateLimits']>;
+  /** Any other setting of the configuration. */
+  settings?: Partial<Omit<Config, 'rateLimits'>>;
+}
+
 export interface TestApp {
   app: Express;
   api: ApiClient;
+  service: Service;
   storage: Storage;
   /** A valid key of plan `free`, as `Bearer <key>`. */
   auth: string;
@@ -54,51 +87,68 @@ export interface TestApp {
 }
 
 /**
- * A real app on a real database, fresh unless `databaseUrl` is given: an
- * SQLite file, or (in the postgres+redis project) a PostgreSQL schema of its
- * own with Redis-backed rate limits under a key prefix of its own.
- *
- * @example const t = await startTestApp(); await t.api.get('/v1/pets').set('Authorization', t.auth).expect(200);
+ * The configuration of a test app: the server's, read from an environment
+ * as `npm start` reads it, on this test's own database (an SQLite file, or in
+ * the postgres+redis project a PostgreSQL schema and a Redis key prefix of
+ * its own), with the changes the test asks for. Responses are written
+ * directly, as in production, and every one the tests receive is checked
+ * against the contract by the client.
  */
-export async function startTestApp(
-  options: Partial<Omit<AppDependencies, 'storage' | 'logger'>> & { databaseUrl?: string } = {},
-): Promise<TestApp> {
+export function testConfig(options: Pick<TestAppOptions, 'databaseUrl' | 'rateLimits' | 'settings'> = {}): Config {
   const name = isolationName();
   const databaseUrl =
     options.databaseUrl ?? (TEST_BACKEND === 'postgres' ? isolatedPostgresUrl(name) : `sqlite:${path.join(tempDir(), 'pets.db')}`);
-  const storage = await openStorage(databaseUrl);
-  const log = memoryLog();
-  const logger = createLogger('info', log.sink);
-  const metrics = options.metrics ?? createMetrics();
-  let shared: SharedState | undefined;
-  if (TEST_BACKEND === 'postgres') {
-    shared = await openRedisState(REDIS_URL!, storage.apiKeys, logger, `pas:${name}:`, (kind) => metrics.redisErrors.inc({ kind }));
-  }
-  const app = createApp({
-    // The production path: responses are written directly, and every one the
-    // tests receive is checked against the contract by the client below.
-    validateResponses: false,
-    logRequests: true,
-    ...shared?.appDependencies,
-    ...options,
-    metrics,
-    storage,
-    logger,
+  const config = loadConfig({
+    NODE_ENV: 'test',
+    LOG_LEVEL: 'info',
+    DATABASE_URL: databaseUrl,
+    VALIDATE_RESPONSES: 'false',
+    ...(TEST_BACKEND === 'postgres' && { REDIS_URL: REDIS_URL!, REDIS_KEY_PREFIX: `pas:${name}:` }),
   });
+  return withSettings(config, { ...options.settings, rateLimits: { ...config.rateLimits, ...options.rateLimits } });
+}
+
+/**
+ * A real app on a real database, built by the composition root the server
+ * uses, with a free key issued.
+ *
+ * @example const t = await startTestApp(); await t.api.get('/v1/pets').set('Authorization', t.auth).expect(200);
+ */
+export async function startTestApp(options: TestAppOptions = {}): Promise<TestApp> {
+  const config = testConfig(options);
+  const log = memoryLog();
+  const { databaseUrl: _database, rateLimits: _limits, settings: _settings, ...seams } = options;
+  const service = await compose(config, { ...seams, logDestination: log.sink });
+  const storage = service.storage;
   const issueKey: TestApp['issueKey'] = async (plan = 'free', limits = {}) =>
     `Bearer ${(await issueApiKey(storage.apiKeys, { plan, ...limits })).key}`;
   return {
-    app,
-    api: apiClient(app),
+    app: service.app,
+    api: apiClient(service.app, service.contract),
+    service,
     storage,
     auth: await issueKey(),
-    databaseUrl,
+    databaseUrl: config.databaseUrl,
     logs: log.text,
-    metrics,
+    metrics: service.metrics,
     issueKey,
-    close: async () => {
-      await shared?.close();
-      await storage.close();
-    },
+    close: () => service.close(),
   };
+}
+
+/**
+ * An app composed on a storage the test already has (often one with a
+ * failure injected), without issuing a key. Closing it leaves the storage open.
+ *
+ * @example const down = await appOn({ ...t.storage, ping: () => Promise.reject(error) }); await down.api.get('/readyz').expect(503);
+ */
+export async function appOn(
+  storage: Storage,
+  options: Omit<TestAppOptions, 'storage' | 'databaseUrl'> & { logLevel?: Config['logLevel'] } = {},
+): Promise<Pick<TestApp, 'app' | 'api' | 'service' | 'logs' | 'close'>> {
+  const { logLevel, rateLimits, settings, ...seams } = options;
+  const config = testConfig({ ...(rateLimits && { rateLimits }), settings: { ...settings, ...(logLevel && { logLevel }) } });
+  const log = memoryLog();
+  const service = await compose(config, { ...seams, storage, logDestination: log.sink });
+  return { app: service.app, api: apiClient(service.app, service.contract), service, logs: log.text, close: () => service.close() };
 }

@@ -9,7 +9,7 @@ import { createPet } from '../../src/handlers/createPet';
 import { getPet } from '../../src/handlers/getPet';
 import { listPets } from '../../src/handlers/listPets';
 import { listStoreOrders } from '../../src/handlers/listStoreOrders';
-import { notImplementedHandler } from '../../src/handlers/stub';
+import { notImplementedHandler } from '../../src/handlers/types/stub';
 import { notImplemented } from '../../src/errors/api-error';
 import type { Caller } from '../../src/auth/caller';
 

@@ -10,6 +10,7 @@
  * path back onto the YAML the designer wrote.
  */
 import type { OpenApiDocument } from '../../../src/contract/load-spec';
+import { pointerSegments } from '../../../src/contract/refs';
 
 export type JsonPath = ReadonlyArray<string | number>;
 
@@ -66,10 +67,7 @@ export function deref(document: OpenApiDocument, node: unknown): unknown {
   for (let hops = 0; isRecord(current) && typeof current['$ref'] === 'string'; hops++) {
     const ref = current['$ref'] as string;
     if (!ref.startsWith('#/') || hops > 64) return current; // external or circular: leave as written
-    current = ref
-      .slice(2)
-      .split('/')
-      .reduce<unknown>((value, key) => (isRecord(value) ? value[key.replace(/~1/g, '/').replace(/~0/g, '~')] : undefined), document);
+    current = pointerSegments(ref).reduce<unknown>((value, key) => (isRecord(value) ? value[key] : undefined), document);
   }
   return current;
 }

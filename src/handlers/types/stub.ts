@@ -10,7 +10,7 @@
  * // src/handlers/adoptPet.ts (scaffolded)
  * export const adoptPet = notImplementedHandler('adoptPet');
  */
-import type { OperationId } from '../../generated/operations';
+import type { OperationId } from '../../../generated/operations';
 
 const STUB = Symbol('not implemented');
 

@@ -8,10 +8,10 @@
  *   return pet ? { status: 200, body: pet } : { status: 404, body: notFound(`pet ${params.petId} does not exist`) };
  * };
  */
-import type { operations } from '../../generated/openapi';
-import type { OperationId, operationTable } from '../../generated/operations';
-import type { PetRepository } from '../storage/storage';
-import type { Caller } from '../auth/caller';
+import type { operations } from '../../../generated/openapi';
+import type { OperationId, operationTable } from '../../../generated/operations';
+import type { PetRepository } from '../../storage/storage';
+import type { Caller } from '../../auth/caller';
 import type { Stub } from './stub';
 
 export type { OperationId };

@@ -1,0 +1,37 @@
+import type { Express } from 'express';
+import type { Logger } from 'pino';
+import type { OpenApiDocument } from '../contract/load-spec';
+import type { Metrics } from '../observability/metrics';
+import { limitUrlLength } from '../guards/url-length';
+import { asMiddleware } from '../pipeline/stage';
+import { mountDocs } from './docs';
+import { metricsRoute, type MetricsAccess } from './metrics-route';
+import { readinessRoute } from './readiness';
+
+export interface PublicRoutesOptions {
+  contract: OpenApiDocument;
+  metrics: Metrics;
+  metricsAccess: MetricsAccess;
+  /** What /readyz checks, by name (the database, Redis). */
+  readinessChecks: Record<string, () => Promise<void>>;
+  logger: Logger;
+}
+
+/**
+ * The endpoints outside the contract's base path, so never rate limited and
+ * never validated: `/healthz` (the process answers), `/readyz` (its
+ * dependencies answer too), `/metrics` (absent when disabled), the contract
+ * (`/openapi.json`, `/openapi.yaml`) and its reference (`/docs`). Long
+ * request targets still get their 414 first.
+ *
+ * @example mountPublicRoutes(app, { contract, metrics, metricsAccess: 'open', readinessChecks, logger });
+ */
+export function mountPublicRoutes(app: Express, options: PublicRoutesOptions): void {
+  app.use(asMiddleware(limitUrlLength()));
+  app.get('/healthz', (_req, res) => {
+    res.json({ status: 'ok' });
+  });
+  app.get('/readyz', readinessRoute(options.readinessChecks, options.logger));
+  if (options.metricsAccess !== 'disabled') app.get('/metrics', metricsRoute(options.metrics, options.metricsAccess));
+  mountDocs(app, options.contract);
+}

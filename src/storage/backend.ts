@@ -1,0 +1,47 @@
+import type { CompiledQuery, CreateTableBuilder, Kysely } from 'kysely';
+import type { Database } from './schema';
+
+/** A connection pool's counts (PostgreSQL), reported as metrics. */
+export interface PoolStats {
+  total: number;
+  idle: number;
+  waiting: number;
+}
+
+/** Runs a query compiled at start (see `prepare` in kysely-storage.ts) and returns its rows. */
+export type PreparedRunner = <R>(query: CompiledQuery<R>) => Promise<R[]>;
+
+/**
+ * An open database of one kind, as the repositories and migrations need it
+ * (Kysely's `Dialect` is the model: one small object per kind of database,
+ * and nothing above it knows which). Everything that differs between SQLite
+ * and PostgreSQL lives behind it; the SQL itself is the same.
+ *
+ * @example const backend = await sqliteBackend.open('sqlite:data/pets.db'); await migrateToLatest(backend);
+ */
+export interface Backend {
+  /** `sqlite` or `postgres`: the label in metrics, logs and readiness. */
+  readonly name: string;
+  readonly db: Kysely<Database>;
+  /** An auto-incrementing 64-bit primary key that is never reused. */
+  addIdColumn(table: CreateTableBuilder<string>): CreateTableBuilder<string, 'id'>;
+  /** The schema that holds the migrator's bookkeeping tables (PostgreSQL `?schema=`). */
+  readonly migrationSchema?: string;
+  /** How queries compiled at start run: on the driver's prepared statement where it has one. */
+  readonly runPrepared: PreparedRunner;
+  /** The connection pool's counts, where there is a pool. */
+  poolStats?(): PoolStats;
+}
+
+/** Opens the backend of the `DATABASE_URL` schemes it names. */
+export interface BackendKind {
+  /** URL schemes, without the colon. */
+  readonly schemes: readonly string[];
+  open(databaseUrl: string): Promise<Backend>;
+}
+
+/** Kysely's own executor: for backends without a faster path. */
+export const runThroughKysely =
+  (db: Kysely<Database>): PreparedRunner =>
+  async (query) =>
+    (await db.executeQuery(query)).rows;
