@@ -1,9 +1,10 @@
 /**
- * `npm run api:release [-- --spec <file>]`
+ * `npm run api:release [-- --spec <file>] [--today YYYY-MM-DD]`
  *
  * Records openapi/openapi.yaml as released: writes openapi/releases/<info.version>.yaml
  * (commit it). Refuses an existing version, a version not above the last
- * release, and an unannounced breaking change against the last release.
+ * release, and an unannounced breaking change against the last release
+ * (sunsets judged on --today, default $API_DIFF_TODAY, else the real date).
  * The work is in scripts/lib/contract-diff/api-release-command.ts.
  */
 import { emit } from './lib/contract-diff/command-io';

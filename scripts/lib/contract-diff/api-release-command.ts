@@ -2,7 +2,8 @@
  * `npm run api:release`: records the working contract as released, as
  * `openapi/releases/<info.version>.yaml` (a byte-for-byte copy, to commit).
  * Refuses to overwrite a recorded version, to go back in version, and to
- * record a breaking change against the last release without a major bump.
+ * record a breaking change against the last release that is not announced
+ * (by a major bump, or by a sunset date that has come).
  */
 import { copyFileSync, existsSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
@@ -14,11 +15,13 @@ import type { CommandOutcome } from './command-io';
 import { ContractSourceError, displayPath, loadContractFile } from './load-contract';
 import { newestRelease, releasesDirOf } from './releases';
 import { renderText } from './report';
+import { resolveToday } from './today';
 
 const refuse = (message: string, details = ''): CommandOutcome => ({ exitCode: 1, stdout: details, stderr: `api:release: ${message}\n` });
 
 /**
- * Runs `api:release` in-process.
+ * Runs `api:release` in-process. `--today` (default `$API_DIFF_TODAY`, else
+ * the real date, UTC) is the day sunsets are judged by.
  *
  * @example
  * runApiRelease([], process.cwd()); // writes openapi/releases/1.1.0.yaml when info.version is 1.1.0
@@ -26,10 +29,12 @@ const refuse = (message: string, details = ''): CommandOutcome => ({ exitCode: 1
 export function runApiRelease(args: readonly string[], cwd: string): CommandOutcome {
   let values;
   try {
-    ({ values } = parseArgs({ args: [...args], options: { spec: { type: 'string' } }, strict: true, allowPositionals: false }));
+    ({ values } = parseArgs({ args: [...args], options: { spec: { type: 'string' }, today: { type: 'string' } }, strict: true, allowPositionals: false }));
   } catch (error) {
-    return { exitCode: 2, stdout: '', stderr: `api:release: ${(error as Error).message}\nusage: npm run api:release [-- --spec <file>]\n` };
+    return { exitCode: 2, stdout: '', stderr: `api:release: ${(error as Error).message}\nusage: npm run api:release [-- --spec <file>] [--today YYYY-MM-DD]\n` };
   }
+  const day = resolveToday(values.today);
+  if ('error' in day) return { exitCode: 2, stdout: '', stderr: `api:release: ${day.error}\n` };
   const specPath = values.spec === undefined ? SPEC_PATH : path.resolve(cwd, values.spec);
   const relative = (file: string): string => displayPath(cwd, file);
   let head;
@@ -49,7 +54,7 @@ export function runApiRelease(args: readonly string[], cwd: string): CommandOutc
   const last = newestRelease(dir);
   if (last) {
     if (semver.lte(version, last.version)) return refuse(`info.version ${version} is not above the last release ${last.version}`);
-    const result = compareContracts(loadContractFile(last.file, relative(last.file)), head);
+    const result = compareContracts(loadContractFile(last.file, relative(last.file)), head, { today: day.today });
     if (!result.gate.passed) return refuse(`${result.gate.summary}`, renderText(result));
   }
 
