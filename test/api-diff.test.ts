@@ -588,7 +588,7 @@ describe('the sunset rule: removing an operation deprecated with x-sunset (getPe
     expect(cli('2030-12-05')).toMatchObject({ status: 0, stdout: expect.stringContaining('\nOK: 1 breaking change, announced by the Sunset header of getPet') });
   });
 
-  it('api:release applies the same rule on its --today', () => {
+  it('api:release applies the same rule on its --today, and records that day as the release date', () => {
     const spec = removal('1.1.0');
     const releases = path.join(path.dirname(spec), 'releases');
     const early = runApiRelease(['--spec', spec, '--today', '2030-12-04'], PROJECT_ROOT);
@@ -597,7 +597,10 @@ describe('the sunset rule: removing an operation deprecated with x-sunset (getPe
     expect(existsSync(path.join(releases, '1.1.0.yaml'))).toBe(false);
 
     expect(runApiRelease(['--spec', spec, '--today', '2030-12-05'], PROJECT_ROOT)).toMatchObject({ exitCode: 0, stderr: '' });
-    expect(existsSync(path.join(releases, '1.1.0.yaml'))).toBe(true);
+    expect(JSON.parse(readFileSync(path.join(releases, 'index.json'), 'utf8'))).toEqual({ '1.1.0': { date: '2030-12-05' } });
+    expect(readFileSync(path.join(path.dirname(spec), 'CHANGELOG.md'), 'utf8')).toContain(
+      '\n### getPet (GET /pets/{petId})\n\n- **BREAKING** operation removed (clients calling it now fail, as its Sunset header announced for 2030-12-05)\n',
+    );
   });
 });
 
@@ -721,9 +724,10 @@ describe('api:release records the contract as openapi/releases/<version>.yaml', 
       d.info.version = '1.1.0';
       schemas(d).NewPet.properties.breed = { type: 'string' };
     });
-    const first = runApiRelease(['--spec', spec], PROJECT_ROOT);
+    const first = runApiRelease(['--spec', spec, '--today', '2027-01-15'], PROJECT_ROOT);
     expect(first).toMatchObject({ exitCode: 0, stderr: '' });
-    expect(first.stdout).toContain('Released 1.1.0');
+    expect(first.stdout).toContain('Released 1.1.0 on 2027-01-15');
+    expect(first.stdout).toContain(`git add ${path.join(releases, '1.1.0.yaml')} ${path.join(releases, 'index.json')} ${path.join(path.dirname(spec), 'CHANGELOG.md')}\n`);
     expect(readFileSync(path.join(releases, '1.1.0.yaml'), 'utf8')).toBe(readFileSync(spec, 'utf8'));
 
     const again = runApiRelease(['--spec', spec], PROJECT_ROOT);

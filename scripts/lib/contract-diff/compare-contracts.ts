@@ -8,8 +8,9 @@ import { evaluateGate } from './version-gate';
 export interface CompareOptions extends DiffOptions {
   /**
    * The day (YYYY-MM-DD, UTC) sunset dates are judged by: the commands pass
-   * today (today.ts). Undefined: no day to judge by, so no removal is excused
-   * by its sunset and none is refused by name; the major-version gate alone decides.
+   * today (today.ts), the changelog a release's own date. Undefined: no day to
+   * judge by (a release without a recorded date), so no removal is excused by
+   * its sunset and none is refused by name; the major-version gate alone decides.
    */
   today?: string;
 }
