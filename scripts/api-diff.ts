@@ -1,9 +1,12 @@
 /**
- * `npm run api:diff -- [--base <git ref or file>] [--spec <file>] [--format text|json|markdown]`
+ * `npm run api:diff -- [--base <git ref or file>] [--spec <file>] [--format text|json|markdown] [--today YYYY-MM-DD]`
  *
  * Compares openapi/openapi.yaml with the base (default: the newest release in
  * openapi/releases) and prints every change with its class. Exit 1 when a
- * change is breaking and info.version's major was not raised, 2 on bad input.
+ * change is breaking and info.version's major was not raised (the removal of
+ * an operation whose x-sunset date has come is announced; before that date it
+ * is refused by name), 2 on bad input. `--today` (default $API_DIFF_TODAY,
+ * else the real date) is the day sunsets are judged by.
  * The work is in scripts/lib/contract-diff/.
  */
 import { emit } from './lib/contract-diff/command-io';

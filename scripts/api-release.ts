@@ -1,9 +1,12 @@
 /**
- * `npm run api:release [-- --spec <file>]`
+ * `npm run api:release [-- --spec <file>] [--today YYYY-MM-DD]`
  *
- * Records openapi/openapi.yaml as released: writes openapi/releases/<info.version>.yaml
- * (commit it). Refuses an existing version, a version not above the last
+ * Records openapi/openapi.yaml as released: writes openapi/releases/<info.version>.yaml,
+ * its date in openapi/releases/index.json, and regenerates openapi/CHANGELOG.md
+ * (commit them). Refuses an existing version, a version not above the last
  * release, and an unannounced breaking change against the last release.
+ * --today (default $API_DIFF_TODAY, else the real date, UTC) is the release
+ * date and the day sunsets are judged by.
  * The work is in scripts/lib/contract-diff/api-release-command.ts.
  */
 import { emit } from './lib/contract-diff/command-io';

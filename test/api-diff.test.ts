@@ -449,6 +449,7 @@ describe('api:diff output and errors', () => {
       {
         class: 'breaking',
         location: 'paths./pets.get.parameters.limit.schema.maximum',
+        operation: { operationId: 'listPets', method: 'get', path: '/pets', at: 'parameters.limit.schema.maximum' },
         action: 'replace',
         before: 100,
         after: 50,
@@ -493,6 +494,113 @@ describe('api:diff output and errors', () => {
     const outcome = runApiDiff(['--spec', path.join(dir, 'openapi.yaml')], PROJECT_ROOT);
     expect(outcome.exitCode).toBe(2);
     expect(outcome.stderr).toMatch(/^api:diff: no release recorded in .*npm run api:release.*--base/);
+  });
+});
+
+describe('the sunset rule: removing an operation deprecated with x-sunset (getPet, 2030-12-05)', () => {
+  const GET_PET = 'paths./pets/{petId}.get';
+  /** The contract as the release, and a head without getPet at `version` (plus `also` edits). */
+  const removal = (version: string, also: (doc: Doc) => void = () => {}): string =>
+    writeCase({
+      name: 'getPet removed',
+      edit: (d) => {
+        delete d.paths['/pets/{petId}'];
+        d.info.version = version;
+        also(d);
+      },
+      exit: 1,
+      lines: [],
+      library: 'right',
+    });
+  const diffOn = (spec: string, today: string, ...args: string[]) => runApiDiff(['--spec', spec, '--today', today, ...args], PROJECT_ROOT);
+
+  it('within the major, before the sunset date: refused, naming the operation, its date and the Sunset header', () => {
+    for (const today of ['2026-11-23', '2030-12-04']) {
+      const outcome = diffOn(removal('1.1.0'), today);
+      expect(outcome.stdout).toContain(`\nBREAKING ${GET_PET}: removed (clients calling it now fail, though its Sunset header promised it until 2030-12-05)\n`);
+      expect(outcome.stdout).toContain(
+        '\nFAIL: getPet (GET /pets/{petId}) is removed before its sunset date, 2030-12-05: its Sunset header promised clients it works until then; keep it until 2030-12-05, or remove it in a new major version\n',
+      );
+      expect(outcome.exitCode).toBe(1);
+    }
+  });
+
+  it('within the major, on or after the sunset date: accepted as announced, and still listed as breaking', () => {
+    for (const [version, today] of [['1.1.0', '2030-12-05'], ['1.0.1', '2031-06-01']] as const) {
+      const outcome = diffOn(removal(version), today);
+      expect(outcome.stdout).toContain(`\nBREAKING ${GET_PET}: removed (clients calling it now fail, as its Sunset header announced for 2030-12-05)\n`);
+      expect(outcome.stdout).toContain('\nOK: 1 breaking change, announced by the Sunset header of getPet (GET /pets/{petId}) on 2030-12-05\n');
+      expect(outcome.exitCode).toBe(0);
+    }
+  });
+
+  it('the sunset excuses only the removal: another breaking change in the same minor release is still refused', () => {
+    const outcome = diffOn(removal('1.1.0', (d) => (limit(d).schema.maximum = 50)), '2031-01-01');
+    expect(outcome.stdout).toContain('\nFAIL: 1 breaking change and info.version 1.0.0 → 1.1.0 does not raise the major');
+    expect(outcome.exitCode).toBe(1);
+    const early = diffOn(removal('1.1.0', (d) => (limit(d).schema.maximum = 50)), '2030-01-01');
+    expect(early.stdout).toMatch(/\nFAIL: getPet \(GET \/pets\/\{petId\}\) is removed before its sunset date, 2030-12-05: .*; 1 other breaking change and info.version 1\.0\.0 → 1\.1\.0 does not raise the major/);
+    expect(early.exitCode).toBe(1);
+  });
+
+  it('a deprecated operation without x-sunset promised no date: its removal needs a major bump, on any day', () => {
+    const spec = writeCase({
+      name: 'getPet without x-sunset removed',
+      base: (d) => delete d.paths['/pets/{petId}'].get['x-sunset'],
+      edit: (d) => {
+        delete d.paths['/pets/{petId}'];
+        d.info.version = '1.1.0';
+      },
+      exit: 1,
+      lines: [],
+      library: 'right',
+    });
+    const outcome = diffOn(spec, '2099-01-01');
+    expect(outcome.stdout).toContain(`\nBREAKING ${GET_PET}: removed (clients calling it now fail)\n`);
+    expect(outcome.stdout).toContain('\nFAIL: 1 breaking change and info.version 1.0.0 → 1.1.0 does not raise the major');
+    expect(outcome.exitCode).toBe(1);
+  });
+
+  it('across majors (--base the 1.x release, --spec a 2.0.0): an announced break before the sunset too, exit 0, listed as breaking', () => {
+    const spec = removal('2.0.0');
+    const base = path.join(path.dirname(spec), 'releases', '1.0.0.yaml');
+    const outcome = diffOn(spec, '2026-11-23', '--base', base);
+    expect(outcome.stdout).toContain(`\nBREAKING ${GET_PET}: removed (`);
+    expect(outcome.stdout).toContain('\nOK: 1 breaking change, announced by a major version bump (info.version 1.0.0 → 2.0.0)\n');
+    expect(outcome.exitCode).toBe(0);
+    const json = JSON.parse(diffOn(spec, '2026-11-23', '--base', base, '--format', 'json').stdout);
+    expect(json.gate).toMatchObject({ passed: true, majorBumped: true, sunsetRemovals: [{ operationId: 'getPet', method: 'get', path: '/pets/{petId}', sunset: '2030-12-05', due: false }] });
+  });
+
+  it('--today must be a date (exit 2); without it, $API_DIFF_TODAY decides (the real CLI)', () => {
+    const spec = removal('1.1.0');
+    for (const bad of ['2030-02-30', '05/12/2030', '']) {
+      expect(diffOn(spec, bad)).toMatchObject({ exitCode: 2, stdout: '', stderr: `api:diff: --today must be a YYYY-MM-DD date, got ${JSON.stringify(bad)}\n` });
+    }
+    const cli = (today: string) =>
+      spawnSync(process.execPath, ['--import', 'tsx', 'scripts/api-diff.ts', '--spec', spec], {
+        cwd: PROJECT_ROOT,
+        encoding: 'utf8',
+        timeout: 30_000,
+        env: { ...process.env, INIT_CWD: PROJECT_ROOT, API_DIFF_TODAY: today },
+      });
+    expect(cli('2030-12-04')).toMatchObject({ status: 1, stdout: expect.stringContaining('\nFAIL: getPet (GET /pets/{petId}) is removed before its sunset date, 2030-12-05') });
+    expect(cli('2030-12-05')).toMatchObject({ status: 0, stdout: expect.stringContaining('\nOK: 1 breaking change, announced by the Sunset header of getPet') });
+  });
+
+  it('api:release applies the same rule on its --today, and records that day as the release date', () => {
+    const spec = removal('1.1.0');
+    const releases = path.join(path.dirname(spec), 'releases');
+    const early = runApiRelease(['--spec', spec, '--today', '2030-12-04'], PROJECT_ROOT);
+    expect(early.exitCode).toBe(1);
+    expect(early.stderr).toMatch(/^api:release: getPet \(GET \/pets\/\{petId\}\) is removed before its sunset date, 2030-12-05: its Sunset header promised/);
+    expect(existsSync(path.join(releases, '1.1.0.yaml'))).toBe(false);
+
+    expect(runApiRelease(['--spec', spec, '--today', '2030-12-05'], PROJECT_ROOT)).toMatchObject({ exitCode: 0, stderr: '' });
+    expect(JSON.parse(readFileSync(path.join(releases, 'index.json'), 'utf8'))).toEqual({ '1.1.0': { date: '2030-12-05' } });
+    expect(readFileSync(path.join(path.dirname(spec), 'CHANGELOG.md'), 'utf8')).toContain(
+      '\n### getPet (GET /pets/{petId})\n\n- **BREAKING** operation removed (clients calling it now fail, as its Sunset header announced for 2030-12-05)\n',
+    );
   });
 });
 
@@ -616,9 +724,10 @@ describe('api:release records the contract as openapi/releases/<version>.yaml', 
       d.info.version = '1.1.0';
       schemas(d).NewPet.properties.breed = { type: 'string' };
     });
-    const first = runApiRelease(['--spec', spec], PROJECT_ROOT);
+    const first = runApiRelease(['--spec', spec, '--today', '2027-01-15'], PROJECT_ROOT);
     expect(first).toMatchObject({ exitCode: 0, stderr: '' });
-    expect(first.stdout).toContain('Released 1.1.0');
+    expect(first.stdout).toContain('Released 1.1.0 on 2027-01-15');
+    expect(first.stdout).toContain(`git add ${path.join(releases, '1.1.0.yaml')} ${path.join(releases, 'index.json')} ${path.join(path.dirname(spec), 'CHANGELOG.md')}\n`);
     expect(readFileSync(path.join(releases, '1.1.0.yaml'), 'utf8')).toBe(readFileSync(spec, 'utf8'));
 
     const again = runApiRelease(['--spec', spec], PROJECT_ROOT);

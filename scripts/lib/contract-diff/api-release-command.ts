@@ -1,63 +1,81 @@
 /**
  * `npm run api:release`: records the working contract as released, as
- * `openapi/releases/<info.version>.yaml` (a byte-for-byte copy, to commit).
+ * `openapi/releases/<info.version>.yaml` (a byte-for-byte copy, to commit),
+ * its date in `openapi/releases/index.json`, and regenerates
+ * `openapi/CHANGELOG.md` so that it never lags the record.
  * Refuses to overwrite a recorded version, to go back in version, and to
- * record a breaking change against the last release without a major bump.
+ * record a breaking change against the last release that is not announced
+ * (by a major bump, or by a sunset date that has come).
  */
-import { copyFileSync, existsSync, mkdirSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import semver from 'semver';
 import { SPEC_PATH } from '../../../src/contract/load-spec';
+import { planChangelog } from './changelog';
 import { compareContracts } from './compare-contracts';
 import type { CommandOutcome } from './command-io';
 import { ContractSourceError, displayPath, loadContractFile } from './load-contract';
+import { RELEASE_INDEX, recordReleaseDate } from './release-dates';
 import { newestRelease, releasesDirOf } from './releases';
 import { renderText } from './report';
+import { resolveToday } from './today';
 
+const USAGE = 'usage: npm run api:release [-- --spec <file>] [--today YYYY-MM-DD]';
 const refuse = (message: string, details = ''): CommandOutcome => ({ exitCode: 1, stdout: details, stderr: `api:release: ${message}\n` });
+const badInput = (message: string): CommandOutcome => ({ exitCode: 2, stdout: '', stderr: `api:release: ${message}\n` });
 
 /**
- * Runs `api:release` in-process.
+ * Runs `api:release` in-process. `--today` (default `$API_DIFF_TODAY`, else
+ * the real date, UTC) is the release date recorded and the day sunsets are
+ * judged by.
  *
  * @example
- * runApiRelease([], process.cwd()); // writes openapi/releases/1.1.0.yaml when info.version is 1.1.0
+ * runApiRelease([], process.cwd()); // writes openapi/releases/1.1.0.yaml when info.version is 1.1.0, its date, and openapi/CHANGELOG.md
  */
 export function runApiRelease(args: readonly string[], cwd: string): CommandOutcome {
   let values;
   try {
-    ({ values } = parseArgs({ args: [...args], options: { spec: { type: 'string' } }, strict: true, allowPositionals: false }));
+    ({ values } = parseArgs({ args: [...args], options: { spec: { type: 'string' }, today: { type: 'string' } }, strict: true, allowPositionals: false }));
   } catch (error) {
-    return { exitCode: 2, stdout: '', stderr: `api:release: ${(error as Error).message}\nusage: npm run api:release [-- --spec <file>]\n` };
+    return badInput(`${(error as Error).message}\n${USAGE}`);
   }
+  const day = resolveToday(values.today);
+  if ('error' in day) return badInput(day.error);
   const specPath = values.spec === undefined ? SPEC_PATH : path.resolve(cwd, values.spec);
   const relative = (file: string): string => displayPath(cwd, file);
-  let head;
   try {
-    head = loadContractFile(specPath, relative(specPath));
+    const head = loadContractFile(specPath, relative(specPath));
+    const version = head.document.info.version;
+    if (semver.valid(version) !== version) return badInput(`info.version ${JSON.stringify(version)} is not a semver version (MAJOR.MINOR.PATCH)`);
+
+    const dir = releasesDirOf(specPath);
+    const target = path.join(dir, `${version}.yaml`);
+    if (existsSync(target)) return refuse(`${version} is already released (${relative(target)}); raise info.version first`);
+
+    const last = newestRelease(dir);
+    if (last) {
+      if (semver.lte(version, last.version)) return refuse(`info.version ${version} is not above the last release ${last.version}`);
+      const result = compareContracts(loadContractFile(last.file, relative(last.file)), head, { today: day.today });
+      if (!result.gate.passed) return refuse(`${result.gate.summary}`, renderText(result));
+    }
+
+    // Everything is read and rendered before anything is written.
+    const changelog = planChangelog(specPath, dir, cwd, { version, date: day.today, contract: { label: relative(target), document: head.document } });
+    mkdirSync(dir, { recursive: true });
+    copyFileSync(specPath, target);
+    recordReleaseDate(dir, version, day.today);
+    writeFileSync(changelog.file, changelog.text);
+    const written = [target, path.join(dir, RELEASE_INDEX), changelog.file].map(relative);
+    return {
+      exitCode: 0,
+      stdout:
+        `Released ${version} on ${day.today}: ${relative(target)}${last ? ` (last release ${last.version})` : ' (first release)'}; ` +
+        `its date in ${written[1]}, and ${written[2]} regenerated.\nCommit them: git add ${written.join(' ')}\n`,
+      stderr: '',
+    };
   } catch (error) {
-    if (error instanceof ContractSourceError) return { exitCode: 2, stdout: '', stderr: `api:release: ${error.message}\n` };
+    if (error instanceof ContractSourceError) return badInput(error.message);
     throw error;
   }
-  const version = head.document.info.version;
-  if (semver.valid(version) !== version) return { exitCode: 2, stdout: '', stderr: `api:release: info.version ${JSON.stringify(version)} is not a semver version (MAJOR.MINOR.PATCH)\n` };
-
-  const dir = releasesDirOf(specPath);
-  const target = path.join(dir, `${version}.yaml`);
-  if (existsSync(target)) return refuse(`${version} is already released (${relative(target)}); raise info.version first`);
-
-  const last = newestRelease(dir);
-  if (last) {
-    if (semver.lte(version, last.version)) return refuse(`info.version ${version} is not above the last release ${last.version}`);
-    const result = compareContracts(loadContractFile(last.file, relative(last.file)), head);
-    if (!result.gate.passed) return refuse(`${result.gate.summary}`, renderText(result));
-  }
-
-  mkdirSync(dir, { recursive: true });
-  copyFileSync(specPath, target);
-  return {
-    exitCode: 0,
-    stdout: `Released ${version}: ${relative(target)}${last ? ` (last release ${last.version})` : ' (first release)'}.\nCommit it: git add ${relative(target)}\n`,
-    stderr: '',
-  };
 }

@@ -9,8 +9,9 @@
  * and parameters are array indices. `locate` and `displayLocation` map such a
  * path back onto the YAML the designer wrote.
  */
-import type { OpenApiDocument } from '../../../src/contract/load-spec';
+import { HTTP_METHODS, type OpenApiDocument } from '../../../src/contract/load-spec';
 import { pointerSegments } from '../../../src/contract/refs';
+import type { ChangeOperation } from './change';
 
 export type JsonPath = ReadonlyArray<string | number>;
 
@@ -141,4 +142,25 @@ export function displayLocation(path: JsonPath, before: OpenApiDocument, after: 
     })
     .filter((label) => label !== '')
     .join('.');
+}
+
+const isMethod = (segment: unknown): segment is string => (HTTP_METHODS as readonly unknown[]).includes(segment);
+
+/**
+ * The operation a library path is in, with the printed location inside it,
+ * or undefined outside operations. The operationId is read from the side
+ * that has the operation (`after` first: an added one is only there).
+ *
+ * @example
+ * operationOf(['paths', '/pets', 'get', 'parameters', 0], 'paths./pets.get.parameters.limit', base, head);
+ * // { operationId: 'listPets', method: 'get', path: '/pets', at: 'parameters.limit' }
+ */
+export function operationOf(path: JsonPath, location: string, before: OpenApiDocument, after: OpenApiDocument): ChangeOperation | undefined {
+  const [root, template, method] = path;
+  if (root !== 'paths' || typeof template !== 'string' || !isMethod(method)) return undefined;
+  const operation = (after.paths?.[template]?.[method] ?? before.paths?.[template]?.[method]) as { operationId?: unknown } | undefined;
+  // The first three labels are the segments as written (only parameters and allOf are relabelled, deeper down).
+  const prefix = `paths.${template}.${method}`;
+  const at = location === prefix ? '' : location.startsWith(`${prefix}.`) ? location.slice(prefix.length + 1) : location;
+  return { ...(typeof operation?.operationId === 'string' ? { operationId: operation.operationId } : {}), method, path: template, at };
 }

@@ -9,7 +9,7 @@ import { apiCompare, type Diff, type DiffType } from 'api-smart-diff';
 import type { OpenApiDocument } from '../../../src/contract/load-spec';
 import type { ChangeClass, ChangeVerdict, ContractChange } from './change';
 import { CHANGE_CLASSES } from './change';
-import { displayLocation, sideOf } from './contract-path';
+import { displayLocation, operationOf, sideOf } from './contract-path';
 import { securityChanges } from './effective-security';
 import { OWN_RULES, diffContext } from './own-rules';
 
@@ -87,9 +87,12 @@ export function diffContracts(before: OpenApiDocument, after: OpenApiDocument, o
       }
     }
     verdict ??= { class: libraryClass, reason: defaultReason(libraryClass, diff) };
+    const location = displayLocation(diff.path, before, after);
+    const operation = operationOf(diff.path, location, before, after);
     changes.push({
       ...verdict,
-      location: displayLocation(diff.path, before, after),
+      location,
+      ...(operation ? { operation } : {}),
       action: diff.action,
       ...(diff.before !== undefined ? { before: diff.before } : {}),
       ...(diff.after !== undefined ? { after: diff.after } : {}),
@@ -98,7 +101,9 @@ export function diffContracts(before: OpenApiDocument, after: OpenApiDocument, o
 
   if (ownRules) {
     for (const change of securityChanges(before, after)) {
-      changes.push({ ...change.verdict, location: displayLocation(change.path, before, after), action: 'replace', before: change.before, after: change.after });
+      const location = displayLocation(change.path, before, after);
+      const operation = operationOf(change.path, location, before, after);
+      changes.push({ ...change.verdict, location, ...(operation ? { operation } : {}), action: 'replace', before: change.before, after: change.after });
     }
   }
   return CHANGE_CLASSES.flatMap((changeClass) => changes.filter((change) => change.class === changeClass));

@@ -15,7 +15,8 @@ export interface ComparisonResult {
 export type ReportFormat = 'text' | 'json' | 'markdown';
 export const REPORT_FORMATS: readonly ReportFormat[] = ['text', 'json', 'markdown'];
 
-const LABEL: Record<ChangeClass, string> = { breaking: 'BREAKING', 'non-breaking': 'NON-BREAKING', annotation: 'ANNOTATION' };
+/** How each class is printed. */
+export const LABEL: Record<ChangeClass, string> = { breaking: 'BREAKING', 'non-breaking': 'NON-BREAKING', annotation: 'ANNOTATION' };
 
 /** A value short enough for one line, or undefined for an object (a whole operation, a schema): its location says what it is. */
 function short(value: unknown): string | undefined {
@@ -33,7 +34,8 @@ export function describeChange(change: ContractChange): string {
   return before === undefined && after === undefined ? 'changed' : `${before ?? '{…}'} → ${after ?? '{…}'}`;
 }
 
-const counts = (changes: readonly ContractChange[]): string => {
+/** `3 changes: 1 breaking, 2 non-breaking, 0 annotation` */
+export const counts = (changes: readonly ContractChange[]): string => {
   const count = (changeClass: ChangeClass): number => changes.filter((change) => change.class === changeClass).length;
   return `${changes.length} change${changes.length === 1 ? '' : 's'}: ${count('breaking')} breaking, ${count('non-breaking')} non-breaking, ${count('annotation')} annotation`;
 };

@@ -1,0 +1,57 @@
+/**
+ * `npm run api:changelog`: writes CHANGELOG.md next to the contract from its
+ * releases folder; with `--check`, only says whether the committed file is
+ * what the release record gives (exit 1 when not), for CI.
+ */
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { SPEC_PATH } from '../../../src/contract/load-spec';
+import { planChangelog, type ChangelogPlan } from './changelog';
+import type { CommandOutcome } from './command-io';
+import { ContractSourceError, displayPath } from './load-contract';
+import { releasesDirOf } from './releases';
+
+export const API_CHANGELOG_USAGE = 'usage: npm run api:changelog -- [--spec <file>] [--check]';
+
+/** The 1-based number of the first line where two texts differ. */
+function firstDifferentLine(a: string, b: string): number {
+  const left = a.split('\n');
+  const right = b.split('\n');
+  const index = left.findIndex((line, i) => line !== right[i]);
+  return (index === -1 ? left.length : index) + 1;
+}
+
+/**
+ * Runs `api:changelog` in-process.
+ *
+ * @example
+ * runApiChangelog([], process.cwd());            // writes openapi/CHANGELOG.md
+ * runApiChangelog(['--check'], process.cwd());   // exit 1 when openapi/CHANGELOG.md is stale
+ */
+export function runApiChangelog(args: readonly string[], cwd: string): CommandOutcome {
+  let values;
+  try {
+    ({ values } = parseArgs({ args: [...args], options: { spec: { type: 'string' }, check: { type: 'boolean', default: false } }, strict: true, allowPositionals: false }));
+  } catch (error) {
+    return { exitCode: 2, stdout: '', stderr: `api:changelog: ${(error as Error).message}\n${API_CHANGELOG_USAGE}\n` };
+  }
+  const specPath = values.spec === undefined ? SPEC_PATH : path.resolve(cwd, values.spec);
+  let plan: ChangelogPlan;
+  try {
+    plan = planChangelog(specPath, releasesDirOf(specPath), cwd);
+  } catch (error) {
+    if (error instanceof ContractSourceError) return { exitCode: 2, stdout: '', stderr: `api:changelog: ${error.message}\n` };
+    throw error;
+  }
+  const shown = displayPath(cwd, plan.file);
+  const current = existsSync(plan.file) ? readFileSync(plan.file, 'utf8') : undefined;
+  if (values.check) {
+    if (current === plan.text) return { exitCode: 0, stdout: `${shown} is up to date (${plan.releases} release${plan.releases === 1 ? '' : 's'}).\n`, stderr: '' };
+    const why = current === undefined ? 'is missing' : `is stale (first difference at line ${firstDifferentLine(current, plan.text)})`;
+    return { exitCode: 1, stdout: '', stderr: `api:changelog: ${shown} ${why}: run npm run api:changelog and commit it\n` };
+  }
+  if (current === plan.text) return { exitCode: 0, stdout: `${shown} is up to date.\n`, stderr: '' };
+  writeFileSync(plan.file, plan.text);
+  return { exitCode: 0, stdout: `Wrote ${shown} (${plan.releases} release${plan.releases === 1 ? '' : 's'}). Commit it: git add ${shown}\n`, stderr: '' };
+}
