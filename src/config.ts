@@ -59,6 +59,8 @@ const environmentSchema = z.object({
   HEADERS_TIMEOUT_SECONDS: z.coerce.number({ error: 'must be a number of seconds' }).positive().default(10),
   REQUEST_TIMEOUT_SECONDS: z.coerce.number({ error: 'must be a number of seconds' }).positive().default(20),
   KEEP_ALIVE_TIMEOUT_SECONDS: z.coerce.number({ error: 'must be a number of seconds' }).positive().default(5),
+  /** How long an Idempotency-Key and its stored response are kept (createPet). */
+  IDEMPOTENCY_RETENTION_HOURS: z.coerce.number({ error: 'must be a number of hours' }).positive().default(24),
   /** Concurrent sockets per process; the excess is closed at once. */
   MAX_CONNECTIONS: z.coerce.number({ error: 'must be a positive integer' }).int().positive().default(1024),
 }).refine((values) => values.HEADERS_TIMEOUT_SECONDS <= values.REQUEST_TIMEOUT_SECONDS, {
@@ -74,6 +76,8 @@ export const FIXED_SETTINGS = {
   /** Rate-limit window lengths (the plans count per minute and per day). */
   minuteWindowMs: 60_000,
   dayWindowMs: 86_400_000,
+  /** How long a create holds its Idempotency-Key before a retry may take over (its instance died). */
+  idempotencyLockMs: 30_000,
 };
 
 /** The environment read once, as the service uses it. */
@@ -97,6 +101,10 @@ const configSchema = environmentSchema.transform((values) => ({
   /** One line per request at info level. */
   accessLog: true,
   keyCacheTtlMs: FIXED_SETTINGS.keyCacheTtlMs,
+  idempotency: {
+    retentionMs: values.IDEMPOTENCY_RETENTION_HOURS * 3_600_000,
+    lockMs: FIXED_SETTINGS.idempotencyLockMs,
+  },
   shutdownTimeoutMs: values.SHUTDOWN_TIMEOUT_SECONDS * 1000,
   rateLimits: {
     banAfter: values.RATE_LIMIT_BAN_AFTER,

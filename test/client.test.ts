@@ -1,30 +1,32 @@
-import type { AddressInfo } from 'node:net';
-import type { Server } from 'node:http';
-import { createPetAdoptionClient, retryAfterMs } from '../src/client';
+import { createPetAdoptionClient, retryAfterMs, type PetAdoptionClientOptions } from '../src/client';
 import { startTestApp, type TestApp } from './support/test-app';
+import { checkingFetch, listenOnFreePort, type ListeningServer } from './support/http';
 
 let t: TestApp;
-let server: Server;
+let server: ListeningServer | undefined;
 let baseUrl: string;
 
 async function serve(rateLimits = {}) {
   t = await startTestApp({ rateLimits });
-  server = t.app.listen(0, '127.0.0.1');
-  await new Promise((resolve) => server.once('listening', resolve));
-  baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
+  server = await listenOnFreePort(t.app);
+  baseUrl = `${server.url}/v1`;
 }
 
 afterEach(async () => {
-  await new Promise((resolve) => server?.close(resolve));
+  await server?.close();
+  server = undefined;
   await t?.close();
 });
+
+/** The typed client against the real server: every response it receives (retries included) is checked against the contract. */
+const checkedClient = (options: Omit<PetAdoptionClientOptions, 'fetch'>) => createPetAdoptionClient({ ...options, fetch: checkingFetch() });
 
 const keyOf = (auth: string) => auth.slice('Bearer '.length);
 
 describe('typed client (openapi-fetch over the generated paths)', () => {
   it('lists, creates and gets pets against the real server', async () => {
     await serve();
-    const client = createPetAdoptionClient({ baseUrl, apiKey: keyOf(t.auth) });
+    const client = checkedClient({ baseUrl, apiKey: keyOf(t.auth) });
     const created = await client.POST('/pets', { body: { name: 'Rex', categoryId: 2 } });
     expect(created.response.status).toBe(201);
     expect(created.data).toEqual({ id: expect.any(Number), name: 'Rex', categoryId: 2, status: 'available' });
@@ -40,7 +42,7 @@ describe('typed client (openapi-fetch over the generated paths)', () => {
     await serve({ minuteWindowMs: 1000 });
     const key = keyOf(await t.issueKey('enterprise', { requestsPerMinute: 1, requestsPerDay: 100 }));
     const waits: number[] = [];
-    const client = createPetAdoptionClient({
+    const client = checkedClient({
       baseUrl,
       apiKey: key,
       retry: { sleep: (ms) => (waits.push(ms), new Promise((resolve) => setTimeout(resolve, ms))) },
@@ -61,7 +63,7 @@ describe('typed client (openapi-fetch over the generated paths)', () => {
       waits.push(ms);
       await new Promise((resolve) => setTimeout(resolve, ms));
     };
-    const client = createPetAdoptionClient({ baseUrl, apiKey: key, retry: { sleep } });
+    const client = checkedClient({ baseUrl, apiKey: key, retry: { sleep } });
     await client.GET('/pets');
     const refused = await client.POST('/pets', { body: { name: 'Rex', categoryId: 1 } });
     expect(refused.response.status).toBe(429);
@@ -69,7 +71,7 @@ describe('typed client (openapi-fetch over the generated paths)', () => {
     expect(waits).toEqual([]);
     expect(await t.storage.pets.list({ limit: 10 })).toEqual([]);
 
-    const opted = createPetAdoptionClient({ baseUrl, apiKey: key, retry: { sleep, retryNonIdempotent: true } });
+    const opted = checkedClient({ baseUrl, apiKey: key, retry: { sleep, retryNonIdempotent: true } });
     const created = await opted.POST('/pets', { body: { name: 'Rex', categoryId: 1 } });
     expect(created.response.status).toBe(201);
     expect(waits.length).toBe(1);
@@ -79,11 +81,11 @@ describe('typed client (openapi-fetch over the generated paths)', () => {
   it('stops retrying when the key is temporarily banned', async () => {
     await serve({ banAfter: 1, banSeconds: 60 });
     const key = keyOf(await t.issueKey('enterprise', { requestsPerMinute: 1, requestsPerDay: 100 }));
-    const raw = createPetAdoptionClient({ baseUrl, apiKey: key, retry: false });
+    const raw = checkedClient({ baseUrl, apiKey: key, retry: false });
     await raw.GET('/pets');
     expect((await raw.GET('/pets')).error?.code).toBe('rate_limited'); // the one refusal allowed before a ban
     const waits: number[] = [];
-    const client = createPetAdoptionClient({ baseUrl, apiKey: key, retry: { sleep: async (ms) => void waits.push(ms) } });
+    const client = checkedClient({ baseUrl, apiKey: key, retry: { sleep: async (ms) => void waits.push(ms) } });
     const banned = await client.GET('/pets');
     expect(banned.error?.code).toBe('key_temporarily_banned');
     expect(waits).toEqual([]);

@@ -5,8 +5,6 @@
  * reported by the check that names it. Fixed seed, few examples: seconds.
  */
 import { execFile } from 'node:child_process';
-import { once } from 'node:events';
-import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
@@ -19,6 +17,7 @@ import { casesFor } from '../scripts/contract/cases';
 import { loadContract } from '../scripts/contract/spec';
 import { startTestApp, type TestApp } from './support/test-app';
 import { PROJECT_ROOT } from './support/paths';
+import { listenOnFreePort } from './support/http';
 
 const SPEC_FILE = path.join(PROJECT_ROOT, 'openapi/openapi.yaml');
 const SEED = 20261122;
@@ -37,15 +36,10 @@ async function serve(options: Parameters<typeof startTestApp>[0] = {}, front?: R
   t = await startTestApp(options);
   let app: Express = t.app;
   if (front) app = express().use(front).use(t.app);
-  const server = app.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  close = () =>
-    new Promise((resolve) => {
-      server.close(() => resolve());
-      server.closeAllConnections(); // a planted hang must not hold the close
-    });
+  const listening = await listenOnFreePort(app);
+  close = listening.close; // closes every connection: a planted hang must not hold the close
   const key = (await t.issueKey('enterprise', { requestsPerMinute: 100_000, requestsPerDay: 10_000_000 })).replace(/^Bearer /, '');
-  return { baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`, key };
+  return { baseUrl: `${listening.url}/v1`, key };
 }
 
 const fuzz = (target: { baseUrl: string; key: string }, options: Partial<ContractOptions> = {}): Promise<ContractResult> =>

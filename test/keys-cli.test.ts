@@ -1,6 +1,7 @@
 import http from 'node:http';
 import { runKeysCli, startServer, type RunningServer } from './support/processes';
 import { tempDir } from './support/paths';
+import { checkObservedResponse } from './support/http';
 import { openStorage } from '../src/storage/open-storage';
 import type { KeyView } from '../scripts/lib/key-listing';
 
@@ -23,6 +24,7 @@ const listJson = (env: Record<string, string>): KeyView[] => JSON.parse(cli(['li
  * GET /v1/pets on a connection of its own: runKeysCli blocks this process's
  * event loop for seconds, so a pooled keep-alive connection the server has
  * closed meanwhile would look reusable (fetch fails with "other side closed").
+ * Hence node:http rather than checkedFetch; the answer is checked against the contract all the same.
  */
 function get(server: RunningServer, key: string): Promise<{ status: number; remaining: number; body: unknown }> {
   return new Promise((resolve, reject) => {
@@ -30,9 +32,14 @@ function get(server: RunningServer, key: string): Promise<{ status: number; rema
       .get(`${server.url}/v1/pets`, { agent: false, headers: { Authorization: `Bearer ${key}` } }, (res) => {
         let text = '';
         res.on('data', (chunk) => (text += chunk));
-        res.on('end', () =>
-          resolve({ status: res.statusCode!, remaining: Number(res.headers['x-ratelimit-remaining']), body: JSON.parse(text) }),
-        );
+        res.on('end', () => {
+          try {
+            const body = checkObservedResponse({ method: 'GET', url: '/v1/pets', status: res.statusCode!, headers: res.headers, text });
+            resolve({ status: res.statusCode!, remaining: Number(res.headers['x-ratelimit-remaining']), body });
+          } catch (error) {
+            reject(error);
+          }
+        });
       })
       .on('error', reject);
   });

@@ -5,6 +5,7 @@ import { Redis } from 'ioredis';
 import { REDIS_URL, TEST_BACKEND } from './support/backend';
 import { openRedisState } from '../src/shared-state/redis-state';
 import { createLogger } from '../src/observability/logger';
+import { checkedFetch, listenOnFreePort } from './support/http';
 
 let t: TestApp;
 afterEach(() => t.close());
@@ -106,9 +107,7 @@ describe('GET /metrics after traffic', () => {
 
   it('keeps the number of series flat whatever paths and methods clients send', async () => {
     t = await startTestApp({ rateLimits: { ipPerMinute: 1_000_000 } });
-    const server = t.app.listen(0, '127.0.0.1');
-    await new Promise((resolve) => server.once('listening', resolve));
-    const base = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+    const { url: base, close } = await listenOnFreePort(t.app);
     const methods = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'HEAD', 'PROPFIND', 'PURGE', 'MKCOL'];
     const random = () => crypto.randomBytes(6).toString('hex');
     const paths = [
@@ -127,7 +126,7 @@ describe('GET /metrics after traffic', () => {
         const path = paths[i % paths.length]!(word);
         const method = methods[Math.floor(i / paths.length) % methods.length]!;
         const authorization = i < methods.length * paths.length ? t.auth : 'Bearer pas_wrong';
-        await (await fetch(base + path, { method, headers: { authorization } })).arrayBuffer();
+        await checkedFetch(base + path, { method, headers: { authorization } });
       }
     };
     const ownSeries = async () => (await scrape()).all.filter((s) => s.name.startsWith('pas_')).length;
@@ -146,7 +145,7 @@ describe('GET /metrics after traffic', () => {
       expect(labels('method')).toContain('other');
       expect([...labels('method')].filter((name) => ![...methods.slice(0, 7), 'other'].includes(name!))).toEqual([]);
     } finally {
-      server.close();
+      await close();
     }
   });
 });

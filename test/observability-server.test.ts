@@ -1,6 +1,7 @@
 import { startServer } from './support/processes';
 import { tempDir } from './support/paths';
 import { loadConfig } from '../src/config';
+import { checkedFetch } from './support/http';
 
 const TOKEN = 'a-metrics-token-of-32-characters';
 
@@ -15,12 +16,12 @@ describe('observability of the real entry point (src/server.ts)', () => {
   it('in production: /metrics is disabled (404) without METRICS_TOKEN; one JSON access line per request; X-Request-Id', async () => {
     const server = await startServer({ NODE_ENV: 'production', DATABASE_URL: `sqlite:${tempDir()}/pets.db` });
     try {
-      const metrics = await fetch(`${server.url}/metrics`);
+      const metrics = await checkedFetch(`${server.url}/metrics`);
       expect(metrics.status).toBe(404);
-      expect(((await metrics.json()) as { code: string }).code).toBe('not_found');
-      const health = await fetch(`${server.url}/healthz`, { headers: { 'X-Request-Id': 'prod-check-1' } });
-      expect(health.headers.get('x-request-id')).toBe('prod-check-1');
-      await fetch(`${server.url}/v1/pets`);
+      expect(metrics.body.code).toBe('not_found');
+      const health = await checkedFetch(`${server.url}/healthz`, { headers: { 'X-Request-Id': 'prod-check-1' } });
+      expect(health.headers['x-request-id']).toBe('prod-check-1');
+      expect((await checkedFetch(`${server.url}/v1/pets`)).status).toBe(401);
       const access = (await waitForOutput(server.output, /"operation":"listPets"/))
         .split('\n')
         .filter((line) => line.includes('"msg":"request"'))
@@ -38,10 +39,10 @@ describe('observability of the real entry point (src/server.ts)', () => {
   it('with METRICS_TOKEN (production): 401 without it, the Prometheus text with it', async () => {
     const server = await startServer({ NODE_ENV: 'production', METRICS_TOKEN: TOKEN, DATABASE_URL: `sqlite:${tempDir()}/pets.db` });
     try {
-      expect((await fetch(`${server.url}/metrics`)).status).toBe(401);
-      const res = await fetch(`${server.url}/metrics`, { headers: { Authorization: `Bearer ${TOKEN}` } });
+      expect((await checkedFetch(`${server.url}/metrics`)).status).toBe(401);
+      const res = await checkedFetch(`${server.url}/metrics`, { headers: { Authorization: `Bearer ${TOKEN}` } });
       expect(res.status).toBe(200);
-      const text = await res.text();
+      const { text } = res;
       expect(text).toContain('# TYPE pas_http_request_duration_seconds histogram');
       expect(text).toContain('process_resident_memory_bytes');
       expect(server.output()).not.toContain(TOKEN);
@@ -53,7 +54,7 @@ describe('observability of the real entry point (src/server.ts)', () => {
   it('LOG_FORMAT=pretty prints lines for people, not JSON', async () => {
     const server = await startServer({ LOG_FORMAT: 'pretty', DATABASE_URL: `sqlite:${tempDir()}/pets.db` });
     try {
-      await fetch(`${server.url}/healthz`);
+      expect((await checkedFetch(`${server.url}/healthz`)).status).toBe(200);
       const output = await waitForOutput(server.output, /INFO.*request/);
       expect(output).toMatch(/INFO.*listening on http/);
       expect(output).toMatch(/INFO.*request/);

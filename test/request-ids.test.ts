@@ -27,7 +27,7 @@ describe('X-Request-Id', () => {
     };
     const brokenApp = await appOn(t.storage, { logLevel: 'silent', handlers: { ...handlers, listPets: broken } });
     const brokenApi = brokenApp.api;
-    const databaseDown: Storage = { ...t.storage, pets: { list: () => Promise.reject(down()), create: () => Promise.reject(down()), get: () => Promise.reject(down()) } };
+    const databaseDown: Storage = { ...t.storage, pets: { list: () => Promise.reject(down()), create: () => Promise.reject(down()), get: () => Promise.reject(down()), createdBy: () => Promise.reject(down()) } };
     const downApp = await appOn(databaseDown, { logLevel: 'silent' });
     const downApi = downApp.api;
     const { api, auth } = t;

@@ -1,11 +1,11 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import net from 'node:net';
 import request from 'supertest';
 import { appOn, startTestApp, type TestApp } from './support/test-app';
 import type { Storage } from '../src/storage/storage';
 import { openRedisState } from '../src/shared-state/redis-state';
 import { createLogger } from '../src/observability/logger';
 import { TEST_BACKEND } from './support/backend';
+import { freePort } from './support/http';
 import { isUnavailable } from '../src/errors/unavailable';
 
 const refused = () => Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' });
@@ -13,9 +13,8 @@ const refused = () => Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:54
 /** The real storage, with pets and ping failing as when the database server is down. */
 function databaseDown(storage: Storage): Storage {
   return {
-    backend: storage.backend,
-    apiKeys: storage.apiKeys,
-    pets: { list: () => Promise.reject(refused()), create: () => Promise.reject(refused()), get: () => Promise.reject(refused()) },
+    ...storage,
+    pets: { list: () => Promise.reject(refused()), create: () => Promise.reject(refused()), get: () => Promise.reject(refused()), createdBy: () => Promise.reject(refused()) },
     ping: () => Promise.reject(refused()),
     close: () => storage.close(),
   };
@@ -51,11 +50,8 @@ describe('a database outage', () => {
     t = await startTestApp();
     const storage = t.storage;
     const keysDown: Storage = {
-      backend: storage.backend,
-      pets: storage.pets,
+      ...storage,
       apiKeys: { ...storage.apiKeys, findByHash: () => Promise.reject(refused()) } as Storage['apiKeys'],
-      ping: () => storage.ping(),
-      close: () => storage.close(),
     };
     const down = await appOn(keysDown, { logLevel: 'silent' });
     const { api } = down;
@@ -96,14 +92,6 @@ const describeRedis = TEST_BACKEND === 'postgres' ? describe : describe.skip;
 describeRedis('Redis unreachable (a private redis-server this test stops and restarts)', () => {
   let redis: ChildProcess | undefined;
   let t: TestApp | undefined;
-
-  const freePort = () =>
-    new Promise<number>((resolve) => {
-      const server = net.createServer().listen(0, '127.0.0.1', () => {
-        const { port } = server.address() as net.AddressInfo;
-        server.close(() => resolve(port));
-      });
-    });
 
   async function startRedis(port: number): Promise<ChildProcess> {
     const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'pipe' });

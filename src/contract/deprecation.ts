@@ -37,7 +37,7 @@ function headersFor(op: SpecOperation, byId: Map<string, SpecOperation>, basePat
   return headers;
 }
 
-function dateOf(op: SpecOperation, extension: 'x-deprecated-at' | 'x-sunset'): Date {
+export function dateOf(op: SpecOperation, extension: 'x-deprecated-at' | 'x-sunset'): Date {
   const value = op.operation[extension];
   const date = new Date(`${String(value)}T00:00:00Z`);
   if (typeof value !== 'string' || !/^\d{4}-\d{2}-\d{2}$/.test(value) || Number.isNaN(date.getTime())) {

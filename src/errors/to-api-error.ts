@@ -24,8 +24,11 @@ export const CODE_BY_STATUS: Readonly<Record<number, ErrorCode>> = {
   401: 'unauthorized',
   404: 'not_found',
   405: 'method_not_allowed',
+  409: 'idempotency_key_in_use',
+  410: 'gone',
   413: 'payload_too_large',
   415: 'unsupported_media_type',
+  422: 'idempotency_key_reused',
   429: 'rate_limited',
   501: 'not_implemented',
 };

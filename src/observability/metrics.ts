@@ -19,6 +19,8 @@ export interface Metrics {
   readonly rateLimitRefusals: Counter<'plan' | 'window'>;
   readonly rateLimitBans: Counter<'plan' | 'window'>;
   readonly keyCacheLookups: Counter<'result'>;
+  /** Calls of deprecated operations still served, by operation and plan: who still calls them before their sunset. */
+  readonly deprecatedCalls: Counter<'operation' | 'plan'>;
   /** `operation` is the repository method, e.g. `pets.list`; `backend` is `sqlite` or `postgres`. */
   readonly dbQueryDuration: Histogram<'operation' | 'backend'>;
   readonly redisErrors: Counter<'kind'>;
@@ -96,6 +98,12 @@ export function createMetrics(): Metrics {
       name: 'pas_key_cache_lookups_total',
       help: 'API key lookups answered from the in-process cache (hit) or the database (miss).',
       labelNames: ['result'],
+      registers,
+    }),
+    deprecatedCalls: new Counter({
+      name: 'pas_deprecated_calls_total',
+      help: 'Calls of deprecated operations (served, before their sunset), by operation and by the plan of the calling key.',
+      labelNames: ['operation', 'plan'],
       registers,
     }),
     dbQueryDuration: new Histogram({

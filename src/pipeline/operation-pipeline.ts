@@ -59,6 +59,8 @@ export function assemblePipeline(contract: OpenApiDocument, table: RouteTable, p
         return phases.validate(op);
       case 'handle':
         return phases.handle(op!);
+      case 'sunset':
+        return op ? phases.sunset(op) : () => undefined;
       default:
         return phases[name];
     }

@@ -20,6 +20,8 @@ import type { Stage } from './stage';
  * - `request-size`: 414 for a request target that is too long;
  * - `require-caller`: 401 for a request without a valid key, before anything
  *   reveals the contract;
+ * - `sunset`: a deprecated operation's call is counted (by plan); from its
+ *   sunset date on, it answers 410 `gone` instead of running;
  * - `body`: the JSON body (413, 400 for bad JSON or text); bodies of refused
  *   requests are never parsed;
  * - `validate`: express-openapi-validator (400, 415; for a request that matched
@@ -38,6 +40,7 @@ export const PHASES = [
   'rate-limit',
   'request-size',
   'require-caller',
+  'sunset',
   'body',
   'validate',
   'handle',
@@ -51,7 +54,7 @@ export type Route = (req: Request) => RouteMatch | undefined;
 
 /**
  * What each phase does. Most phases are one stage for every operation; the
- * `validate` and `handle` phases are built per operation (`validate` also for
+ * `sunset`, `validate` and `handle` phases are built per operation (`validate` also for
  * requests that matched no operation: `undefined`).
  */
 export interface PhaseImplementations {
@@ -62,6 +65,7 @@ export interface PhaseImplementations {
   'rate-limit': Stage;
   'request-size': Stage;
   'require-caller': Stage;
+  sunset: (operation: SpecOperation) => Stage;
   body: Stage;
   validate: (operation: SpecOperation | undefined) => Stage;
   handle: (operation: SpecOperation) => Stage;

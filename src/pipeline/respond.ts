@@ -1,5 +1,6 @@
 import type { Response } from 'express';
-import type { Handler, HandlerContext, HandlerRegistry, HandlerRequest, OperationId } from '../handlers/types';
+import type { Handler, HandlerContext, HandlerRegistry, HandlerRequest, HandlerServices, OperationId } from '../handlers/types';
+import type { SpecOperation } from '../contract/load-spec';
 import type { Repositories } from '../storage/storage';
 import { isStub } from '../handlers/types/stub';
 import { ApiError, notImplemented } from '../errors/api-error';
@@ -28,7 +29,7 @@ declare module 'express-serve-static-core' {
 
 export interface HandleOptions {
   /** What handlers may use besides the request (the caller is added per request). */
-  repositories: Repositories;
+  context: Repositories & HandlerServices;
   /** Mock mode: the example answers of the stubbed operations (`npm run mock`). */
   mocks?: ReadonlyMap<string, OperationMock>;
 }
@@ -40,9 +41,10 @@ export interface HandleOptions {
  * `not_implemented`, or in mock mode an example from the contract. Either
  * way the request has already been authenticated, counted and validated.
  *
- * @example stages.push(handleStage('getPet', handlers, { repositories }));
+ * @example stages.push(handleStage(op, handlers, { context }));
  */
-export function handleStage(operationId: string, handlers: HandlerRegistry, options: HandleOptions): Stage {
+export function handleStage(op: SpecOperation, handlers: HandlerRegistry, options: HandleOptions): Stage {
+  const { operationId } = op;
   const entry = (handlers as Record<string, HandlerRegistry[OperationId] | undefined>)[operationId];
   if (entry === undefined) {
     // An operation of a contract this registry was not generated from (tests that edit the contract): not served.
@@ -69,10 +71,13 @@ export function handleStage(operationId: string, handlers: HandlerRegistry, opti
     };
   }
   const handler = entry as Handler<OperationId>;
-  const { repositories } = options;
+  const shared = options.context;
+  const headerNames = declaredHeaders(op);
   return async (req) => {
-    const context = { ...repositories, caller: req.caller } as HandlerContext;
-    req.answer = await handler({ params: req.params, query: req.query, body: req.body } as unknown as HandlerRequest<OperationId>, context);
+    const context = { ...shared, caller: req.caller } as HandlerContext;
+    const headers: Record<string, string | undefined> = {};
+    for (const name of headerNames) headers[name] = req.get(name);
+    req.answer = await handler({ params: req.params, query: req.query, headers, body: req.body } as unknown as HandlerRequest<OperationId>, context);
   };
 }
 
@@ -92,6 +97,12 @@ export function serializeStage(validateResponses: boolean): Stage {
     if (validateResponses && !answer.direct) sendThroughValidator(res, answer);
     else sendJson(res, answer.status, answer.body, answer.headers);
   };
+}
+
+/** The header parameters an operation declares (the validator has checked them), by their names in the contract. */
+function declaredHeaders(op: SpecOperation): string[] {
+  const parameters = (op.operation['parameters'] ?? []) as Array<{ in?: string; name?: string }>;
+  return parameters.filter((parameter) => parameter.in === 'header' && typeof parameter.name === 'string').map((parameter) => parameter.name!);
 }
 
 function sendThroughValidator(res: Response, response: OutgoingResponse): void {

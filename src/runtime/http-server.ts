@@ -18,6 +18,7 @@ import http, { type RequestListener, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { errorBody, type ErrorBody } from '../errors/api-error';
 import type { Config } from '../config';
+import { sendJson } from '../pipeline/send-json';
 
 /** Timeouts and the connection cap, as configured. */
 export type HttpLimits = Config['httpLimits'];
@@ -51,14 +52,8 @@ export function createHttpServer(app: RequestListener, limits: HttpLimits): http
     (req, res) => {
       // RFC 9112 3.2: an HTTP/1.1 request without Host is a 400.
       if (req.headers.host === undefined && req.httpVersion === '1.1') {
-        const body = JSON.stringify(errorBody(400, 'invalid_request', 'the Host header is required'));
-        res.writeHead(400, {
-          'Content-Type': 'application/json; charset=utf-8',
-          'Content-Length': Buffer.byteLength(body),
-          'X-Request-Id': randomUUID(),
-          Connection: 'close',
-        });
-        res.end(body);
+        const answer = errorBody(400, 'invalid_request', 'the Host header is required');
+        sendJson(res, answer.status, answer, { 'X-Request-Id': randomUUID(), Connection: 'close' });
         return;
       }
       app(req, res);

@@ -1,5 +1,5 @@
 import type { Compilable, CompiledQuery, Kysely, Selectable } from 'kysely';
-import type { ApiKeyRecord, ApiKeyRepository, ListPetsQuery, Pet, PetRepository, Storage } from './storage';
+import type { ApiKeyRecord, ApiKeyRepository, IdempotencyRecord, IdempotencyRepository, ListPetsQuery, Pet, PetRepository, SecretRepository, Storage } from './storage';
 import type { ApiKeysTable, Database } from './schema';
 import type { Backend, PreparedRunner } from './backend';
 import { sql } from 'kysely';
@@ -13,6 +13,8 @@ export class KyselyStorage implements Storage {
   readonly backend: string;
   readonly pets: PetRepository;
   readonly apiKeys: ApiKeyRepository;
+  readonly idempotencyKeys: IdempotencyRepository;
+  readonly secrets: SecretRepository;
   readonly poolStats?: Storage['poolStats'];
   private readonly db: Kysely<Database>;
 
@@ -23,6 +25,8 @@ export class KyselyStorage implements Storage {
     if (backend.poolStats) this.poolStats = backend.poolStats;
     this.pets = new KyselyPetRepository(backend.db, now, backend.runPrepared);
     this.apiKeys = new KyselyApiKeyRepository(backend.db, now);
+    this.idempotencyKeys = new KyselyIdempotencyRepository(backend.db, now);
+    this.secrets = new KyselySecretRepository(backend.db);
   }
 
   async ping(): Promise<void> {
@@ -64,32 +68,115 @@ class KyselyPetRepository implements PetRepository {
   ) {
     const pets = db.selectFrom('pets').select(PET_COLUMNS);
     this.queries = {
-      list: prepare(pets.orderBy('id').limit(1), [1]),
-      listByStatus: prepare(pets.where('status', '=', 'available').orderBy('id').limit(1), ['available', 1]),
+      // Keyset paging: `id > after` walks the primary key (or the (status, id) index) from where the last page ended.
+      list: prepare(pets.where('id', '>', 0).orderBy('id').limit(1), [0, 1]),
+      listByStatus: prepare(pets.where('status', '=', 'available').where('id', '>', 0).orderBy('id').limit(1), ['available', 0, 1]),
       get: prepare(pets.where('id', '=', 0), [0]),
+      createdBy: prepare(pets.where('created_by_request', '=', -1), [-1]),
       create: prepare(
         db
           .insertInto('pets')
-          .values({ name: '', category_id: 0, status: 'available', created_at: '' })
+          .values({ name: '', category_id: 0, status: 'available', created_at: '', created_by_request: -1 })
           .returning(PET_COLUMNS),
-        ['', 0, 'available', ''],
+        ['', 0, 'available', '', -1],
       ),
     };
   }
 
-  async list({ limit, status }: ListPetsQuery): Promise<Pet[]> {
-    const query = status === undefined ? this.queries.list(limit) : this.queries.listByStatus(status, limit);
+  async list({ limit, status, after = 0 }: ListPetsQuery): Promise<Pet[]> {
+    const query = status === undefined ? this.queries.list(after, limit) : this.queries.listByStatus(status, after, limit);
     return this.run(query);
   }
 
-  async create(pet: Parameters<PetRepository['create']>[0]): Promise<Pet> {
-    const rows = await this.run(this.queries.create(pet.name, pet.categoryId, pet.status, this.now().toISOString()));
+  async create(pet: Parameters<PetRepository['create']>[0], options: { request?: number } = {}): Promise<Pet> {
+    const rows = await this.run(this.queries.create(pet.name, pet.categoryId, pet.status, this.now().toISOString(), options.request ?? null));
     if (rows.length !== 1) throw new Error(`insert into pets returned ${rows.length} rows`);
     return rows[0]!;
   }
 
   async get(id: number): Promise<Pet | undefined> {
     return (await this.run(this.queries.get(id)))[0];
+  }
+
+  async createdBy(request: number): Promise<Pet | undefined> {
+    return (await this.run(this.queries.createdBy(request)))[0];
+  }
+}
+
+class KyselyIdempotencyRepository implements IdempotencyRepository {
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly now: () => Date,
+  ) {}
+
+  async insert(claim: Parameters<IdempotencyRepository['insert']>[0]): Promise<number | undefined> {
+    const row = await this.db
+      .insertInto('idempotency_keys')
+      .values({
+        owner: claim.owner,
+        key: claim.key,
+        request_hash: claim.requestHash,
+        locked_until: claim.lockedUntil.toISOString(),
+        expires_at: claim.expiresAt.toISOString(),
+        created_at: this.now().toISOString(),
+      })
+      .onConflict((conflict) => conflict.columns(['owner', 'key']).doNothing())
+      .returning('id')
+      .executeTakeFirst();
+    return row?.id;
+  }
+
+  async find(owner: number, key: string): Promise<IdempotencyRecord | undefined> {
+    const row = await this.db.selectFrom('idempotency_keys').selectAll().where('owner', '=', owner).where('key', '=', key).executeTakeFirst();
+    return (
+      row && {
+        id: row.id,
+        requestHash: row.request_hash,
+        lockedUntil: new Date(row.locked_until),
+        expiresAt: new Date(row.expires_at),
+        response: row.response_status === null ? undefined : { status: row.response_status, body: JSON.parse(row.response_body ?? 'null') as unknown },
+      }
+    );
+  }
+
+  async relock(id: number, lockedUntil: Date, newLockedUntil: Date): Promise<boolean> {
+    const result = await this.db
+      .updateTable('idempotency_keys')
+      .set({ locked_until: newLockedUntil.toISOString() })
+      .where('id', '=', id)
+      .where('locked_until', '=', lockedUntil.toISOString())
+      .where('response_status', 'is', null)
+      .executeTakeFirst();
+    return result.numUpdatedRows > 0n;
+  }
+
+  async complete(id: number, response: { status: number; body: unknown }): Promise<void> {
+    await this.db
+      .updateTable('idempotency_keys')
+      .set({ response_status: response.status, response_body: JSON.stringify(response.body) })
+      .where('id', '=', id)
+      .execute();
+  }
+
+  async unlock(id: number): Promise<void> {
+    await this.db.updateTable('idempotency_keys').set({ locked_until: new Date(0).toISOString() }).where('id', '=', id).where('response_status', 'is', null).execute();
+  }
+
+  async deleteExpired(id: number, now: Date): Promise<void> {
+    await this.db.deleteFrom('idempotency_keys').where('id', '=', id).where('expires_at', '<=', now.toISOString()).execute();
+  }
+
+  async purgeExpired(now: Date): Promise<number> {
+    const result = await this.db.deleteFrom('idempotency_keys').where('expires_at', '<=', now.toISOString()).executeTakeFirst();
+    return Number(result.numDeletedRows);
+  }
+}
+
+class KyselySecretRepository implements SecretRepository {
+  constructor(private readonly db: Kysely<Database>) {}
+
+  async get(name: string): Promise<string | undefined> {
+    return (await this.db.selectFrom('secrets').select('value').where('name', '=', name).executeTakeFirst())?.value;
   }
 }
 

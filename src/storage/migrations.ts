@@ -7,6 +7,7 @@ import type { Kysely, Migration, MigrationProvider } from 'kysely';
 import { sql } from 'kysely';
 import { Migrator } from 'kysely';
 import type { Backend } from './backend';
+import { randomBytes } from 'node:crypto';
 
 /** The few column types that differ between backends come from the backend. */
 type SqlFlavor = Pick<Backend, 'addIdColumn'>;
@@ -44,6 +45,34 @@ function migrations(flavor: SqlFlavor): Record<string, Migration> {
     '0002_api_key_bans': {
       async up(db: Kysely<any>) {
         await db.schema.alterTable('api_keys').addColumn('banned_until', 'text').execute();
+      },
+    },
+    '0003_idempotency_and_secrets': {
+      async up(db: Kysely<any>) {
+        // One row per (API key, Idempotency-Key): the claim, then the stored response.
+        await flavor
+          .addIdColumn(db.schema.createTable('idempotency_keys'))
+          .addColumn('owner', 'bigint', (col) => col.notNull())
+          .addColumn('key', 'text', (col) => col.notNull())
+          .addColumn('request_hash', 'text', (col) => col.notNull())
+          .addColumn('locked_until', 'text', (col) => col.notNull())
+          .addColumn('expires_at', 'text', (col) => col.notNull())
+          .addColumn('response_status', 'integer')
+          .addColumn('response_body', 'text')
+          .addColumn('created_at', 'text', (col) => col.notNull())
+          .addUniqueConstraint('idempotency_keys_owner_key', ['owner', 'key'])
+          .execute();
+        await db.schema.createIndex('idempotency_keys_expires_at').on('idempotency_keys').column('expires_at').execute();
+        // The claim a pet was created under: at most one pet per claim, whatever crashes or races.
+        await db.schema.alterTable('pets').addColumn('created_by_request', 'bigint').execute();
+        await db.schema.createIndex('pets_created_by_request').on('pets').column('created_by_request').unique().execute();
+        // Secrets the instances of one database share (the signing key of page cursors).
+        await db.schema
+          .createTable('secrets')
+          .addColumn('name', 'text', (col) => col.primaryKey())
+          .addColumn('value', 'text', (col) => col.notNull())
+          .execute();
+        await db.insertInto('secrets').values({ name: 'page-cursors', value: randomBytes(32).toString('base64url') }).execute();
       },
     },
   };

@@ -9,6 +9,8 @@ export interface PetsTable {
   category_id: number;
   status: PetStatus;
   created_at: string;
+  /** The idempotency claim (idempotency_keys.id) the pet was created under, if any. */
+  created_by_request: number | null;
 }
 
 export interface ApiKeysTable {
@@ -24,7 +26,28 @@ export interface ApiKeysTable {
   banned_until: string | null;
 }
 
+export interface IdempotencyKeysTable {
+  id: Generated<number>;
+  owner: number;
+  key: string;
+  request_hash: string;
+  /** ISO time until which the claim is held by the request processing it. */
+  locked_until: string;
+  expires_at: string;
+  response_status: number | null;
+  /** The response body as JSON text. */
+  response_body: string | null;
+  created_at: string;
+}
+
+export interface SecretsTable {
+  name: string;
+  value: string;
+}
+
 export interface Database {
   pets: PetsTable;
   api_keys: ApiKeysTable;
+  idempotency_keys: IdempotencyKeysTable;
+  secrets: SecretsTable;
 }

@@ -1,4 +1,4 @@
-import { REPOSITORY_NAMES, type Storage } from './storage';
+import { STORAGE_REPOSITORY_NAMES, type Storage } from './storage';
 
 /** Receives the duration (seconds) of each repository call, named `repository.method`. */
 export type QueryTimer = (operation: string) => (seconds: number) => void;
@@ -13,11 +13,10 @@ export type QueryTimer = (operation: string) => (seconds: number) => void;
  * @example const timed = timedStorage(storage, (operation) => histogram.labels({ operation, backend: storage.backend }).observe);
  */
 export function timedStorage(storage: Storage, timer: QueryTimer): Storage {
-  const repositories = Object.fromEntries(REPOSITORY_NAMES.map((name) => [name, timedRepository(storage[name], name, timer)]));
+  const repositories = Object.fromEntries(STORAGE_REPOSITORY_NAMES.map((name) => [name, timedRepository(storage[name], name, timer)]));
   return {
     backend: storage.backend,
-    ...(repositories as unknown as Pick<Storage, (typeof REPOSITORY_NAMES)[number]>),
-    apiKeys: timedRepository(storage.apiKeys, 'apiKeys', timer),
+    ...(repositories as unknown as Pick<Storage, (typeof STORAGE_REPOSITORY_NAMES)[number]>),
     ping: () => storage.ping(),
     close: () => storage.close(),
     ...(storage.poolStats && { poolStats: () => storage.poolStats!() }),

@@ -1,9 +1,9 @@
 import { execFile, execFileSync } from 'node:child_process';
 import { promisify } from 'node:util';
 import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { freePort } from './http';
 
 /**
  * A PostgreSQL server of the test's own (initdb in a temp folder), so a test
@@ -33,14 +33,6 @@ function binDir(): string | undefined {
   const version = versions.find((candidate) => existsSync(path.join(root, candidate, 'bin', 'initdb')));
   return version && path.join(root, version, 'bin');
 }
-
-const freePort = () =>
-  new Promise<number>((resolve) => {
-    const server = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
 
 export async function startPrivatePostgres(): Promise<PrivatePostgres> {
   const bin = binDir()!;

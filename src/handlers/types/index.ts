@@ -10,7 +10,9 @@
  */
 import type { operations } from '../../../generated/openapi';
 import type { OperationId, operationTable } from '../../../generated/operations';
-import type { PetRepository } from '../../storage/storage';
+import type { Repositories } from '../../storage/storage';
+import type { PageLinks } from '../../paging/page-links';
+import type { IdempotentRequests } from '../../idempotency/idempotent-requests';
 import type { Caller } from '../../auth/caller';
 import type { Stub } from './stub';
 
@@ -28,6 +30,11 @@ type JsonContent<T> = T extends { content: { 'application/json': infer Body } } 
 
 export type PathParams<K extends OperationId> = Operation<K>['parameters'] extends { path: infer P }
   ? P
+  : Record<never, never>;
+
+/** The header parameters the operation declares, by their names in the contract. */
+export type HeaderParams<K extends OperationId> = Operation<K>['parameters'] extends { header?: infer H }
+  ? Exclude<H, undefined>
   : Record<never, never>;
 
 export type QueryParams<K extends OperationId> = WithDefaults<
@@ -55,17 +62,23 @@ export type HandlerResponse<K extends OperationId> = {
 export interface HandlerRequest<K extends OperationId> {
   params: PathParams<K>;
   query: QueryParams<K>;
+  headers: HeaderParams<K>;
   body: RequestBody<K>;
 }
 
 /** An operation with `security: []` is served without a key: its handler has no caller. */
 type CallerOf<K extends OperationId> = (typeof operationTable)[K]['authenticated'] extends false ? undefined : Caller;
 
-/** What a handler may use besides the request. */
-export interface HandlerContext<K extends OperationId = OperationId> {
-  pets: PetRepository;
-  caller: CallerOf<K>;
+/** The services a handler may use besides the repositories, bound to the version that serves the request. */
+export interface HandlerServices {
+  /** Page cursors and the next page's `Link` header. */
+  pages: PageLinks;
+  /** Runs a request once per `Idempotency-Key`. */
+  idempotency: IdempotentRequests;
 }
+
+/** What a handler may use besides the request: the repositories, the services, the caller. */
+export type HandlerContext<K extends OperationId = OperationId> = Repositories & HandlerServices & { caller: CallerOf<K> };
 
 export type Handler<K extends OperationId> = (
   request: HandlerRequest<K>,
