@@ -1,8 +1,8 @@
 /**
  * `npm run api:changelog [-- --spec <file>] [--check]`
  *
- * Writes openapi/CHANGELOG.md (next to the contract) from the release record
- * in openapi/releases: one entry per release, newest first, its changes
+ * Writes openapi/v1/CHANGELOG.md (next to the contract) from the release record
+ * in openapi/v1/releases: one entry per release, newest first, its changes
  * against the release before it as api:diff classifies them. `--check`
  * writes nothing and exits 1 when the file is not what would be written (CI).
  * The work is in scripts/lib/contract-diff/api-changelog-command.ts.

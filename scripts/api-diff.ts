@@ -1,8 +1,8 @@
 /**
  * `npm run api:diff -- [--base <git ref or file>] [--spec <file>] [--format text|json|markdown] [--today YYYY-MM-DD]`
  *
- * Compares openapi/openapi.yaml with the base (default: the newest release in
- * openapi/releases) and prints every change with its class. Exit 1 when a
+ * Compares openapi/v1/openapi.yaml with the base (default: the newest release in
+ * openapi/v1/releases) and prints every change with its class. Exit 1 when a
  * change is breaking and info.version's major was not raised (the removal of
  * an operation whose x-sunset date has come is announced; before that date it
  * is refused by name), 2 on bad input. `--today` (default $API_DIFF_TODAY,

@@ -1,8 +1,8 @@
 /**
  * `npm run api:release [-- --spec <file>] [--today YYYY-MM-DD]`
  *
- * Records openapi/openapi.yaml as released: writes openapi/releases/<info.version>.yaml,
- * its date in openapi/releases/index.json, and regenerates openapi/CHANGELOG.md
+ * Records openapi/v1/openapi.yaml as released: writes openapi/v1/releases/<info.version>.yaml,
+ * its date in openapi/v1/releases/index.json, and regenerates openapi/v1/CHANGELOG.md
  * (commit them). Refuses an existing version, a version not above the last
  * release, and an unannounced breaking change against the last release.
  * --today (default $API_DIFF_TODAY, else the real date, UTC) is the release

@@ -15,7 +15,7 @@ import { formatReport, runContract, writeJsonReport } from './contract/index';
 const USAGE = `usage: npm run contract -- --base-url <URL ending in /v1> --key <API key> [--seed N] [--max-examples N]
                             [--operation <operationId>]... [--rate N] [--time-limit SECONDS] [--report FILE.json] [--spec FILE]`;
 
-const DEFAULT_SPEC = path.join(__dirname, '..', 'openapi', 'openapi.yaml');
+const DEFAULT_SPEC = path.join(__dirname, '..', 'openapi', 'v1', 'openapi.yaml');
 
 function positive(value: string | undefined, flag: string, allowZero = false): number | undefined {
   if (value === undefined) return undefined;

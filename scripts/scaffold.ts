@@ -8,7 +8,7 @@
  */
 import { existsSync, readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { operationTable, type OperationId } from '../generated/operations';
+import { operationTable, type OperationId } from '../generated/v1/operations';
 
 const HANDLERS_DIR = path.resolve(__dirname, '..', 'src', 'handlers');
 

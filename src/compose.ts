@@ -41,7 +41,7 @@ import { idempotentRequests } from './idempotency/idempotent-requests';
  * server passes none.
  */
 export interface CompositionSeams {
-  /** The contract to serve; the document at openapi/openapi.yaml by default. */
+  /** The contract to serve; the document at openapi/v1/openapi.yaml by default. */
   contract?: OpenApiDocument;
   /** One handler (or stub) per operation; src/handlers by default. */
   handlers?: HandlerRegistry;

@@ -3,7 +3,7 @@
  * a temp copy of the contract released three times (1.0.0; 1.1.0 with an
  * optional query parameter and a new operation; 2.0.0 removing the deprecated
  * getPet, narrowing a bound and adding a field), and the text it gives, its
- * order, and `--check` on a stale file. The real openapi/CHANGELOG.md is
+ * order, and `--check` on a stale file. The real openapi/v1/CHANGELOG.md is
  * checked as CI checks it.
  */
 import { spawnSync } from 'node:child_process';
@@ -16,7 +16,7 @@ import { PROJECT_ROOT, tempDir } from './support/paths';
 
 type Doc = any; // a parsed OpenAPI document, mutated freely by the edits
 
-const CONTRACT: Doc = parse(readFileSync(path.join(PROJECT_ROOT, 'openapi', 'openapi.yaml'), 'utf8'));
+const CONTRACT: Doc = parse(readFileSync(path.join(PROJECT_ROOT, 'openapi', 'v1', 'openapi.yaml'), 'utf8'));
 
 /** The three releases of the fixture, each an edit of the one before and its date. */
 const RELEASES: Array<{ version: string; date: string; edit: (doc: Doc) => void }> = [
@@ -215,7 +215,7 @@ describe('api:changelog --check (CI)', () => {
 });
 
 describe('the repository', () => {
-  it('openapi/CHANGELOG.md is up to date with openapi/releases (as CI checks it, with the real CLI)', () => {
+  it('openapi/v1/CHANGELOG.md is up to date with openapi/v1/releases (as CI checks it, with the real CLI)', () => {
     const result = spawnSync(process.execPath, ['--import', 'tsx', 'scripts/api-changelog.ts', '--check'], {
       cwd: PROJECT_ROOT,
       encoding: 'utf8',
@@ -225,6 +225,6 @@ describe('the repository', () => {
     expect(result.stderr).toBe('');
     expect(result.stdout).toMatch(/^openapi\/CHANGELOG\.md is up to date \(\d+ releases?\)\.\n$/);
     expect(result.status).toBe(0);
-    expect(readFileSync(path.join(PROJECT_ROOT, 'openapi', 'CHANGELOG.md'), 'utf8')).toContain('\n## 1.0.0 (2026-11-22)\n\nInitial release: 4 operations.\n');
+    expect(readFileSync(path.join(PROJECT_ROOT, 'openapi', 'v1', 'CHANGELOG.md'), 'utf8')).toContain('\n## 1.0.0 (2026-11-22)\n\nInitial release: 4 operations.\n');
   });
 });

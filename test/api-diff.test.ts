@@ -17,7 +17,7 @@ import { PROJECT_ROOT, tempDir } from './support/paths';
 
 type Doc = any; // a parsed OpenAPI document, mutated freely by the edits
 
-const CONTRACT_TEXT = readFileSync(path.join(PROJECT_ROOT, 'openapi', 'openapi.yaml'), 'utf8');
+const CONTRACT_TEXT = readFileSync(path.join(PROJECT_ROOT, 'openapi', 'v1', 'openapi.yaml'), 'utf8');
 const CONTRACT: Doc = parse(CONTRACT_TEXT);
 const contract = (): Doc => structuredClone(CONTRACT);
 
@@ -608,15 +608,15 @@ describe('api:diff --base <git ref> (a temporary repository with the contract co
   const git = (cwd: string, ...args: string[]) =>
     spawnSync('git', ['-c', 'user.name=test', '-c', 'user.email=test@example.com', '-c', 'commit.gpgsign=false', ...args], { cwd, encoding: 'utf8' });
 
-  /** A repository whose HEAD has openapi/openapi.yaml = the contract; returns the working copy's path. */
+  /** A repository whose HEAD has openapi/v1/openapi.yaml = the contract; returns the working copy's path. */
   function repository(): string {
     const dir = tempDir();
     mkdirSync(path.join(dir, 'openapi'));
-    writeFileSync(path.join(dir, 'openapi', 'openapi.yaml'), CONTRACT_TEXT);
+    writeFileSync(path.join(dir, 'openapi', 'v1', 'openapi.yaml'), CONTRACT_TEXT);
     expect(git(dir, 'init', '-q').status).toBe(0);
     git(dir, 'add', '-A');
     expect(git(dir, 'commit', '-qm', 'contract').status).toBe(0);
-    return path.join(dir, 'openapi', 'openapi.yaml');
+    return path.join(dir, 'openapi', 'v1', 'openapi.yaml');
   }
   const edit = (spec: string, change: (doc: Doc) => void): void => {
     const doc = contract();
@@ -630,7 +630,7 @@ describe('api:diff --base <git ref> (a temporary repository with the contract co
 
     edit(spec, (d) => delete d.paths['/store/orders']);
     const breaking = runApiDiff(['--spec', spec, '--base', 'HEAD'], PROJECT_ROOT);
-    expect(breaking.stdout).toContain('against HEAD:openapi/openapi.yaml (1.0.0)\nBREAKING paths./store/orders.get: removed (clients calling it now fail)\n');
+    expect(breaking.stdout).toContain('against HEAD:openapi/v1/openapi.yaml (1.0.0)\nBREAKING paths./store/orders.get: removed (clients calling it now fail)\n');
     expect(breaking.exitCode).toBe(1);
 
     edit(spec, (d) => (schemas(d).NewPet.properties.breed = { type: 'string' }));
@@ -647,7 +647,7 @@ describe('api:diff --base <git ref> (a temporary repository with the contract co
     const spec = repository();
     const dir = path.dirname(path.dirname(spec));
     writeFileSync(path.join(dir, 'other.txt'), 'x');
-    git(dir, 'rm', '-q', 'openapi/openapi.yaml');
+    git(dir, 'rm', '-q', 'openapi/v1/openapi.yaml');
     git(dir, 'add', '-A');
     git(dir, 'commit', '-qm', 'contract removed');
     mkdirSync(path.dirname(spec), { recursive: true });
@@ -655,7 +655,7 @@ describe('api:diff --base <git ref> (a temporary repository with the contract co
     for (const ref of ['HEAD', 'v9.9.9']) {
       const outcome = runApiDiff(['--spec', spec, '--base', ref], PROJECT_ROOT);
       expect(outcome.exitCode).toBe(2);
-      expect(outcome.stderr).toMatch(new RegExp(`^api:diff: --base ${ref.replace(/\./g, '\\.')}: neither a file nor a git ref that has openapi/openapi.yaml \\(fatal: [^\\n]*\\)\\n$`));
+      expect(outcome.stderr).toMatch(new RegExp(`^api:diff: --base ${ref.replace(/\./g, '\\.')}: neither a file nor a git ref that has openapi/v1/openapi.yaml \\(fatal: [^\\n]*\\)\\n$`));
     }
     expect(runApiDiff(['--spec', spec, '--base', 'HEAD~1'], PROJECT_ROOT).exitCode).toBe(0);
   });
@@ -668,7 +668,7 @@ describe('the real CLI', () => {
   it('--base HEAD on a clean tree: exit 0, no changes (with the contract edited, the edit is listed)', () => {
     const result = cli('scripts/api-diff.ts', ['--base', 'HEAD']);
     expect(result.stderr).toBe('');
-    const clean = spawnSync('git', ['diff', '--quiet', 'HEAD', '--', 'openapi/openapi.yaml'], { cwd: PROJECT_ROOT }).status === 0;
+    const clean = spawnSync('git', ['diff', '--quiet', 'HEAD', '--', 'openapi/v1/openapi.yaml'], { cwd: PROJECT_ROOT }).status === 0;
     if (clean) {
       expect(result.stdout).toMatch(/^api:diff openapi\/openapi.yaml \((.+)\) against HEAD:openapi\/openapi.yaml \(\1\)\nno changes\n$/);
       expect(result.status).toBe(0);
@@ -677,7 +677,7 @@ describe('the real CLI', () => {
     }
   });
 
-  it('no --base: compares with the newest release in openapi/releases, and the contract has no unannounced break', () => {
+  it('no --base: compares with the newest release in openapi/v1/releases, and the contract has no unannounced break', () => {
     const result = cli('scripts/api-diff.ts', []);
     expect(result.stdout).toMatch(/^api:diff openapi\/openapi.yaml \(.+\) against openapi\/releases\/[^ ]+\.yaml \(.+\)\n/);
     expect(result.status).toBe(0);
@@ -695,7 +695,7 @@ describe('the real CLI', () => {
   });
 });
 
-describe('api:release records the contract as openapi/releases/<version>.yaml', () => {
+describe('api:release records the contract as openapi/v1/releases/<version>.yaml', () => {
   /** A contract copy with its own releases/ folder holding `released` versions of it. */
   function project(released: string[]): { spec: string; releases: string } {
     const dir = tempDir();
@@ -715,7 +715,7 @@ describe('api:release records the contract as openapi/releases/<version>.yaml', 
   };
 
   it('the repository records release 1.0.0', () => {
-    expect(parse(readFileSync(path.join(PROJECT_ROOT, 'openapi', 'releases', '1.0.0.yaml'), 'utf8')).info.version).toBe('1.0.0');
+    expect(parse(readFileSync(path.join(PROJECT_ROOT, 'openapi', 'v1', 'releases', '1.0.0.yaml'), 'utf8')).info.version).toBe('1.0.0');
   });
 
   it('writes a byte-for-byte copy for a new version, and never overwrites one', () => {

@@ -1,10 +1,15 @@
 import { createPetAdoptionClient, retryAfterMs, type PetAdoptionClientOptions } from '../src/client';
 import { startTestApp, type TestApp } from './support/test-app';
-import { checkingFetch, listenOnFreePort, type ListeningServer } from './support/http';
+import { checkingFetch, listenOnFreePort, type CheckingFetch, type ListeningServer } from './support/http';
 
 let t: TestApp;
 let server: ListeningServer | undefined;
 let baseUrl: string;
+/** Checks every response the typed clients of a test receive (retries included), and keeps the breaches: a retrying client may catch the error thrown. */
+let checking: CheckingFetch;
+beforeEach(() => {
+  checking = checkingFetch();
+});
 
 async function serve(rateLimits = {}) {
   t = await startTestApp({ rateLimits });
@@ -16,10 +21,11 @@ afterEach(async () => {
   await server?.close();
   server = undefined;
   await t?.close();
+  expect(checking.breaches.map(String)).toEqual([]);
 });
 
-/** The typed client against the real server: every response it receives (retries included) is checked against the contract. */
-const checkedClient = (options: Omit<PetAdoptionClientOptions, 'fetch'>) => createPetAdoptionClient({ ...options, fetch: checkingFetch() });
+/** The typed client against the real server, its responses checked against the contract. */
+const checkedClient = (options: Omit<PetAdoptionClientOptions, 'fetch'>) => createPetAdoptionClient({ ...options, fetch: checking });
 
 const keyOf = (auth: string) => auth.slice('Bearer '.length);
 

@@ -19,7 +19,7 @@ import { startTestApp, type TestApp } from './support/test-app';
 import { PROJECT_ROOT } from './support/paths';
 import { listenOnFreePort } from './support/http';
 
-const SPEC_FILE = path.join(PROJECT_ROOT, 'openapi/openapi.yaml');
+const SPEC_FILE = path.join(PROJECT_ROOT, 'openapi/v1/openapi.yaml');
 const SEED = 20261122;
 
 let t: TestApp | undefined;

@@ -5,12 +5,12 @@ import { basePathOf } from '../src/contract/base-path';
 import { deprecationHeaders } from '../src/contract/deprecation';
 import { listOperations, loadSpec } from '../src/contract/load-spec';
 import { scaffold } from '../scripts/scaffold';
-import { operationTable } from '../generated/operations';
+import { operationTable } from '../generated/v1/operations';
 import { PROJECT_ROOT, tempDir } from './support/paths';
 
 const spec = loadSpec();
 
-describe('the contract (openapi/openapi.yaml)', () => {
+describe('the contract (openapi/v1/openapi.yaml)', () => {
   it('is OpenAPI 3.1, version 1.0.0, with production, staging and local servers all ending in /v1', () => {
     expect(spec.openapi).toBe('3.1.0');
     expect(spec.info.version).toBe('1.0.0');
@@ -83,7 +83,7 @@ describe('generated/ (npm run generate)', () => {
   it('check:generated fails, naming the stale files, when the YAML changed', () => {
     const dir = tempDir();
     const edited = path.join(dir, 'openapi.yaml');
-    writeFileSync(edited, readFileSync(path.join(PROJECT_ROOT, 'openapi/openapi.yaml'), 'utf8').replace('enum: [available, pending, sold]', 'enum: [available, pending, sold, adopted]'));
+    writeFileSync(edited, readFileSync(path.join(PROJECT_ROOT, 'openapi/v1/openapi.yaml'), 'utf8').replace('enum: [available, pending, sold]', 'enum: [available, pending, sold, adopted]'));
     const result = generate('--check', '--spec', edited);
     expect(result.status).toBe(1);
     expect(result.stderr).toMatch(/Generated files are stale: generated\/openapi\.ts/);

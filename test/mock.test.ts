@@ -120,7 +120,7 @@ describe('an invalid example in the YAML', () => {
 
   it('stops the real entry point at start (exit 1) when the response example is invalid', () => {
     const root = copyProject();
-    const specFile = path.join(root, 'openapi/openapi.yaml');
+    const specFile = path.join(root, 'openapi/v1/openapi.yaml');
     const spec = parse(readFileSync(specFile, 'utf8'));
     spec.paths['/store/orders'].get.responses['200'] = {
       description: 'Orders.',

@@ -25,10 +25,10 @@ async function createPets(count: number, status?: string): Promise<number[]> {
 async function walk(first: string, onPage: (index: number) => Promise<void> = async () => undefined): Promise<number[][]> {
   const pages: number[][] = [];
   for (let url: string | undefined = first; url !== undefined; ) {
-    const res = await t.api.get(url).set('Authorization', t.auth).expect(200);
-    pages.push(res.body.map((pet: { id: number }) => pet.id));
+    const res: { body: Array<{ id: number }>; headers: Record<string, string> } = await t.api.get(url).set('Authorization', t.auth).expect(200);
+    pages.push(res.body.map((pet) => pet.id));
     await onPage(pages.length - 1);
-    const link = res.headers['link'];
+    const link: string | undefined = res.headers['link'];
     url = link === undefined ? undefined : NEXT.exec(link)![1];
     if (pages.length > 100) throw new Error('too many pages');
   }
@@ -40,7 +40,7 @@ describe('listPets pages', () => {
     const ids = await createPets(5);
     const res = await t.api.get('/v1/pets?limit=2').set('Authorization', t.auth).expect(200);
     expect(res.body.map((pet: { id: number }) => pet.id)).toEqual(ids.slice(0, 2));
-    const [, next] = NEXT.exec(res.headers['link'])!;
+    const [, next] = NEXT.exec(res.headers['link']!)!;
     expect(next).toMatch(/^\/v1\/pets\?limit=2&cursor=[A-Za-z0-9_-]+$/);
     expect(await walk('/v1/pets?limit=2')).toEqual([ids.slice(0, 2), ids.slice(2, 4), ids.slice(4)]);
   });
@@ -56,7 +56,7 @@ describe('listPets pages', () => {
     const sold = await createPets(3, 'sold');
     await createPets(2, 'available');
     const res = await t.api.get('/v1/pets?limit=2&status=sold').set('Authorization', t.auth).expect(200);
-    expect(NEXT.exec(res.headers['link'])![1]).toMatch(/^\/v1\/pets\?limit=2&status=sold&cursor=/);
+    expect(NEXT.exec(res.headers['link']!)![1]).toMatch(/^\/v1\/pets\?limit=2&status=sold&cursor=/);
     expect((await walk('/v1/pets?status=sold&limit=2')).flat()).toEqual(sold);
   });
 
@@ -74,7 +74,7 @@ describe('listPets pages', () => {
   it('a cursor the server did not issue is a 400 Error object', async () => {
     await createPets(3);
     const res = await t.api.get('/v1/pets?limit=1').set('Authorization', t.auth).expect(200);
-    const cursor = new URL(NEXT.exec(res.headers['link'])![1]!, 'http://x').searchParams.get('cursor')!;
+    const cursor = new URL(NEXT.exec(res.headers['link']!)![1]!, 'http://x').searchParams.get('cursor')!;
     const tampered = (cursor[0] === 'A' ? 'B' : 'A') + cursor.slice(1);
     const forged = Buffer.from(JSON.stringify([1, 1, null])).toString('base64url') + 'A'.repeat(22);
     for (const bad of [tampered, forged, 'x', 'A'.repeat(40)]) {
@@ -92,7 +92,7 @@ describe('listPets pages', () => {
   it('a cursor keeps working after a restart and on another instance of the same database', async () => {
     await createPets(3);
     const res = await t.api.get('/v1/pets?limit=2').set('Authorization', t.auth).expect(200);
-    const next = NEXT.exec(res.headers['link'])![1]!;
+    const next = NEXT.exec(res.headers['link']!)![1]!;
     const other = await startTestApp({ databaseUrl: t.databaseUrl });
     try {
       const page = await other.api.get(next).set('Authorization', t.auth).expect(200);

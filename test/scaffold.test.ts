@@ -172,7 +172,7 @@ const BATCHES = [SHAPES.slice(0, 4), SHAPES.slice(4)];
 
 describe.each(BATCHES.map((batch) => [batch.map((shape) => shape.what).join(', '), batch] as const))('new operations with %s', (_what, batch) => {
   it('generate -> typecheck fails naming each missing handler -> scaffold creates their stubs', () => {
-    const specFile = path.join(root, 'openapi/openapi.yaml');
+    const specFile = path.join(root, 'openapi/v1/openapi.yaml');
     const document = parse(readFileSync(specFile, 'utf8')) as OpenApiDocument;
     for (const shape of batch) {
       document.paths[shape.path] = { ...document.paths[shape.path], [shape.method]: { operationId: shape.operationId, summary: shape.what, ...shape.operation } };
@@ -216,7 +216,7 @@ describe('with every shape scaffolded', () => {
     expect(typecheck.output).toBe('');
     expect(typecheck.status).toBe(0);
     expect(runNpm(root, 'check:generated')).toMatchObject({ status: 0 });
-    spec = loadSpec(path.join(root, 'openapi/openapi.yaml'));
+    spec = loadSpec(path.join(root, 'openapi/v1/openapi.yaml'));
   });
 
   it('the server answers each stub 501 not_implemented after auth and request validation', async () => {

@@ -1,6 +1,6 @@
 // The naive stack: what a first version of the project would be. Express 5 +
 // helmet + express-rate-limit + express-openapi-validator on the same
-// openapi/openapi.yaml, every one with its default options, serving the same
+// openapi/v1/openapi.yaml, every one with its default options, serving the same
 // JSON from memory. One departure from the defaults: express-rate-limit's
 // default limit is 5 requests a minute, so `limit` is raised out of reach (the
 // limiter still counts every request in its default MemoryStore and sets its
@@ -27,7 +27,7 @@ app.get('/healthz', (_req, res) => {
 app.use(rateLimit({ limit: 1_000_000_000 }));
 // express-openapi-validator parses no bodies itself.
 app.use(express.json());
-app.use(OpenApiValidator.middleware({ apiSpec: path.join(root, 'openapi/openapi.yaml') }));
+app.use(OpenApiValidator.middleware({ apiSpec: path.join(root, 'openapi/v1/openapi.yaml') }));
 app.get('/v1/pets', (req, res) => {
   res.json(pets.slice(0, req.query.limit === undefined ? 20 : Number(req.query.limit)));
 });

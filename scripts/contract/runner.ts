@@ -18,7 +18,7 @@ export interface ContractOptions {
   baseUrl: string;
   /** The API key the valid requests carry. */
   key: string;
-  /** The contract; defaults to the project's openapi/openapi.yaml. */
+  /** The contract; defaults to the project's openapi/v1/openapi.yaml. */
   specFile: string;
   /** Makes the run reproducible; random when absent. */
   seed?: number;
@@ -94,7 +94,7 @@ class KnownIds {
  * does (only for a contract file it cannot read).
  *
  * @example
- * const result = await runContract({ baseUrl: 'http://127.0.0.1:3000/v1', key, specFile: 'openapi/openapi.yaml', seed: 1 });
+ * const result = await runContract({ baseUrl: 'http://127.0.0.1:3000/v1', key, specFile: 'openapi/v1/openapi.yaml', seed: 1 });
  * console.log(`${result.passed} passed, ${result.failed} failed`);
  */
 export async function runContract(options: ContractOptions): Promise<ContractResult> {

@@ -112,7 +112,7 @@ function responseOf(raw: any): DeclaredResponse {
 /**
  * Loads the contract from a YAML (or JSON) file.
  *
- * @example const { operations } = loadContract('openapi/openapi.yaml'); operations[0].operationId // 'listPets'
+ * @example const { operations } = loadContract('openapi/v1/openapi.yaml'); operations[0].operationId // 'listPets'
  */
 export function loadContract(file: string): Contract {
   const document = dereference(parse(readFileSync(file, 'utf8'))) as any;

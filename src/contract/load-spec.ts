@@ -34,13 +34,16 @@ export type HttpMethod = (typeof HTTP_METHODS)[number];
 
 function findProjectRoot(start: string): string {
   for (let dir = start; ; dir = path.dirname(dir)) {
-    if (existsSync(path.join(dir, 'openapi', 'openapi.yaml'))) return dir;
-    if (path.dirname(dir) === dir) throw new Error(`openapi/openapi.yaml not found above ${start}`);
+    if (existsSync(path.join(dir, 'openapi', 'v1', 'openapi.yaml'))) return dir;
+    if (path.dirname(dir) === dir) throw new Error(`openapi/v1/openapi.yaml not found above ${start}`);
   }
 }
 
-/** Absolute path of the contract; found by walking up so it works from `src/` and from `dist/`. */
-export const SPEC_PATH = path.join(findProjectRoot(__dirname), 'openapi', 'openapi.yaml');
+/** The project's root (where `openapi/` is); found by walking up so it works from `src/` and from `dist/`. */
+export const PROJECT_ROOT = findProjectRoot(__dirname);
+
+/** Absolute path of the first major version's contract, the default document (`/openapi.json` publishes it). */
+export const SPEC_PATH = path.join(PROJECT_ROOT, 'openapi', 'v1', 'openapi.yaml');
 
 /** Reads and parses the contract. Call once at start; the result is treated as read-only. */
 export function loadSpec(file: string = SPEC_PATH): OpenApiDocument {

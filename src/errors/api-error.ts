@@ -1,4 +1,4 @@
-import type { components } from '../../generated/openapi';
+import type { components } from '../../generated/v1/openapi';
 
 export type ErrorCode = components['schemas']['ErrorCode'];
 export type ErrorBody = components['schemas']['Error'];

@@ -3,9 +3,9 @@
  * backend (SQLite, PostgreSQL, ...) is chosen by configuration in
  * `open-storage.ts` and is invisible above this line.
  */
-import type { components } from '../../generated/openapi';
+import type { components } from '../../generated/v1/openapi';
 
-import type { operations } from '../../generated/openapi';
+import type { operations } from '../../generated/v1/openapi';
 import type { Plan } from '../rate-limit/plans';
 import type { PoolStats } from './backend';
 

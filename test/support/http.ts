@@ -14,7 +14,7 @@ import { assertResponseConforms } from './spec-conformance';
 export interface CheckOptions {
   /** Statuses the test expects: a 5xx passes the check only when listed (the status itself is not asserted). */
   expect?: number[];
-  /** The contract the server serves; openapi/openapi.yaml by default (a project copy's own, for instance). */
+  /** The contract the server serves; openapi/v1/openapi.yaml by default (a project copy's own, for instance). */
   contract?: OpenApiDocument;
 }
 
@@ -92,21 +92,38 @@ export async function checkedFetch(url: string, init?: RequestInit, options: Che
   return { ...(await checkFetched(init?.method ?? 'GET', url, response, options)), response };
 }
 
+/** A `fetch` that checks every response, and keeps the breaches it found. */
+export type CheckingFetch = typeof fetch & {
+  /** Every breach found so far, thrown or not: a caller that catches errors (a retrying client) cannot hide one. */
+  breaches: Error[];
+};
+
 /**
  * A drop-in `fetch` (for clients that take one, such as the typed client)
  * that checks every response against the contract and hands the caller the
- * response unread.
+ * response unread. A breach is thrown and also kept in `breaches`: assert
+ * that it is empty at the end, since a client may retry on any error.
  *
  * @example
- * const client = createPetAdoptionClient({ baseUrl, apiKey, fetch: checkingFetch() });
+ * const checking = checkingFetch();
+ * const client = createPetAdoptionClient({ baseUrl, apiKey, fetch: checking });
+ * // ...
+ * expect(checking.breaches.map(String)).toEqual([]);
  */
-export function checkingFetch(options: CheckOptions = {}): typeof fetch {
-  return async (input, init) => {
+export function checkingFetch(options: CheckOptions = {}): CheckingFetch {
+  const breaches: Error[] = [];
+  const checking: typeof fetch = async (input, init) => {
     const request = new Request(input, init);
     const response = await fetch(request);
-    await checkFetched(request.method, request.url, response.clone(), options);
+    try {
+      await checkFetched(request.method, request.url, response.clone(), options);
+    } catch (error) {
+      breaches.push(error as Error);
+      throw error;
+    }
     return response;
   };
+  return Object.assign(checking, { breaches });
 }
 
 /** A server listening on 127.0.0.1, and how to reach and stop it. */

@@ -1,5 +1,5 @@
 /**
- * Checks an HTTP response against the contract (openapi/openapi.yaml by
+ * Checks an HTTP response against the contract (openapi/v1/openapi.yaml by
  * default): the operation is found by the route table the server uses (one
  * matching rule: case-insensitive, optional trailing slash, the validator's
  * order), its declared response for the status (or `default`) gives the body
@@ -57,7 +57,7 @@ export interface ObservedResponse {
 }
 
 export interface ConformanceOptions {
-  /** The contract the server serves; openapi/openapi.yaml by default. */
+  /** The contract the server serves; openapi/v1/openapi.yaml by default. */
   contract?: OpenApiDocument;
   /** Statuses the test expects: a 5xx passes only when listed here. */
   expectedStatuses?: ReadonlySet<number>;

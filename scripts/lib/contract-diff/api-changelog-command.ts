@@ -26,8 +26,8 @@ function firstDifferentLine(a: string, b: string): number {
  * Runs `api:changelog` in-process.
  *
  * @example
- * runApiChangelog([], process.cwd());            // writes openapi/CHANGELOG.md
- * runApiChangelog(['--check'], process.cwd());   // exit 1 when openapi/CHANGELOG.md is stale
+ * runApiChangelog([], process.cwd());            // writes openapi/v1/CHANGELOG.md
+ * runApiChangelog(['--check'], process.cwd());   // exit 1 when openapi/v1/CHANGELOG.md is stale
  */
 export function runApiChangelog(args: readonly string[], cwd: string): CommandOutcome {
   let values;

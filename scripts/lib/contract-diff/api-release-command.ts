@@ -1,8 +1,8 @@
 /**
  * `npm run api:release`: records the working contract as released, as
- * `openapi/releases/<info.version>.yaml` (a byte-for-byte copy, to commit),
- * its date in `openapi/releases/index.json`, and regenerates
- * `openapi/CHANGELOG.md` so that it never lags the record.
+ * `openapi/v1/releases/<info.version>.yaml` (a byte-for-byte copy, to commit),
+ * its date in `openapi/v1/releases/index.json`, and regenerates
+ * `openapi/v1/CHANGELOG.md` so that it never lags the record.
  * Refuses to overwrite a recorded version, to go back in version, and to
  * record a breaking change against the last release that is not announced
  * (by a major bump, or by a sunset date that has come).
@@ -31,7 +31,7 @@ const badInput = (message: string): CommandOutcome => ({ exitCode: 2, stdout: ''
  * judged by.
  *
  * @example
- * runApiRelease([], process.cwd()); // writes openapi/releases/1.1.0.yaml when info.version is 1.1.0, its date, and openapi/CHANGELOG.md
+ * runApiRelease([], process.cwd()); // writes openapi/v1/releases/1.1.0.yaml when info.version is 1.1.0, its date, and openapi/v1/CHANGELOG.md
  */
 export function runApiRelease(args: readonly string[], cwd: string): CommandOutcome {
   let values;

@@ -13,7 +13,7 @@ import { ContractSourceError, displayPath } from './load-contract';
 import { loadReleaseRecord, type ReleasedContract } from './release-record';
 import { counts, describeChange, LABEL } from './report';
 
-/** `openapi/CHANGELOG.md` for `openapi/openapi.yaml` (and `openapi/v2/CHANGELOG.md` for `openapi/v2/openapi.yaml`). */
+/** `openapi/v1/CHANGELOG.md` for `openapi/v1/openapi.yaml` (and `openapi/v2/CHANGELOG.md` for `openapi/v2/openapi.yaml`). */
 export const changelogPathOf = (specPath: string): string => path.join(path.dirname(specPath), 'CHANGELOG.md');
 
 /** The first release has nothing to compare with: its operations, in document order. */
@@ -73,7 +73,7 @@ function comparedEntry(previous: ReleasedContract, release: ReleasedContract): s
  * relative to the changelog.
  *
  * @example
- * renderChangelog(loadReleaseRecord('openapi/releases'), 'releases');
+ * renderChangelog(loadReleaseRecord('openapi/v1/releases'), 'releases');
  * // '# Changelog: Pet Adoption API\n…\n## 1.0.0 (2026-11-22)\n\nInitial release: 4 operations.\n\n- listPets (GET /pets)\n…'
  */
 export function renderChangelog(releases: readonly ReleasedContract[], releasesFolder: string): string {
@@ -114,7 +114,7 @@ export interface ChangelogPlan {
  * the index cannot be read.
  *
  * @example
- * planChangelog('openapi/openapi.yaml', 'openapi/releases'); // { file: 'openapi/CHANGELOG.md', text: '# Changelog: …', releases: 1 }
+ * planChangelog('openapi/v1/openapi.yaml', 'openapi/v1/releases'); // { file: 'openapi/v1/CHANGELOG.md', text: '# Changelog: …', releases: 1 }
  */
 export function planChangelog(specPath: string, releasesDir: string, cwd: string = process.cwd(), pending?: ReleasedContract): ChangelogPlan {
   const record = [...loadReleaseRecord(releasesDir, (file) => displayPath(cwd, file)), ...(pending ? [pending] : [])];

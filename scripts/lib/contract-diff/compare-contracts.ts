@@ -19,7 +19,7 @@ export interface CompareOptions extends DiffOptions {
  * Compares `head` with `base` and evaluates the gate.
  *
  * @example
- * compareContracts(loadContractFile('openapi/releases/1.0.0.yaml'), loadContractFile('openapi/openapi.yaml'), { today: '2026-11-23' }).gate.passed; // true
+ * compareContracts(loadContractFile('openapi/v1/releases/1.0.0.yaml'), loadContractFile('openapi/v1/openapi.yaml'), { today: '2026-11-23' }).gate.passed; // true
  */
 export function compareContracts(base: LoadedContract, head: LoadedContract, options: CompareOptions = {}): ComparisonResult {
   const classified = diffContracts(base.document, head.document, options);

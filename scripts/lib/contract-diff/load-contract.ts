@@ -1,6 +1,6 @@
 /**
  * Reads the two sides of a comparison: the working contract, and the base, from
- * a file, from a git ref (`git show <ref>:openapi/openapi.yaml`), or by default
+ * a file, from a git ref (`git show <ref>:openapi/v1/openapi.yaml`), or by default
  * the newest recorded release. Every failure is a ContractSourceError with a
  * one-line message.
  */
@@ -14,7 +14,7 @@ import { newestRelease, releasesDirOf } from './releases';
 export class ContractSourceError extends Error {}
 
 export interface LoadedContract {
-  /** How the source is named to the reader: a path, or `<ref>:openapi/openapi.yaml`. */
+  /** How the source is named to the reader: a path, or `<ref>:openapi/v1/openapi.yaml`. */
   label: string;
   document: OpenApiDocument;
 }
@@ -48,7 +48,7 @@ export function parseContract(text: string, label: string): LoadedContract {
  * Reads a contract file.
  *
  * @example
- * loadContractFile('openapi/releases/1.0.0.yaml').document.info.version; // '1.0.0'
+ * loadContractFile('openapi/v1/releases/1.0.0.yaml').document.info.version; // '1.0.0'
  */
 export function loadContractFile(file: string, label: string = file): LoadedContract {
   if (!existsSync(file)) throw new ContractSourceError(`${label}: no such file`);
@@ -77,8 +77,8 @@ function loadContractAtRef(ref: string, specPath: string): LoadedContract {
  * recorded next to the contract.
  *
  * @example
- * loadBase(undefined, 'openapi/openapi.yaml', process.cwd()).label; // 'openapi/releases/1.0.0.yaml'
- * loadBase('HEAD', 'openapi/openapi.yaml', process.cwd()).label;    // 'HEAD:openapi/openapi.yaml'
+ * loadBase(undefined, 'openapi/v1/openapi.yaml', process.cwd()).label; // 'openapi/v1/releases/1.0.0.yaml'
+ * loadBase('HEAD', 'openapi/v1/openapi.yaml', process.cwd()).label;    // 'HEAD:openapi/v1/openapi.yaml'
  */
 export function loadBase(base: string | undefined, specPath: string, cwd: string): LoadedContract {
   if (base === undefined) {

@@ -23,7 +23,7 @@ export type ReleaseDates = Record<string, string>;
  * before dates were recorded). A malformed index is a ContractSourceError.
  *
  * @example
- * readReleaseDates('openapi/releases'); // { '1.0.0': '2026-11-22' }
+ * readReleaseDates('openapi/v1/releases'); // { '1.0.0': '2026-11-22' }
  */
 export function readReleaseDates(dir: string, label: string = path.join(dir, RELEASE_INDEX)): ReleaseDates {
   const file = path.join(dir, RELEASE_INDEX);
@@ -50,7 +50,7 @@ export function readReleaseDates(dir: string, label: string = path.join(dir, REL
  * (so a new release is a one-entry diff).
  *
  * @example
- * recordReleaseDate('openapi/releases', '1.1.0', '2027-01-15');
+ * recordReleaseDate('openapi/v1/releases', '1.1.0', '2027-01-15');
  */
 export function recordReleaseDate(dir: string, version: string, date: string): void {
   const dates = { ...readReleaseDates(dir), [version]: date };

@@ -19,7 +19,7 @@ export interface ReleasedContract {
  * for a snapshot that does not parse, or a malformed index).
  *
  * @example
- * loadReleaseRecord('openapi/releases'); // [{ version: '1.0.0', date: '2026-11-22', contract: { label: 'openapi/releases/1.0.0.yaml', document } }]
+ * loadReleaseRecord('openapi/v1/releases'); // [{ version: '1.0.0', date: '2026-11-22', contract: { label: 'openapi/v1/releases/1.0.0.yaml', document } }]
  */
 export function loadReleaseRecord(dir: string, label: (file: string) => string = (file) => file): ReleasedContract[] {
   const dates = readReleaseDates(dir, label(path.join(dir, RELEASE_INDEX)));

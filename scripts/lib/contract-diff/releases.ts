@@ -1,6 +1,6 @@
 /**
  * The release record: a committed snapshot of the contract per released
- * version, `openapi/releases/<version>.yaml` (next to the contract), written by
+ * version, `openapi/v1/releases/<version>.yaml` (next to the contract), written by
  * `npm run api:release`. Plain files, so a fresh clone with no remote and no
  * tags still knows what was released.
  */
@@ -13,14 +13,14 @@ export interface Release {
   file: string;
 }
 
-/** `openapi/releases` for `openapi/openapi.yaml`. */
+/** `openapi/v1/releases` for `openapi/v1/openapi.yaml`. */
 export const releasesDirOf = (specPath: string): string => path.join(path.dirname(specPath), 'releases');
 
 /**
  * The recorded releases, oldest first by semver (files not named `<semver>.yaml` are ignored).
  *
  * @example
- * listReleases('openapi/releases'); // [{ version: '1.0.0', file: 'openapi/releases/1.0.0.yaml' }]
+ * listReleases('openapi/v1/releases'); // [{ version: '1.0.0', file: 'openapi/v1/releases/1.0.0.yaml' }]
  */
 export function listReleases(dir: string): Release[] {
   if (!existsSync(dir)) return [];

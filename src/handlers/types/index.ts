@@ -8,66 +8,86 @@
  *   return pet ? { status: 200, body: pet } : { status: 404, body: notFound(`pet ${params.petId} does not exist`) };
  * };
  */
-import type { operations } from '../../../generated/openapi';
-import type { OperationId, operationTable } from '../../../generated/operations';
+import type * as V1 from '../../../generated/v1/openapi';
+import type * as V1Table from '../../../generated/v1/operations';
+import type * as V2 from '../../../generated/v2/openapi';
+import type * as V2Table from '../../../generated/v2/operations';
 import type { Repositories } from '../../storage/storage';
 import type { PageLinks } from '../../paging/page-links';
 import type { IdempotentRequests } from '../../idempotency/idempotent-requests';
 import type { Caller } from '../../auth/caller';
 import type { Stub } from './stub';
 
-export type { OperationId };
+/** Each major version of the contract, as generated (one line per `openapi/vN/`). */
+interface Contracts {
+  v1: { operations: V1.operations; table: typeof V1Table.operationTable };
+  v2: { operations: V2.operations; table: typeof V2Table.operationTable };
+}
 
-type Operation<K extends OperationId> = operations[K];
-type Defaulted<K extends OperationId> = (typeof operationTable)[K]['defaulted'];
+export type Version = keyof Contracts;
+
+type UnionToIntersection<U> = (U extends unknown ? (arg: U) => void : never) extends (arg: infer I) => void ? I : never;
+/** Of a union of versions, what every one of them has: `Each<V, F>` is the intersection of `F` over `V` (boxed so unions stay whole). */
+type Unbox<B> = B extends { value: infer T } ? T : never;
+
+type IdsOf<V extends Version> = keyof Contracts[V]['table'] & string;
+/** An operation of any version. */
+export type AnyOperationId = { [V in Version]: IdsOf<V> }[Version];
+
+/** The operations of version `V`; of several versions, those they all have. */
+export type OperationId<V extends Version = 'v1'> = Unbox<UnionToIntersection<V extends Version ? { value: IdsOf<V> } : never>> & string;
+
+type Operation<K, V extends Version> = K extends keyof Contracts[V]['operations'] ? Contracts[V]['operations'][K] : never;
+type Facts<K, V extends Version> = K extends keyof Contracts[V]['table'] ? Contracts[V]['table'][K] : never;
 
 /** `T` with the keys `D` made required: the validator has applied their schema defaults. */
-type WithDefaults<T, D extends readonly string[]> = [T] extends [never]
+type WithDefaults<T, D> = [T] extends [never]
   ? Record<never, never>
-  : T & { [P in Extract<keyof T, D[number]>]-?: Exclude<T[P], undefined> };
+  : D extends readonly string[]
+    ? T & { [P in Extract<keyof T, D[number]>]-?: Exclude<T[P], undefined> }
+    : T;
 
 type JsonContent<T> = T extends { content: { 'application/json': infer Body } } ? Body : undefined;
 
-export type PathParams<K extends OperationId> = Operation<K>['parameters'] extends { path: infer P }
-  ? P
-  : Record<never, never>;
-
-/** The header parameters the operation declares, by their names in the contract. */
-export type HeaderParams<K extends OperationId> = Operation<K>['parameters'] extends { header?: infer H }
-  ? Exclude<H, undefined>
-  : Record<never, never>;
-
-export type QueryParams<K extends OperationId> = WithDefaults<
-  Exclude<Operation<K>['parameters']['query'], undefined>,
-  Defaulted<K>['query']
+type ParametersIn<K, V extends Version> = Operation<K, V> extends { parameters: infer P } ? P : never;
+type DefaultedIn<K, V extends Version> = Facts<K, V> extends { defaulted: infer D } ? D : never;
+type PathParamsIn<K, V extends Version> = ParametersIn<K, V> extends { path: infer P } ? P : Record<never, never>;
+type HeaderParamsIn<K, V extends Version> = ParametersIn<K, V> extends { header?: infer H } ? Exclude<H, undefined> : Record<never, never>;
+type QueryParamsIn<K, V extends Version> = WithDefaults<
+  ParametersIn<K, V> extends { query?: infer Q } ? Exclude<Q, undefined> : never,
+  DefaultedIn<K, V> extends { query: infer D } ? D : never
 >;
+type RequestBodyIn<K, V extends Version> =
+  Operation<K, V> extends { requestBody: infer Body } ? WithDefaults<JsonContent<Body>, DefaultedIn<K, V> extends { body: infer D } ? D : never> : undefined;
+type ResponsesIn<K, V extends Version> = Operation<K, V> extends { responses: infer R } ? R : never;
+type HandlerResponseIn<K, V extends Version, R = ResponsesIn<K, V>> = {
+  [S in Extract<Exclude<keyof R, 'default'>, number>]: JsonContent<R[S]> extends undefined
+    ? { status: S; body?: undefined; headers?: Record<string, string> }
+    : { status: S; body: JsonContent<R[S]>; headers?: Record<string, string> };
+}[Extract<Exclude<keyof R, 'default'>, number>];
 
-export type RequestBody<K extends OperationId> = Operation<K> extends { requestBody: infer Body }
-  ? WithDefaults<JsonContent<Body>, Defaulted<K>['body']>
-  : undefined;
+/** What a handler receives: already validated against the contract (of whichever version `V` served it). */
+export type HandlerRequest<K extends OperationId<V>, V extends Version = 'v1'> = V extends Version
+  ? { params: PathParamsIn<K, V>; query: QueryParamsIn<K, V>; headers: HeaderParamsIn<K, V>; body: RequestBodyIn<K, V> }
+  : never;
 
-type Responses<K extends OperationId> = Operation<K>['responses'];
+/**
+ * One of the responses the contract declares for `K`: a status and the body
+ * the spec gives it. For a handler serving several versions, a response
+ * every one of them declares (their intersection): a handler shared by v1 and
+ * v2 compiles only if what it returns is valid in both contracts.
+ */
+export type HandlerResponse<K extends OperationId<V>, V extends Version = 'v1'> = Unbox<UnionToIntersection<V extends Version ? { value: HandlerResponseIn<K, V> } : never>>;
 
 /** The statuses an operation declares explicitly (`default` is for the error mapper, not handlers). */
-export type DeclaredStatus<K extends OperationId> = Extract<Exclude<keyof Responses<K>, 'default'>, number>;
+export type DeclaredStatus<K extends OperationId<V>, V extends Version = 'v1'> = HandlerResponse<K, V> extends { status: infer S } ? S : never;
 
-/** One of the responses the contract declares for `K`: a status and the body the spec gives it. */
-export type HandlerResponse<K extends OperationId> = {
-  [S in DeclaredStatus<K>]: JsonContent<Responses<K>[S]> extends undefined
-    ? { status: S; body?: undefined; headers?: Record<string, string> }
-    : { status: S; body: JsonContent<Responses<K>[S]>; headers?: Record<string, string> };
-}[DeclaredStatus<K>];
-
-/** What a handler receives: already validated against the contract. */
-export interface HandlerRequest<K extends OperationId> {
-  params: PathParams<K>;
-  query: QueryParams<K>;
-  headers: HeaderParams<K>;
-  body: RequestBody<K>;
-}
+export type PathParams<K extends OperationId<V>, V extends Version = 'v1'> = HandlerRequest<K, V>['params'];
+export type QueryParams<K extends OperationId<V>, V extends Version = 'v1'> = HandlerRequest<K, V>['query'];
+export type RequestBody<K extends OperationId<V>, V extends Version = 'v1'> = HandlerRequest<K, V>['body'];
 
 /** An operation with `security: []` is served without a key: its handler has no caller. */
-type CallerOf<K extends OperationId> = (typeof operationTable)[K]['authenticated'] extends false ? undefined : Caller;
+type CallerOf<K, V extends Version> = (V extends Version ? Facts<K, V> : never) extends { authenticated: true } ? Caller : undefined;
 
 /** The services a handler may use besides the repositories, bound to the version that serves the request. */
 export interface HandlerServices {
@@ -78,16 +98,22 @@ export interface HandlerServices {
 }
 
 /** What a handler may use besides the request: the repositories, the services, the caller. */
-export type HandlerContext<K extends OperationId = OperationId> = Repositories & HandlerServices & { caller: CallerOf<K> };
-
-export type Handler<K extends OperationId> = (
-  request: HandlerRequest<K>,
-  context: HandlerContext<K>,
-) => Promise<HandlerResponse<K>>;
+export type HandlerContext<K extends string = string, V extends Version = 'v1'> = Repositories & HandlerServices & { caller: CallerOf<K, V> };
 
 /**
- * Exactly one entry per operation of the contract: a missing or extra entry is
- * a type error. An entry is a typed handler, or the scaffolded stub of that
- * very operation (answered by the framework: 501, or an example in mock mode).
+ * The handler of operation `K` in version `V` (`v1` by default), or in every
+ * version of a union: `Handler<'listPets', 'v1' | 'v2'>` serves both and
+ * must type-check against both contracts.
  */
-export type HandlerRegistry = { [K in OperationId]: Handler<K> | Stub<K> };
+export type Handler<K extends OperationId<V>, V extends Version = 'v1'> = (
+  request: HandlerRequest<K, V>,
+  context: HandlerContext<K, V>,
+) => Promise<HandlerResponse<K, V>>;
+
+/**
+ * Exactly one entry per operation of version `V`'s contract: a missing or
+ * extra entry is a type error. An entry is a typed handler, or the scaffolded
+ * stub of that very operation (answered by the framework: 501, or an example
+ * in mock mode).
+ */
+export type HandlerRegistry<V extends Version = 'v1'> = { [K in OperationId<V>]: Handler<K, V> | Stub<K> };

@@ -10,12 +10,13 @@
  * // src/handlers/adoptPet.ts (scaffolded)
  * export const adoptPet = notImplementedHandler('adoptPet');
  */
-import type { OperationId } from '../../../generated/operations';
+
+import type { AnyOperationId } from './index';
 
 const STUB = Symbol('not implemented');
 
 /** The registry entry of an operation that has no handler yet. Only `notImplementedHandler` makes one. */
-export interface Stub<K extends OperationId> {
+export interface Stub<K extends string> {
   readonly [STUB]: true;
   readonly operationId: K;
 }
@@ -25,12 +26,12 @@ export interface Stub<K extends OperationId> {
  *
  * @example export const listStoreOrders = notImplementedHandler('listStoreOrders');
  */
-export function notImplementedHandler<K extends OperationId>(operationId: K): Stub<K> {
+export function notImplementedHandler<K extends AnyOperationId>(operationId: K): Stub<K> {
   return Object.freeze({ [STUB]: true as const, operationId });
 }
 
 /** Whether a registry entry is a stub rather than a handler. */
-export function isStub(entry: unknown): entry is Stub<OperationId> {
+export function isStub(entry: unknown): entry is Stub<string> {
   return typeof entry === 'object' && entry !== null && STUB in entry;
 }
 
