@@ -2,13 +2,30 @@ import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import { createPetAdoptionClient, retryAfterMs } from '../src/client';
 import { startTestApp, type TestApp } from './support/test-app';
+import type { WallClock } from './support/clock';
+import { startTestAppWithFrozenClock } from './support/frozen-clock-app';
 
 let t: TestApp;
+let closeApp: (() => Promise<void>) | undefined;
 let server: Server;
 let baseUrl: string;
 
 async function serve(rateLimits = {}) {
   t = await startTestApp({ rateLimits });
+  closeApp = () => t.close();
+  await listen();
+}
+
+/** Like `serve`, on a stopped wall clock (support/frozen-clock-app.ts): a window ends only through `clock.advance`. */
+async function serveWithFrozenClock(rateLimits = {}): Promise<WallClock> {
+  const frozen = await startTestAppWithFrozenClock({ rateLimits });
+  t = frozen.t;
+  closeApp = frozen.close;
+  await listen();
+  return frozen.clock;
+}
+
+async function listen() {
   server = t.app.listen(0, '127.0.0.1');
   await new Promise((resolve) => server.once('listening', resolve));
   baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
@@ -16,7 +33,8 @@ async function serve(rateLimits = {}) {
 
 afterEach(async () => {
   await new Promise((resolve) => server?.close(resolve));
-  await t?.close();
+  await closeApp?.();
+  closeApp = undefined;
 });
 
 const keyOf = (auth: string) => auth.slice('Bearer '.length);
@@ -37,29 +55,36 @@ describe('typed client (openapi-fetch over the generated paths)', () => {
   });
 
   it('on 429 waits for Retry-After and retries a GET', async () => {
-    await serve({ minuteWindowMs: 1000 });
+    // A 30 s window on a stopped clock: the client's wait moves the clock instead of sleeping,
+    // and the window cannot end between the two requests however slow the machine is.
+    const clock = await serveWithFrozenClock({ minuteWindowMs: 30_000 });
     const key = keyOf(await t.issueKey('enterprise', { requestsPerMinute: 1, requestsPerDay: 100 }));
     const waits: number[] = [];
     const client = createPetAdoptionClient({
       baseUrl,
       apiKey: key,
-      retry: { sleep: (ms) => (waits.push(ms), new Promise((resolve) => setTimeout(resolve, ms))) },
+      retry: { sleep: async (ms) => (waits.push(ms), await clock.advance(ms)) },
     });
     expect((await client.GET('/pets')).response.status).toBe(200);
     const started = Date.now();
     const retried = await client.GET('/pets');
     expect(retried.response.status).toBe(200);
-    expect(waits).toEqual([1000]); // Retry-After: 1
-    expect(Date.now() - started).toBeGreaterThanOrEqual(950);
+    // One wait, of Retry-After: the rest of the window, in whole seconds (30; Redis counts its expiry in real time).
+    expect(waits).toEqual([expect.any(Number)]);
+    expect(waits[0]! % 1000).toBe(0);
+    expect(waits[0]).toBeGreaterThan(25_000);
+    expect(waits[0]).toBeLessThanOrEqual(30_000);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(waits[0]!);
   });
 
   it('never retries a POST unless told to', async () => {
-    await serve({ minuteWindowMs: 1000 });
+    // A 30 s window on a stopped clock, as above.
+    const clock = await serveWithFrozenClock({ minuteWindowMs: 30_000 });
     const key = keyOf(await t.issueKey('enterprise', { requestsPerMinute: 1, requestsPerDay: 100 }));
     const waits: number[] = [];
     const sleep = async (ms: number) => {
       waits.push(ms);
-      await new Promise((resolve) => setTimeout(resolve, ms));
+      await clock.advance(ms);
     };
     const client = createPetAdoptionClient({ baseUrl, apiKey: key, retry: { sleep } });
     await client.GET('/pets');

@@ -1,29 +1,19 @@
 import type { Response } from 'supertest';
-import { Redis } from 'ioredis';
 import { startTestApp, type TestApp } from './support/test-app';
 import type { RateLimitSettings } from '../src/rate-limit/rate-limits';
-import { freezeWallClock, type WallClock } from './support/clock';
-import { isolationName, REDIS_URL, TEST_BACKEND } from './support/backend';
-import { openRedisState, type SharedState } from '../src/shared-state/redis-state';
-import { createLogger } from '../src/observability/logger';
-import type { ApiKeyRepository } from '../src/storage/storage';
+import type { WallClock } from './support/clock';
+import { startTestAppWithFrozenClock } from './support/frozen-clock-app';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const nowSeconds = () => Math.floor(Date.now() / 1000);
 
 let t: TestApp;
-let clock: WallClock | undefined;
-/** The Redis state of an app started by startWithFrozenClock, and the connection that ages its keys. */
-let redis: { shared: SharedState; client: Redis } | undefined;
+/** Set when the app was started by startWithFrozenClock: restores the clock and closes the app. */
+let closeFrozen: (() => Promise<void>) | undefined;
 afterEach(async () => {
-  clock?.restore();
-  clock = undefined;
-  await t?.close();
-  if (redis) {
-    await redis.shared.close();
-    redis.client.disconnect();
-    redis = undefined;
-  }
+  if (closeFrozen) await closeFrozen();
+  else await t?.close();
+  closeFrozen = undefined;
 });
 
 async function start(rateLimits: Partial<RateLimitSettings> = {}, extra: Parameters<typeof startTestApp>[0] = {}) {
@@ -31,29 +21,12 @@ async function start(rateLimits: Partial<RateLimitSettings> = {}, extra: Paramet
   return t;
 }
 
-/**
- * Like `start`, with the wall clock stopped (support/clock.ts): a window or a
- * ban ends only when the test calls `clock.advance`, never because the machine
- * was slow, and nothing sleeps. On PostgreSQL+Redis the app gets its Redis
- * state (counters, bans, key changes) under a prefix of this test's own, whose
- * keys `advance` ages as much as the clock.
- */
+/** Like `start`, on a stopped wall clock (support/frozen-clock-app.ts): windows and bans end only through `clock.advance`. */
 async function startWithFrozenClock(rateLimits: Partial<RateLimitSettings>): Promise<WallClock> {
-  if (TEST_BACKEND !== 'postgres') {
-    clock = freezeWallClock();
-    await start(rateLimits);
-    return clock;
-  }
-  const prefix = `pas:${isolationName()}:`;
-  // Bans are also written to the database: to the storage of the app started below.
-  const apiKeys = new Proxy({} as ApiKeyRepository, {
-    get: (_target, name: keyof ApiKeyRepository) => (...args: unknown[]) => (t.storage.apiKeys[name] as (...a: unknown[]) => unknown)(...args),
-  });
-  const client = new Redis(REDIS_URL!);
-  clock = freezeWallClock({ client, prefix });
-  redis = { client, shared: await openRedisState(REDIS_URL!, apiKeys, createLogger('silent'), prefix) };
-  await start(rateLimits, redis.shared.appDependencies);
-  return clock;
+  const frozen = await startTestAppWithFrozenClock({ rateLimits });
+  t = frozen.t;
+  closeFrozen = frozen.close;
+  return frozen.clock;
 }
 
 const list = (auth: string) => t.api.get('/v1/pets').set('Authorization', auth);
