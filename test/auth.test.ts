@@ -2,9 +2,11 @@ import express from 'express';
 import helmet from 'helmet';
 import request from 'supertest';
 import { startTestApp, type TestApp } from './support/test-app';
-import { generateApiKey, hashApiKey } from '../src/auth/api-key';
+import { createHash } from 'node:crypto';
+import { generateApiKey } from '../src/auth/api-key';
 import { issueApiKey } from '../src/auth/key-service';
 import { createLogger } from '../src/observability/logger';
+import { columnText, rawRows } from './support/raw-rows';
 
 let t: TestApp;
 beforeEach(async () => {
@@ -71,9 +73,37 @@ describe('bearer authentication on every operation', () => {
   it('stores only the SHA-256 hash of a key, never the key', async () => {
     const { key, record } = await issueApiKey(t.storage.apiKeys, { plan: 'free', label: 'hash check' });
     expect(key).toMatch(/^pas_[A-Za-z0-9_-]{43}$/);
-    const stored = await t.storage.apiKeys.findByHash(hashApiKey(key));
-    expect(stored?.id).toBe(record.id);
+    // The rows as the database holds them (not through the storage layer), and the hash computed here.
+    const rows = await rawRows(t.databaseUrl, 'api_keys');
+    const row = rows.find((candidate) => Number(candidate['id']) === record.id);
+    expect(row).toBeDefined();
+    const sha256 = createHash('sha256').update(key, 'utf8').digest('hex');
+    expect(row!['key_hash']).toBe(sha256);
+    // The app finds the key by that hash, and its listing shows nothing more of the key.
+    expect((await t.storage.apiKeys.findByHash(sha256))?.id).toBe(record.id);
     expect(JSON.stringify(await t.storage.apiKeys.list())).not.toContain(key.slice(10));
+    // The listing prefix (pas_ and the first 6 characters of the secret) is the only part of the key kept.
+    expect(row!['prefix']).toBe(key.slice(0, 10));
+    // No column of any row holds the key, its secret, the part of it never shown (nor any 8 characters
+    // of that part), or the secret's bytes in another encoding; that also holds for the app's own key.
+    for (const issued of [key, t.auth.slice('Bearer '.length)]) {
+      const secret = issued.slice('pas_'.length);
+      const hidden = secret.slice(6);
+      const bytes = Buffer.from(secret, 'base64url');
+      const forbidden = [
+        issued,
+        secret,
+        ...Array.from({ length: hidden.length - 7 }, (_, i) => hidden.slice(i, i + 8)),
+        bytes.toString('hex'),
+        bytes.toString('base64'),
+      ];
+      for (const stored of rows) {
+        for (const [column, value] of Object.entries(stored)) {
+          const text = columnText(value);
+          expect({ column, leaked: forbidden.filter((fragment) => text.includes(fragment)) }).toEqual({ column, leaked: [] });
+        }
+      }
+    }
   });
 
   it('the logger redacts Authorization headers wherever they are logged', () => {
@@ -125,7 +155,7 @@ describe('public routes need no key', () => {
 
   it('GET /openapi.json and /openapi.yaml serve the contract', async () => {
     const json = await t.api.get('/openapi.json').expect(200).expect('Content-Type', /application\/json/);
-    expect(json.body.info.version).toBe('1.0.0');
+    expect(json.body.info.version).toBe('1.1.0');
     expect(Object.keys(json.body.paths)).toEqual(['/pets', '/pets/{petId}', '/store/orders']);
     const yaml = await t.api.get('/openapi.yaml').expect(200).expect('Content-Type', /yaml/);
     expect(yaml.text).toContain('operationId: listPets');

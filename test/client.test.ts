@@ -1,8 +1,11 @@
 import { createPetAdoptionClient, retryAfterMs, type PetAdoptionClientOptions } from '../src/client';
 import { startTestApp, type TestApp } from './support/test-app';
+import type { WallClock } from './support/clock';
+import { startTestAppWithFrozenClock } from './support/frozen-clock-app';
 import { checkingFetch, listenOnFreePort, type CheckingFetch, type ListeningServer } from './support/http';
 
 let t: TestApp;
+let closeApp: (() => Promise<void>) | undefined;
 let server: ListeningServer | undefined;
 let baseUrl: string;
 /** Checks every response the typed clients of a test receive (retries included), and keeps the breaches: a retrying client may catch the error thrown. */
@@ -13,6 +16,20 @@ beforeEach(() => {
 
 async function serve(rateLimits = {}) {
   t = await startTestApp({ rateLimits });
+  closeApp = () => t.close();
+  await listen();
+}
+
+/** Like `serve`, on a stopped wall clock (support/frozen-clock-app.ts): a window ends only through `clock.advance`. */
+async function serveWithFrozenClock(rateLimits = {}): Promise<WallClock> {
+  const frozen = await startTestAppWithFrozenClock({ rateLimits });
+  t = frozen.t;
+  closeApp = frozen.close;
+  await listen();
+  return frozen.clock;
+}
+
+async function listen() {
   server = await listenOnFreePort(t.app);
   baseUrl = `${server.url}/v1`;
 }
@@ -20,7 +37,8 @@ async function serve(rateLimits = {}) {
 afterEach(async () => {
   await server?.close();
   server = undefined;
-  await t?.close();
+  await closeApp?.();
+  closeApp = undefined;
   expect(checking.breaches.map(String)).toEqual([]);
 });
 
@@ -45,31 +63,82 @@ describe('typed client (openapi-fetch over the generated paths)', () => {
   });
 
   it('on 429 waits for Retry-After and retries a GET', async () => {
-    await serve({ minuteWindowMs: 1000 });
+    // A 30 s window on a stopped clock: the client's wait moves the clock instead of sleeping,
+    // and the window cannot end between the two requests however slow the machine is.
+    const clock = await serveWithFrozenClock({ minuteWindowMs: 30_000 });
     const key = keyOf(await t.issueKey('enterprise', { requestsPerMinute: 1, requestsPerDay: 100 }));
     const waits: number[] = [];
     const client = checkedClient({
       baseUrl,
       apiKey: key,
-      retry: { sleep: (ms) => (waits.push(ms), new Promise((resolve) => setTimeout(resolve, ms))) },
+      retry: { sleep: async (ms) => (waits.push(ms), await clock.advance(ms)) },
     });
     expect((await client.GET('/pets')).response.status).toBe(200);
     const started = Date.now();
     const retried = await client.GET('/pets');
     expect(retried.response.status).toBe(200);
-    expect(waits).toEqual([1000]); // Retry-After: 1
-    expect(Date.now() - started).toBeGreaterThanOrEqual(950);
+    // One wait, of Retry-After: the rest of the window, in whole seconds (30; Redis counts its expiry in real time).
+    expect(waits).toEqual([expect.any(Number)]);
+    expect(waits[0]! % 1000).toBe(0);
+    expect(waits[0]).toBeGreaterThan(25_000);
+    expect(waits[0]).toBeLessThanOrEqual(30_000);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(waits[0]!);
   });
 
-  it('never retries a POST unless told to', async () => {
-    await serve({ minuteWindowMs: 1000 });
+  it('gives every create a fresh Idempotency-Key and retries it on 429: stored once, the same key on each attempt', async () => {
+    const clock = await serveWithFrozenClock({ minuteWindowMs: 30_000 });
+    const key = keyOf(await t.issueKey('enterprise', { requestsPerMinute: 1, requestsPerDay: 100 }));
+    const sent: Array<string | null> = [];
+    const fetch: typeof globalThis.fetch = async (input, init) => {
+      const request = new Request(input, init);
+      sent.push(request.headers.get('Idempotency-Key'));
+      return checking(request);
+    };
+    const client = createPetAdoptionClient({ baseUrl, apiKey: key, fetch, retry: { sleep: (ms) => clock.advance(ms) } });
+    await client.GET('/pets');
+    const created = await client.POST('/pets', { body: { name: 'Rex', categoryId: 1 } });
+    expect(created.response.status).toBe(201);
+    expect(sent.slice(1)).toEqual([expect.stringMatching(/^[0-9a-f-]{36}$/), sent[1]]); // refused once (429), then retried with the same key
+    const another = await client.POST('/pets', { body: { name: 'Rex', categoryId: 1 } });
+    expect(another.response.status).toBe(201);
+    expect(sent.at(-1)).not.toBe(sent[1]); // a new create, a new key
+    expect(await t.storage.pets.list({ limit: 10 })).toHaveLength(2);
+  });
+
+  it('retries a create after a network error or a 503 with the same key: the server stores it once', async () => {
+    await serve();
+    const attempts: Array<string | null> = [];
+    let failures = 0;
+    // The first attempt reaches the server but its answer is lost; the second gets a 503; the third succeeds (a replay).
+    const flaky: typeof globalThis.fetch = async (input, init) => {
+      const request = new Request(input, init);
+      attempts.push(request.headers.get('Idempotency-Key'));
+      const response = await checking(request);
+      if (request.method === 'POST' && failures++ === 0) throw new TypeError('fetch failed: socket hang up');
+      if (request.method === 'POST' && failures === 2) {
+        return new Response(JSON.stringify({ code: 'unavailable', message: 'down', status: 503 }), { status: 503, headers: { 'Retry-After': '0', 'Content-Type': 'application/json' } });
+      }
+      return response;
+    };
+    const client = createPetAdoptionClient({ baseUrl, apiKey: keyOf(t.auth), fetch: flaky, retry: { sleep: async () => undefined } });
+    const created = await client.POST('/pets', { body: { name: 'Rex', categoryId: 1 } });
+    expect(created.response.status).toBe(201);
+    expect(created.response.headers.get('Idempotent-Replayed')).toBe('true');
+    expect(new Set(attempts).size).toBe(1);
+    expect(attempts).toHaveLength(3);
+    expect(await t.storage.pets.list({ limit: 10 })).toHaveLength(1);
+  });
+
+  it('never retries a POST without an Idempotency-Key unless told to', async () => {
+    // A 30 s window on a stopped clock, as above.
+    const clock = await serveWithFrozenClock({ minuteWindowMs: 30_000 });
     const key = keyOf(await t.issueKey('enterprise', { requestsPerMinute: 1, requestsPerDay: 100 }));
     const waits: number[] = [];
     const sleep = async (ms: number) => {
       waits.push(ms);
-      await new Promise((resolve) => setTimeout(resolve, ms));
+      await clock.advance(ms);
     };
-    const client = checkedClient({ baseUrl, apiKey: key, retry: { sleep } });
+    const client = checkedClient({ baseUrl, apiKey: key, retry: { sleep }, idempotencyKeys: false });
     await client.GET('/pets');
     const refused = await client.POST('/pets', { body: { name: 'Rex', categoryId: 1 } });
     expect(refused.response.status).toBe(429);
@@ -77,7 +146,7 @@ describe('typed client (openapi-fetch over the generated paths)', () => {
     expect(waits).toEqual([]);
     expect(await t.storage.pets.list({ limit: 10 })).toEqual([]);
 
-    const opted = checkedClient({ baseUrl, apiKey: key, retry: { sleep, retryNonIdempotent: true } });
+    const opted = checkedClient({ baseUrl, apiKey: key, retry: { sleep, retryNonIdempotent: true }, idempotencyKeys: false });
     const created = await opted.POST('/pets', { body: { name: 'Rex', categoryId: 1 } });
     expect(created.response.status).toBe(201);
     expect(waits.length).toBe(1);

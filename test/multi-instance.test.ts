@@ -1,7 +1,10 @@
 import pg from 'pg';
 import { Redis } from 'ioredis';
 import { keyChangesChannel } from '../src/shared-state/redis-state';
-import { runKeysCli, startServer, type RunningServer } from './support/processes';
+import { FIXED_SETTINGS } from '../src/config';
+
+const KEY_CACHE_TTL_MS = FIXED_SETTINGS.keyCacheTtlMs;
+import { runKeysCli, runKeysCliAsync, startServer, type RunningServer } from './support/processes';
 import { isolatedPostgresUrl, isolationName, REDIS_URL } from './support/backend';
 
 /**
@@ -82,53 +85,116 @@ it('ids stay unique under 200 concurrent creates split across both instances', a
   }
 });
 
-it('a key revoked with the CLI is refused by both instances within 5 seconds', async () => {
-  const key = createKey('--plan', 'pro', '--label', 'to revoke');
-  for (const server of servers) expect((await call(server, key)).status).toBe(200);
-  const id = idOf('to revoke');
-  const started = Date.now();
-  expect(runKeysCli(['revoke', id!], env).status).toBe(0);
-  const revokedAt = Date.now();
-  for (const server of servers) {
-    while ((await call(server, key)).status !== 401) {
-      expect(Date.now() - started).toBeLessThan(5_000);
+/**
+ * Runs the keys CLI on key `id` while the test holds that key's row (SELECT
+ * ... FOR UPDATE): once the CLI waits on the lock, `whileHeld` runs, then the
+ * row is released and the CLI's change goes through at once. So the servers'
+ * caches are filled (`whileHeld`) a known moment before the change, however
+ * long the CLI took to start.
+ */
+async function runKeysCliOnHeldRow(id: string, args: string[], whileHeld: () => Promise<void>) {
+  const client = new pg.Client({ connectionString: process.env['DATABASE_URL'] });
+  // Another connection watches: within the holder's transaction pg_stat_activity would stay as first read.
+  const watcher = new pg.Client({ connectionString: process.env['DATABASE_URL'] });
+  await Promise.all([client.connect(), watcher.connect()]);
+  let cli: ReturnType<typeof runKeysCliAsync> | undefined;
+  try {
+    await client.query('begin');
+    await client.query(`select id from ${name}.api_keys where id = $1 for update`, [Number(id)]);
+    const { rows } = await client.query('select pg_backend_pid() as pid');
+    let exited = false;
+    cli = runKeysCliAsync(args, env);
+    void cli.then(() => (exited = true));
+    const deadline = Date.now() + 30_000;
+    for (;;) {
+      const waiting = await watcher.query('select count(*)::int as n from pg_stat_activity where $1 = any(pg_blocking_pids(pid))', [rows[0].pid]);
+      if (waiting.rows[0].n > 0) break;
+      if (exited) throw new Error(`keys ${args.join(' ')} finished without waiting on the held row: ${JSON.stringify(await cli)}`);
+      if (Date.now() > deadline) throw new Error(`keys ${args.join(' ')} never reached the held row`);
       await new Promise((resolve) => setTimeout(resolve, 20));
     }
+    // The CLI's statement times out after 5 s: whileHeld must be quick (a few requests).
+    await whileHeld();
+  } finally {
+    await client.query('commit').catch(() => undefined);
+    await Promise.all([client.end(), watcher.end()]);
   }
-  const seenAfter = Date.now() - revokedAt;
-  console.log(`revocation seen by both instances ${seenAfter} ms after the CLI finished (${revokedAt - started} ms CLI run)`);
-  // Through Redis, at once: the 2 s key cache alone would still be serving the key now.
-  expect(seenAfter).toBeLessThan(500);
+  return { released: Date.now(), cli };
+}
+
+/**
+ * Polls each server with `key` until it answers 401; resolves with when each
+ * refusal arrived. Fails past 5 s from `since`.
+ */
+const refusedAt = (key: string, since: number): Promise<number[]> =>
+  Promise.all(
+    servers.map(async (server) => {
+      while ((await call(server, key)).status !== 401) {
+        expect(Date.now() - since).toBeLessThan(5_000);
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      return Date.now();
+    }),
+  );
+
+/**
+ * The first request with a new key on each server: a cache miss that caches
+ * the key for KEY_CACHE_TTL_MS from some moment after the returned start time.
+ */
+const fillCaches = async (key: string): Promise<number[]> => {
+  const filled: number[] = [];
+  for (const server of servers) {
+    filled.push(Date.now());
+    expect((await call(server, key)).status).toBe(200);
+  }
+  return filled;
+};
+
+it('a key revoked with the CLI is refused by both instances within 5 seconds, before their cached copy expires', async () => {
+  const key = createKey('--plan', 'pro', '--label', 'to revoke');
+  const id = idOf('to revoke');
+  let filled: number[] = [];
+  const { released, cli } = await runKeysCliOnHeldRow(id, ['revoke', id], async () => {
+    filled = await fillCaches(key);
+  });
+  const refused = await refusedAt(key, released);
+  expect((await cli!).status).toBe(0);
+  console.log(`revocation seen by the instances ${refused.map((at) => at - released).join(' and ')} ms after the row was released`);
+  // Through Redis, at once: each instance refused the key while its cached copy (KEY_CACHE_TTL_MS = 2 s
+  // from the request that cached it) would still have served it. A margin of seconds, not a race with
+  // the CLI's start-up: the cache was filled while the CLI waited on the key's row.
+  refused.forEach((at, i) => expect(at - filled[i]!).toBeLessThan(KEY_CACHE_TTL_MS));
 });
 
 it('a key rotated with the CLI: the old secret is refused by both instances at once, the new one works with the same id and plan', async () => {
   const old = createKey('--plan', 'pro', '--label', 'to rotate');
-  for (const server of servers) expect((await call(server, old)).status).toBe(200);
   const id = idOf('to rotate');
   // The CLI announces the change on the key-change channel (the servers' caches drop the key on it).
   const subscriber = new Redis(REDIS_URL!);
-  const announced: string[] = [];
-  await subscriber.subscribe(keyChangesChannel(env.REDIS_KEY_PREFIX));
-  subscriber.on('message', (_channel: string, message: string) => announced.push(message));
-  const rotated = runKeysCli(['rotate', id], env);
-  expect(rotated.status).toBe(0);
-  expect(rotated.stderr).toContain('the old secret is refused at once');
-  const rotatedAt = Date.now();
-  for (const server of servers) {
-    while ((await call(server, old)).status !== 401) {
-      // Through Redis, at once: the 2 s key cache alone would still be serving the old secret.
-      expect(Date.now() - rotatedAt).toBeLessThan(500);
-      await new Promise((resolve) => setTimeout(resolve, 20));
+  try {
+    const announced: string[] = [];
+    await subscriber.subscribe(keyChangesChannel(env.REDIS_KEY_PREFIX));
+    subscriber.on('message', (_channel: string, message: string) => announced.push(message));
+    let filled: number[] = [];
+    const { released, cli } = await runKeysCliOnHeldRow(id, ['rotate', id], async () => {
+      filled = await fillCaches(old);
+    });
+    const refused = await refusedAt(old, released);
+    const rotated = await cli!;
+    expect(rotated.status).toBe(0);
+    expect(rotated.stderr).toContain('the old secret is refused at once');
+    // Through Redis, at once: the 2 s key cache alone would still be serving the old secret (see the revocation test).
+    refused.forEach((at, i) => expect(at - filled[i]!).toBeLessThan(KEY_CACHE_TTL_MS));
+    const fresh = rotated.stdout.trim();
+    for (const server of servers) {
+      const res = await call(server, fresh);
+      expect(res.status).toBe(200);
+      expect(res.headers.get('ratelimit-policy')).toContain('"minute";q=300;'); // still pro
     }
+    const view = JSON.parse(runKeysCli(['show', id, '--json'], env).stdout) as { id: number; plan: string; prefix: string };
+    expect(view).toMatchObject({ id: Number(id), plan: 'pro', prefix: fresh.slice(0, 10) });
+    expect(announced).toEqual([id]);
+  } finally {
+    subscriber.disconnect();
   }
-  const fresh = rotated.stdout.trim();
-  for (const server of servers) {
-    const res = await call(server, fresh);
-    expect(res.status).toBe(200);
-    expect(res.headers.get('ratelimit-policy')).toContain('"minute";q=300;'); // still pro
-  }
-  const view = JSON.parse(runKeysCli(['show', id, '--json'], env).stdout) as { id: number; plan: string; prefix: string };
-  expect(view).toMatchObject({ id: Number(id), plan: 'pro', prefix: fresh.slice(0, 10) });
-  expect(announced).toEqual([id]);
-  subscriber.disconnect();
 });

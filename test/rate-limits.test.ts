@@ -1,16 +1,32 @@
 import type { Response } from 'supertest';
 import { startTestApp, type TestApp } from './support/test-app';
 import type { RateLimitSettings } from '../src/rate-limit/rate-limits';
+import type { WallClock } from './support/clock';
+import { startTestAppWithFrozenClock } from './support/frozen-clock-app';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const nowSeconds = () => Math.floor(Date.now() / 1000);
 
 let t: TestApp;
-afterEach(() => t?.close());
+/** Set when the app was started by startWithFrozenClock: restores the clock and closes the app. */
+let closeFrozen: (() => Promise<void>) | undefined;
+afterEach(async () => {
+  if (closeFrozen) await closeFrozen();
+  else await t?.close();
+  closeFrozen = undefined;
+});
 
 async function start(rateLimits: Partial<RateLimitSettings> = {}, extra: Parameters<typeof startTestApp>[0] = {}) {
   t = await startTestApp({ rateLimits, ...extra });
   return t;
+}
+
+/** Like `start`, on a stopped wall clock (support/frozen-clock-app.ts): windows and bans end only through `clock.advance`. */
+async function startWithFrozenClock(rateLimits: Partial<RateLimitSettings>): Promise<WallClock> {
+  const frozen = await startTestAppWithFrozenClock({ rateLimits });
+  t = frozen.t;
+  closeFrozen = frozen.close;
+  return frozen.clock;
 }
 
 const list = (auth: string) => t.api.get('/v1/pets').set('Authorization', auth);
@@ -68,12 +84,15 @@ describe('per-key limits by plan', () => {
   });
 
   it('the day window binds when it has fewer requests left, and refused requests do not eat its quota', async () => {
-    await start({ minuteWindowMs: 500, dayWindowMs: 60_000 });
+    // The default minute window (60 s) and a one-hour day, on a stopped clock.
+    const clock = await startWithFrozenClock({ dayWindowMs: 3_600_000 });
     const key = await t.issueKey('enterprise', { requestsPerMinute: 5, requestsPerDay: 8 });
     for (let i = 4; i >= 0; i--) expect(rateHeaders(await list(key).expect(200))).toMatchObject({ limit: 5, remaining: i });
     const minuteRefusal = await list(key).expect(429);
-    expect(Number(minuteRefusal.headers['retry-after'])).toBeLessThanOrEqual(1);
-    await sleep(600); // the minute window resets; the day window has 3 left
+    // Retry when the minute window ends (Redis counts its expiry in real time, hence not exactly 60).
+    expect(Number(minuteRefusal.headers['retry-after'])).toBeGreaterThan(30);
+    expect(Number(minuteRefusal.headers['retry-after'])).toBeLessThanOrEqual(60);
+    await clock.advance(60_000); // the minute window resets; the day window has 3 left
     for (let i = 2; i >= 0; i--) {
       const res = await list(key).expect(200);
       expect(rateHeaders(res)).toMatchObject({ limit: 8, remaining: i });
@@ -81,7 +100,9 @@ describe('per-key limits by plan', () => {
     }
     const dayRefusal = await list(key).expect(429);
     expect(dayRefusal.body.message).toContain('day limit is 8');
-    expect(Number(dayRefusal.headers['retry-after'])).toBeGreaterThan(50);
+    // The day window's end: an hour after the first request, a minute of which has passed.
+    expect(Number(dayRefusal.headers['retry-after'])).toBeGreaterThan(3_000);
+    expect(Number(dayRefusal.headers['retry-after'])).toBeLessThanOrEqual(3_540);
     expect(rateHeaders(dayRefusal)).toMatchObject({ limit: 8, remaining: 0 });
   });
 
@@ -104,7 +125,8 @@ describe('per-key limits by plan', () => {
 
 describe('temporary bans', () => {
   it('start after the configured number of refused requests, show in keys list, and end on time', async () => {
-    await start({ banAfter: 3, banSeconds: 2, minuteWindowMs: 1000 });
+    // Banned for 2 minutes, longer than what is left of the (default, 60 s) minute window; on a stopped clock.
+    const clock = await startWithFrozenClock({ banAfter: 3, banSeconds: 120 });
     const key = await t.issueKey('enterprise', { requestsPerMinute: 2, requestsPerDay: 1000 });
     await list(key).expect(200);
     await list(key).expect(200);
@@ -112,7 +134,7 @@ describe('temporary bans', () => {
 
     const banned = await list(key).expect(429);
     expect(banned.body).toEqual({ code: 'key_temporarily_banned', status: 429, message: expect.stringContaining('banned') });
-    expect(Number(banned.headers['retry-after'])).toBe(2);
+    expect(Number(banned.headers['retry-after'])).toBe(120);
     expect(rateHeaders(banned).remaining).toBe(0);
     const bannedUntil = (await t.storage.apiKeys.list()).find((k) => k.plan === 'enterprise')!.bannedUntil;
     expect(Date.parse(bannedUntil!)).toBeGreaterThan(Date.now());
@@ -120,34 +142,38 @@ describe('temporary bans', () => {
     // Other keys are not affected.
     await list(t.auth).expect(200);
 
-    await sleep(1500);
+    await clock.advance(90_000); // the minute window has ended, the ban has not
     expect((await list(key).expect(429)).body.code).toBe('key_temporarily_banned');
-    await sleep(700);
+    await clock.advance(31_000);
     await list(key).expect(200);
   });
 
   it('last until the exhausted window resets when that is later, so obeying Retry-After does not re-ban', async () => {
-    await start({ banAfter: 1, banSeconds: 1, minuteWindowMs: 3000 });
+    // Banned for 1 s, much less than what is left of the (default, 60 s) minute window; on a stopped clock.
+    const clock = await startWithFrozenClock({ banAfter: 1, banSeconds: 1 });
     const key = await t.issueKey('enterprise', { requestsPerMinute: 1, requestsPerDay: 1000 });
     await list(key).expect(200);
     expect((await list(key).expect(429)).body.code).toBe('rate_limited');
     const banned = await list(key).expect(429);
     expect(banned.body.code).toBe('key_temporarily_banned');
     const retryAfter = Number(banned.headers['retry-after']);
-    expect(retryAfter).toBeGreaterThanOrEqual(2); // the window's end (3 s), not banSeconds (1 s)
-    await sleep(1200);
+    // The window's end (60 s; Redis counts its expiry in real time, hence not exactly 60), not banSeconds (1 s).
+    expect(retryAfter).toBeGreaterThan(30);
+    expect(retryAfter).toBeLessThanOrEqual(60);
+    await clock.advance(1_200);
     expect((await list(key).expect(429)).body.code).toBe('key_temporarily_banned');
-    await sleep(retryAfter * 1000 - 1000);
+    await clock.advance(retryAfter * 1000 - 1000);
     await list(key).expect(200); // the window has reset with the ban: no new ban
   });
 
   it('a key that backs off after a 429 is not banned', async () => {
-    await start({ banAfter: 3, minuteWindowMs: 500 });
+    // The default minute window (60 s), on a stopped clock.
+    const clock = await startWithFrozenClock({ banAfter: 3 });
     const key = await t.issueKey('enterprise', { requestsPerMinute: 1, requestsPerDay: 1000 });
     for (let round = 0; round < 4; round++) {
       await list(key).expect(200);
       expect((await list(key).expect(429)).body.code).toBe('rate_limited');
-      await sleep(550);
+      await clock.advance(60_000); // the window resets
     }
     expect((await t.storage.apiKeys.list()).every((k) => k.bannedUntil === null)).toBe(true);
   });

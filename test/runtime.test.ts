@@ -5,7 +5,8 @@
  * (a statement finalized by an idle-time GC) stays fixed.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { minimumVersion, unsupportedRuntime } from '../src/runtime/check-runtime';
@@ -50,19 +51,68 @@ function olderSystemNode(): string | undefined {
   for (const dir of (process.env['PATH'] ?? '').split(path.delimiter)) {
     const candidate = path.join(dir, 'node');
     if (!dir || dir.includes('node_modules') || !existsSync(candidate)) continue;
-    const version = spawnSync(candidate, ['-p', 'process.versions.node'], { encoding: 'utf8' }).stdout?.trim();
+    const version = nodeVersion(candidate);
     if (version && unsupportedRuntime(version, ENGINES)) return candidate;
   }
   return undefined;
 }
 
-const oldNode = olderSystemNode();
-if (!oldNode) console.warn('*** SKIPPED: no unsupported Node (e.g. a system Node 20) on PATH to check the one-line refusal with.');
+const nodeVersion = (node: string): string | undefined =>
+  spawnSync(node, ['-p', 'process.versions.node'], { encoding: 'utf8', timeout: 20_000 }).stdout?.trim() || undefined;
 
-(oldNode ? it : it.skip)('an unsupported Node gets one line and exit code 1 from the server and the keys CLI, not a crash', () => {
+/** The unsupported Node installed from the registry when PATH has none (the last Node 20, as on this machine kind). */
+const REGISTRY_NODE = '20.20.2';
+
+/**
+ * `node@VERSION` from the npm registry (the package scripts/test-on-node.sh
+ * pins to run the suite on another Node; it brings the binary), installed once
+ * into a cache folder under the system's temp folder and reused by later runs.
+ * Throws with npm's output when it cannot be installed: the check never skips.
+ */
+function registryNode(version: string): string {
+  const cache = path.join(os.tmpdir(), 'pet-adoption-api-node');
+  const dir = path.join(cache, version);
+  const node = path.join(dir, 'node_modules', '.bin', 'node');
+  if (existsSync(node) && nodeVersion(node) === version) return node;
+  mkdirSync(cache, { recursive: true });
+  // Installed aside and renamed into place, so a run that stops half-way or a run beside this one never sees half an install.
+  const staging = mkdtempSync(path.join(cache, `.install-${version}-`));
+  chmodSync(staging, 0o755); // usable by later runs of other users
+  // Not the npm settings of an `npm test` that started jest (its prefix, its script's flags).
+  const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.toLowerCase().startsWith('npm_')));
+  const npm = spawnSync('npm', ['install', '--prefix', staging, '--no-save', '--no-package-lock', '--no-audit', '--no-fund', `node@${version}`], {
+    encoding: 'utf8',
+    env,
+    timeout: 300_000,
+  });
+  const installed = path.join(staging, 'node_modules', '.bin', 'node');
+  if (npm.status !== 0 || nodeVersion(installed) !== version) {
+    rmSync(staging, { recursive: true, force: true });
+    throw new Error(`cannot install node@${version} from the npm registry (npm exit ${npm.status}, ${npm.error?.message ?? 'no spawn error'}):\n${npm.stdout}\n${npm.stderr}`);
+  }
+  if (!(existsSync(node) && nodeVersion(node) === version)) {
+    rmSync(dir, { recursive: true, force: true }); // a broken earlier install
+    try {
+      renameSync(staging, dir);
+      return node;
+    } catch (error) {
+      if (!existsSync(node)) throw error;
+    }
+  }
+  // Another run put one in place meanwhile: use theirs.
+  rmSync(staging, { recursive: true, force: true });
+  return node;
+}
+
+it('an unsupported Node gets one line and exit code 1 from the server and the keys CLI, not a crash', () => {
+  // Never skipped: with no unsupported Node on PATH (a machine or CI image without a system Node 20), one comes from the registry.
+  const oldNode = olderSystemNode() ?? registryNode(REGISTRY_NODE);
+  const version = nodeVersion(oldNode)!;
+  expect(unsupportedRuntime(version, ENGINES)).toMatch(/^pet-adoption-api needs Node\.js >=22\.12\.0/);
+  console.log(`unsupported-runtime check on Node ${version} (${oldNode})`);
   const tsx = pathToFileURL(path.join(PROJECT_ROOT, 'node_modules/tsx/dist/loader.mjs')).href;
   for (const entry of ['src/server.ts', 'scripts/keys.ts']) {
-    const result = spawnSync(oldNode!, ['--import', tsx, path.join(PROJECT_ROOT, entry), 'list'], {
+    const result = spawnSync(oldNode, ['--import', tsx, path.join(PROJECT_ROOT, entry), 'list'], {
       cwd: tempDir(),
       encoding: 'utf8',
       timeout: 20_000,
@@ -71,7 +121,7 @@ if (!oldNode) console.warn('*** SKIPPED: no unsupported Node (e.g. a system Node
     expect(result.stdout).toBe('');
     expect(result.stderr.trim().split('\n')).toEqual([expect.stringMatching(/^pet-adoption-api needs Node\.js >=22\.12\.0/)]);
   }
-});
+}, 330_000);
 
 /**
  * Node 24.19+ aborted (SIGABRT in Statement::~Statement) when better-sqlite3

@@ -61,15 +61,28 @@ describe('server entry point (src/server.ts)', () => {
     const server = await startServer({ DATABASE_URL: databaseUrl, NODE_ENV: 'production' });
     const agent = new http.Agent({ keepAlive: true });
     const body = JSON.stringify({ name: 'Slow', categoryId: 1 });
-    // Send the headers and half the body, signal, then the rest.
     // node:http, not fetch: the body is sent in two parts, around the signal. The answer is checked against the contract all the same.
+    // Send the headers and, once the server has them (its 100 Continue), half the body; signal; once
+    // the server says it is shutting down, the rest. Each step waits for the server, not for a guessed delay.
+    const shuttingDown = async (): Promise<void> => {
+      const deadline = Date.now() + 10_000;
+      while (!server.output().includes('shutting down')) {
+        if (Date.now() > deadline || server.child.exitCode !== null) throw new Error(`the server never said it was shutting down:\n${server.output()}`);
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+    };
     const response = new Promise<{ status: number; text: string; connection?: string }>((resolve, reject) => {
       const req = http.request(
         `${server.url}/v1/pets`,
         {
           method: 'POST',
           agent,
-          headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) },
+          headers: {
+            Authorization: `Bearer ${key}`,
+            'Content-Type': 'application/json',
+            'Content-Length': Buffer.byteLength(body),
+            Expect: '100-continue',
+          },
         },
         (res) => {
           let text = '';
@@ -85,11 +98,12 @@ describe('server entry point (src/server.ts)', () => {
         },
       );
       req.on('error', reject);
-      req.write(body.slice(0, 10));
-      setTimeout(() => {
+      req.on('continue', () => {
+        req.write(body.slice(0, 10));
         server.child.kill('SIGTERM');
-        setTimeout(() => req.end(body.slice(10)), 300);
-      }, 300);
+        shuttingDown().then(() => req.end(body.slice(10)), reject);
+      });
+      req.flushHeaders();
     });
     const { status, text, connection } = await response;
     const answeredAt = Date.now();

@@ -82,6 +82,23 @@ export function runKeysCli(args: string[], env: Record<string, string>): { statu
   return { status: result.status, stdout: result.stdout, stderr: result.stderr };
 }
 
+/** Runs the keys CLI without blocking this process (the test can act while it runs); resolves when it exits. */
+export function runKeysCliAsync(args: string[], env: Record<string, string>): Promise<{ status: number | null; stdout: string; stderr: string }> {
+  const child = spawn(process.execPath, [...TSX, path.join(PROJECT_ROOT, 'scripts/keys.ts'), ...args], {
+    cwd: PROJECT_ROOT,
+    env: childEnv(env),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+  child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+  return new Promise((resolve, reject) => {
+    child.once('error', reject);
+    child.once('close', (status) => resolve({ status, stdout, stderr }));
+  });
+}
+
 /** Runs the server entry point (of `projectRoot`) expecting it to exit (e.g. on bad configuration). */
 export function runServerToExit(env: Record<string, string>, projectRoot: string = PROJECT_ROOT): { status: number | null; output: string } {
   const result = spawnSync(process.execPath, [...TSX, path.join(projectRoot, 'src/server.ts')], {
