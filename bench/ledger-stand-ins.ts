@@ -110,9 +110,9 @@ export function standInHooks(layers: readonly Layer[]): PhaseHooks {
           );
         break;
       case 'validation':
-        hooks.validate = (real) => (op) =>
+        hooks.validate = (real) => (op, api) =>
           replayFirst<Validated>(
-            real(op),
+            real(op, api),
             byUrl,
             (req) => ({ openapi: (req as { openapi?: unknown }).openapi, params: req.params, query: req.query, body: req.body as unknown }),
             (req, recorded) => {
@@ -132,9 +132,9 @@ export function standInHooks(layers: readonly Layer[]): PhaseHooks {
         };
         break;
       case 'handler':
-        hooks.handle = (real) => (op) => {
+        hooks.handle = (real) => (op, api) => {
           const answers = new Map<string, Request['answer']>();
-          const handle = real(op);
+          const handle = real(op, api);
           return async (req: Request, res: Response) => {
             const key = byUrl(req);
             if (!answers.has(key)) {

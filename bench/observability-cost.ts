@@ -17,7 +17,7 @@ import { loadSpec } from '../src/contract/load-spec';
 import { routeTable } from '../src/contract/route-table';
 
 const REQUESTS = 100_000;
-const operationOf = operationResolver(routeTable(loadSpec()));
+const operationOf = operationResolver([{ name: 'v1', table: routeTable(loadSpec()) }]);
 const metrics = createMetrics();
 const logger = pino({ level: 'info' }, pino.destination({ dest: '/dev/null', sync: false }));
 const ids = requestIds();

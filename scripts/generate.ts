@@ -64,6 +64,25 @@ export type OperationId = keyof typeof operationTable;
   return files;
 }
 
+/**
+ * `generated/versions.ts`: every major version's generated types, by name,
+ * so the handler types (src/handlers/types) cover a new version without an edit.
+ */
+export function renderVersions(names: string[]): string {
+  const alias = (name: string): string => name.toUpperCase();
+  return `${banner(path.join(ROOT, 'openapi'))}
+${names.map((name) => `import type * as ${alias(name)} from './${name}/openapi';\nimport type * as ${alias(name)}Table from './${name}/operations';`).join('\n')}
+
+/** Each major version of the contract (openapi/vN/openapi.yaml): its operations' types and its operation table. */
+export interface Contracts {
+${names.map((name) => `  ${name}: { operations: ${alias(name)}.operations; table: typeof ${alias(name)}Table.operationTable };`).join('\n')}
+}
+
+/** The major versions, oldest first. */
+export const VERSIONS = [${names.map((name) => `'${name}'`).join(', ')}] as const;
+`;
+}
+
 const list = (names: string[]): string => `[${names.map((name) => `'${name}'`).join(', ')}]`;
 
 const resolve = (spec: OpenApiDocument, node: unknown): Record<string, unknown> => deref(spec, node) ?? {};
@@ -95,8 +114,11 @@ async function main(): Promise<void> {
       : contractVersions(ROOT).map((version) => ({ document: version.document, outDir: path.join(GENERATED_DIR, version.name) }));
   const stale: string[] = [];
   const written: string[] = [];
-  for (const { document, outDir } of targets) {
-    const files = await renderGenerated(document);
+  const all = values.spec === undefined && values.out === undefined;
+  const outputs: Array<{ document?: string; outDir: string; files?: Map<string, string> }> = [...targets];
+  if (all) outputs.push({ outDir: GENERATED_DIR, files: new Map([['versions.ts', renderVersions(contractVersions(ROOT).map((version) => version.name))]]) });
+  for (const { document, outDir, files: given } of outputs) {
+    const files = given ?? (await renderGenerated(document!));
     await mkdir(outDir, { recursive: true });
     for (const [name, contents] of files) {
       const target = path.join(outDir, name);

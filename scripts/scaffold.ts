@@ -1,66 +1,115 @@
 /**
- * `npm run scaffold`: creates `src/handlers/<operationId>.ts` for every
- * operation of the contract that has none, as a stub
- * (`notImplementedHandler`: the server answers 501 not_implemented, or an
- * example under `npm run mock`; it compiles whatever the operation declares),
- * and rewrites the registry `src/handlers/index.ts`. Never overwrites a handler.
- * Run `npm run generate` first so it sees the latest contract.
+ * `npm run scaffold`: for every major version of the contract
+ * (`openapi/vN/openapi.yaml`), creates `src/handlers/<operationId>.ts` for
+ * each operation that has none, as a stub (`notImplementedHandler`: the
+ * server answers 501 not_implemented, or an example under `npm run mock`; it
+ * compiles whatever the operation declares), and rewrites the registries
+ * `src/handlers/index.ts`: one per version, each listing exactly that
+ * version's operations. Never overwrites a handler. A handler file serves
+ * every version that has its operationId.
+ * Run `npm run generate` too: the registries are typed from `generated/`.
  */
 import { existsSync, readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { operationTable, type OperationId } from '../generated/v1/operations';
+import { listOperations, loadSpec, PROJECT_ROOT } from '../src/contract/load-spec';
+import { contractVersions } from '../src/contract/versions';
 
-const HANDLERS_DIR = path.resolve(__dirname, '..', 'src', 'handlers');
+const HANDLERS_DIR = path.join(PROJECT_ROOT, 'src', 'handlers');
 
-const stub = (operationId: string): string => `import { notImplementedHandler } from './types/stub';
+/** One major version as scaffold sees it: its name (`v1`), its document as shown (`openapi/v1/openapi.yaml`), its operations. */
+export interface ScaffoldVersion {
+  name: string;
+  document: string;
+  operationIds: readonly string[];
+}
+
+/** The versions of the contract under `root`, oldest first, with their operations read from the YAML. */
+export function projectVersions(root: string = PROJECT_ROOT): ScaffoldVersion[] {
+  return contractVersions(root).map((version) => ({
+    name: version.name,
+    document: path.relative(root, version.document).split(path.sep).join('/'),
+    operationIds: listOperations(loadSpec(version.document)).map((operation) => operation.operationId),
+  }));
+}
+
+/** `Handler<'x'>` (v1 only), `Handler<'x', 'v2'>`, `Handler<'x', 'v1' | 'v2'>`: the type a handler of these versions has. */
+const handlerType = (operationId: string, versions: string[]): string =>
+  versions.length === 1 && versions[0] === 'v1' ? `Handler<'${operationId}'>` : `Handler<'${operationId}', ${versions.map((name) => `'${name}'`).join(' | ')}>`;
+
+const stub = (operationId: string, versions: string[]): string => `import { notImplementedHandler } from './types/stub';
 
 // Scaffolded by \`npm run scaffold\`: the server answers 501 not_implemented (an example under
 // \`npm run mock\`). Replace with the implementation, typed from the contract:
-//   export const ${operationId}: Handler<'${operationId}'> = async ({ params, query, body }, { pets, caller }) => ...
+//   export const ${operationId}: ${handlerType(operationId, versions)} = async ({ params, query, body }, { pets, caller }) => ...
 export const ${operationId} = notImplementedHandler('${operationId}');
 `;
 
-const registry = (operationIds: string[]): string => `/**
- * One handler (or scaffolded stub) per operation of the contract.
- * \`satisfies HandlerRegistry\` makes a missing handler, an extra one, or a
- * handler whose responses the contract does not declare a compile error.
- * Rewritten by \`npm run scaffold\`.
+const registry = (versions: readonly ScaffoldVersion[]): string => {
+  const all = [...new Set(versions.flatMap((version) => version.operationIds))].sort();
+  const blocks = versions.map(
+    (version) => `/** ${version.document} */
+export const ${version.name} = {
+${[...version.operationIds].sort().map((id) => `  ${id},`).join('\n')}
+} satisfies HandlerRegistry<'${version.name}'>;
+`,
+  );
+  return `/**
+ * One handler (or scaffolded stub) per operation of each major version of
+ * the contract. \`satisfies HandlerRegistry<V>\` makes a missing handler, an
+ * extra one, or a handler whose responses version V does not declare a
+ * compile error; a handler listed under several versions is typed for all
+ * of them (\`Handler<K, 'v1' | 'v2'>\`). Rewritten by \`npm run scaffold\`.
  */
 import type { HandlerRegistry } from './types';
-${operationIds.map((id) => `import { ${id} } from './${id}';`).join('\n')}
+${all.map((id) => `import { ${id} } from './${id}';`).join('\n')}
 
-export const handlers = {
-${operationIds.map((id) => `  ${id},`).join('\n')}
-} satisfies HandlerRegistry;
+${blocks.join('\n')}
+/** The registries, by version. */
+export const registries = { ${versions.map((version) => version.name).join(', ')} };
+
+/** The first version's registry (what a single-version test replaces handlers of). */
+export const handlers = ${versions[0]!.name};
 `;
+};
 
-/** Creates the missing handler stubs in `dir` and rewrites its registry; returns the operationIds created. */
-export function scaffold(dir: string, operationIds: readonly string[]): string[] {
-  const sorted = [...operationIds].sort();
+/**
+ * Creates the missing handler stubs in `dir` (one file per operationId, for
+ * every version that has it) and rewrites its registries; returns the
+ * operationIds created.
+ *
+ * @example scaffold('src/handlers', projectVersions()) // ['adoptPet'] after adoptPet was added to openapi/v2/openapi.yaml
+ */
+export function scaffold(dir: string, versions: readonly ScaffoldVersion[]): string[] {
+  if (versions.length === 0) throw new Error('no version of the contract (openapi/vN/openapi.yaml) to scaffold');
+  const all = [...new Set(versions.flatMap((version) => version.operationIds))].sort();
   const created: string[] = [];
-  for (const operationId of sorted) {
+  for (const operationId of all) {
     const file = path.join(dir, `${operationId}.ts`);
     if (existsSync(file)) continue;
-    writeFileSync(file, stub(operationId), { flag: 'wx' });
+    const servedBy = versions.filter((version) => version.operationIds.includes(operationId)).map((version) => version.name);
+    writeFileSync(file, stub(operationId, servedBy), { flag: 'wx' });
     created.push(operationId);
   }
-  writeFileSync(path.join(dir, 'index.ts'), registry(sorted));
+  writeFileSync(path.join(dir, 'index.ts'), registry(versions));
   return created;
 }
 
 function main(): void {
-  const operationIds = Object.keys(operationTable) as OperationId[];
-  for (const id of scaffold(HANDLERS_DIR, operationIds)) {
-    console.log(`created src/handlers/${id}.ts (a stub: answers 501, or an example under npm run mock, until implemented)`);
+  const versions = projectVersions();
+  for (const id of scaffold(HANDLERS_DIR, versions)) {
+    const servedBy = versions.filter((version) => version.operationIds.includes(id)).map((version) => version.name);
+    console.log(`created src/handlers/${id}.ts for ${servedBy.join(', ')} (a stub: answers 501, or an example under npm run mock, until implemented)`);
   }
-  const known = new Set<string>(operationIds);
+  const known = new Set<string>(versions.flatMap((version) => version.operationIds));
   // types/ holds the handler types and the stub helper, not handlers.
   for (const file of readdirSync(HANDLERS_DIR, { withFileTypes: true }).filter((entry) => entry.isFile()).map((entry) => entry.name)) {
     if (file !== 'index.ts' && !known.has(file.replace(/\.ts$/, ''))) {
-      console.warn(`src/handlers/${file} matches no operation of the contract: delete it or restore the operation`);
+      console.warn(`src/handlers/${file} matches no operation of any version of the contract (${versions.map((version) => version.document).join(', ')}): delete it or restore the operation`);
     }
   }
-  console.log('src/handlers/index.ts lists every operation of the contract; run `npm run typecheck`.');
+  console.log(
+    `src/handlers/index.ts lists every operation of ${versions.map((version) => `${version.name} (${version.operationIds.length})`).join(', ')}; run \`npm run generate\` and \`npm run typecheck\`.`,
+  );
 }
 
 if (require.main === module) main();

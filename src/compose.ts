@@ -6,8 +6,9 @@ import type { Config } from './config';
 import { loadSpec, type OpenApiDocument } from './contract/load-spec';
 import { routeTable } from './contract/route-table';
 import { contractValidator, operationValidator } from './contract/validator';
-import { handlers as defaultHandlers } from './handlers';
-import type { HandlerRegistry } from './handlers/types';
+import { registries } from './handlers';
+import type { AnyHandlerRegistry, HandlerRegistry } from './handlers/types';
+import { contractVersions } from './contract/versions';
 import { stubbedOperations } from './handlers/types/stub';
 import { authenticate, requireCaller } from './auth/authenticate';
 import { memoryStores, rateLimits } from './rate-limit/rate-limits';
@@ -26,7 +27,7 @@ import { requestObserver } from './observability/request-observer';
 import { buildOperationMocks } from './mock/mock-responses';
 import { mountPublicRoutes } from './public/public-routes';
 import { withHooks, type PhaseHooks, type PhaseImplementations } from './pipeline/phases';
-import { assemblePipeline, routeOf } from './pipeline/operation-pipeline';
+import { assemblePipeline, routeOf, type ServedApi } from './pipeline/operation-pipeline';
 import { handleStage, serializeStage } from './pipeline/respond';
 import { precomputeHeaders } from './pipeline/security-headers';
 import { chain, fromMiddleware } from './pipeline/stage';
@@ -41,10 +42,12 @@ import { idempotentRequests } from './idempotency/idempotent-requests';
  * server passes none.
  */
 export interface CompositionSeams {
-  /** The contract to serve; the document at openapi/v1/openapi.yaml by default. */
+  /** The document of the first version (v1) to serve instead of openapi/v1/openapi.yaml. */
   contract?: OpenApiDocument;
-  /** One handler (or stub) per operation; src/handlers by default. */
+  /** The first version's (v1) handlers instead of src/handlers' registry. */
   handlers?: HandlerRegistry;
+  /** Every version to serve, instead of those of openapi/ (and `contract` / `handlers`). */
+  versions?: ReadonlyArray<{ name: string; contract: OpenApiDocument; handlers: AnyHandlerRegistry }>;
   /** An open storage to serve (tests that inject failures); opened from `config.databaseUrl` by default, and then closed by `close()`. */
   storage?: Storage;
   /** Where log lines go; stdout by default. */
@@ -59,7 +62,10 @@ export interface CompositionSeams {
 export interface Service {
   readonly app: Express;
   readonly config: Config;
+  /** The first version's document (what `/openapi.json` publishes). */
   readonly contract: OpenApiDocument;
+  /** Every served version, oldest first. */
+  readonly apis: readonly ServedApi[];
   readonly logger: Logger;
   readonly metrics: Metrics;
   /** The storage the app serves, every repository call timed. */
@@ -85,12 +91,14 @@ export interface Service {
 export async function compose(config: Config, seams: CompositionSeams = {}): Promise<Service> {
   const logger = createLogger(config.logLevel, seams.logDestination, config.logFormat);
   const metrics = createMetrics();
-  const contract = seams.contract ?? loadSpec();
-  const table = routeTable(contract);
-  const handlers = seams.handlers ?? defaultHandlers;
-  const stubbed = stubbedOperations(handlers);
+  const versions = seams.versions ?? servedVersions(seams);
+  const apis: ServedApi[] = versions.map(({ name, contract }) => ({ name, contract, table: routeTable(contract) }));
+  const handlersOf = new Map(versions.map((version) => [version.name, version.handlers]));
+  const stubbed = [...new Set(versions.flatMap((version) => stubbedOperations(version.handlers)))];
   // Built before anything is opened: an invalid example stops the start here.
-  const mocks = config.mockResponses ? buildOperationMocks(contract, stubbed) : undefined;
+  const mocksOf = new Map(
+    config.mockResponses ? versions.map((version) => [version.name, buildOperationMocks(version.contract, stubbedOperations(version.handlers))] as const) : [],
+  );
 
   const opened = seams.storage ?? (await openStorage(config.databaseUrl));
   const closeStorage = async (): Promise<void> => {
@@ -118,7 +126,7 @@ export async function compose(config: Config, seams: CompositionSeams = {}): Pro
   app.set('trust proxy', config.trustProxy);
   attachRequestLogger(app, logger);
 
-  const operationOf = operationResolver(table);
+  const operationOf = operationResolver(apis);
   const observe = requestObserver({
     metrics,
     operationOf,
@@ -130,17 +138,22 @@ export async function compose(config: Config, seams: CompositionSeams = {}): Pro
   const cursorSecret = await storage.secrets.get('page-cursors');
   if (!cursorSecret) throw new Error('the database has no page-cursors secret (migration 0003 did not run?)');
   const idempotency = idempotentRequests(storage.idempotencyKeys, { ...config.idempotency, now });
-  const handleOptions = {
-    context: { ...repositoriesOf(storage), pages: pageLinks(table.basePath, pageCursors(cursorSecret)), idempotency },
-    ...(mocks && { mocks }),
-  };
+  const cursors = pageCursors(cursorSecret);
+  const repositories = repositoriesOf(storage);
+  // Per version: the handlers, the mocks, and the context (links carry the version's base path).
+  const handleOptionsOf = new Map(
+    apis.map((api) => {
+      const mocks = mocksOf.get(api.name);
+      return [api.name, { context: { ...repositories, pages: pageLinks(api.table.basePath, cursors), idempotency }, ...(mocks && { mocks }) }] as const;
+    }),
+  );
   const phases: PhaseImplementations = {
     observe: (req, res) => {
       assignRequestId(req, res);
       observe(req, res);
     },
     'security-headers': precomputeHeaders(helmet()),
-    route: routeOf(table),
+    route: routeOf(apis.map((api) => api.table)),
     authenticate: authenticate({
       apiKeys: storage.apiKeys,
       cacheTtlMs: config.keyCacheTtlMs,
@@ -153,18 +166,22 @@ export async function compose(config: Config, seams: CompositionSeams = {}): Pro
     }),
     'request-size': limitUrlLength(),
     'require-caller': requireCaller,
-    sunset: (op) => sunsetStage(op, { now, deprecatedCall: (operation, plan) => metrics.deprecatedCalls.inc({ operation, plan }) }),
+    sunset: (op, api) => sunsetStage(op, { now, deprecatedCall: (operation, plan) => metrics.deprecatedCalls.inc({ operation, plan, version: api.name }) }),
     body: jsonBody(),
-    validate: (op) =>
-      chain(op ? operationValidator(contract, table.basePath, op, validatorOptions) : contractValidator(contract, table.basePath, validatorOptions).map(fromMiddleware)),
-    handle: (op) => handleStage(op, handlers, handleOptions),
+    validate: (op, api) =>
+      chain(
+        op
+          ? operationValidator(api.contract, api.table.basePath, op, validatorOptions)
+          : contractValidator(api.contract, api.table.basePath, validatorOptions).map(fromMiddleware),
+      ),
+    handle: (op, api) => handleStage(op, handlersOf.get(api.name)!, handleOptionsOf.get(api.name)!),
     serialize: serializeStage(config.validateResponses),
   };
-  const pipeline = assemblePipeline(contract, table, withHooks(phases, seams.phaseHooks));
+  const pipeline = assemblePipeline(apis, withHooks(phases, seams.phaseHooks));
   app.use(pipeline.dispatch);
-  app.use(table.basePath, pipeline.unmatched);
+  for (const { basePath, handler } of pipeline.unmatched) app.use(basePath, handler);
   mountPublicRoutes(app, {
-    contract,
+    apis,
     metrics,
     metricsAccess: config.metricsAccess,
     readinessChecks: { database: () => storage.ping(), ...(shared && { redis: () => shared.ping() }) },
@@ -177,7 +194,8 @@ export async function compose(config: Config, seams: CompositionSeams = {}): Pro
   return Object.freeze({
     app,
     config,
-    contract,
+    contract: apis[0]!.contract,
+    apis,
     logger,
     metrics,
     storage,
@@ -188,6 +206,19 @@ export async function compose(config: Config, seams: CompositionSeams = {}): Pro
       await shared?.close();
       await closeStorage();
     },
+  });
+}
+
+/** The versions of openapi/ with src/handlers' registries, the first one's document and handlers replaced by the seams'. */
+function servedVersions(seams: CompositionSeams): Array<{ name: string; contract: OpenApiDocument; handlers: AnyHandlerRegistry }> {
+  return contractVersions().map((version, index) => {
+    const registry = (registries as Record<string, AnyHandlerRegistry | undefined>)[version.name];
+    if (!registry) throw new Error(`openapi/${version.name}/openapi.yaml has no handler registry in src/handlers/index.ts: run npm run scaffold`);
+    return {
+      name: version.name,
+      contract: (index === 0 && seams.contract) || loadSpec(version.document),
+      handlers: (index === 0 && (seams.handlers as AnyHandlerRegistry | undefined)) || registry,
+    };
   });
 }
 

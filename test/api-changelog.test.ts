@@ -214,8 +214,47 @@ describe('api:changelog --check (CI)', () => {
   });
 });
 
+describe('one changelog per major version (api:changelog with no --spec)', () => {
+  /** A project root with openapi/v1 and openapi/v2, each released with api:release --version. */
+  function twoVersions(): string {
+    const root = tempDir();
+    for (const [name, version] of [['v1', '1.0.0'], ['v2', '2.0.0']] as const) {
+      const doc = structuredClone(CONTRACT);
+      doc.info.version = version;
+      if (name === 'v2') delete doc.paths['/pets/{petId}'];
+      mkdirSync(path.join(root, 'openapi', name), { recursive: true });
+      writeFileSync(path.join(root, 'openapi', name, 'openapi.yaml'), stringify(doc));
+      expect(runApiRelease(['--version', name, '--today', '2027-01-15'], root, root)).toMatchObject({ exitCode: 0, stderr: '' });
+    }
+    return root;
+  }
+
+  it('--check checks every version\'s CHANGELOG.md; exit 1 naming the stale one; api:changelog rewrites each', () => {
+    const root = twoVersions();
+    expect(runApiChangelog(['--check'], root, root)).toEqual({
+      exitCode: 0,
+      stdout: 'openapi/v1/CHANGELOG.md is up to date (1 release).\nopenapi/v2/CHANGELOG.md is up to date (1 release).\n',
+      stderr: '',
+    });
+    expect(readFileSync(path.join(root, 'openapi', 'v2', 'CHANGELOG.md'), 'utf8')).toContain('\n## 2.0.0 (2027-01-15)\n\nInitial release: 3 operations.\n');
+
+    const v2 = path.join(root, 'openapi', 'v2', 'CHANGELOG.md');
+    writeFileSync(v2, 'edited by hand\n');
+    expect(runApiChangelog(['--check'], root, root)).toEqual({
+      exitCode: 1,
+      stdout: 'openapi/v1/CHANGELOG.md is up to date (1 release).\n',
+      stderr: 'api:changelog: openapi/v2/CHANGELOG.md is stale (first difference at line 1): run npm run api:changelog and commit it\n',
+    });
+    expect(runApiChangelog(['--check', '--version', 'v1'], root, root).exitCode).toBe(0);
+    expect(runApiChangelog(['--check', '--version', 'v2'], root, root).exitCode).toBe(1);
+    expect(runApiChangelog([], root, root)).toMatchObject({ exitCode: 0, stdout: 'openapi/v1/CHANGELOG.md is up to date.\nWrote openapi/v2/CHANGELOG.md (1 release). Commit it: git add openapi/v2/CHANGELOG.md\n' });
+    expect(runApiChangelog(['--check'], root, root).exitCode).toBe(0);
+    expect(runApiChangelog(['--check', '--version', 'v3'], root, root)).toMatchObject({ exitCode: 2, stderr: expect.stringMatching(/^api:changelog: --version v3: no such version/) });
+  });
+});
+
 describe('the repository', () => {
-  it('openapi/v1/CHANGELOG.md is up to date with openapi/v1/releases (as CI checks it, with the real CLI)', () => {
+  it('openapi/v1/CHANGELOG.md and openapi/v2/CHANGELOG.md are up to date with their releases (as CI checks them, with the real CLI)', () => {
     const result = spawnSync(process.execPath, ['--import', 'tsx', 'scripts/api-changelog.ts', '--check'], {
       cwd: PROJECT_ROOT,
       encoding: 'utf8',
@@ -223,8 +262,9 @@ describe('the repository', () => {
       env: { ...process.env, INIT_CWD: PROJECT_ROOT },
     });
     expect(result.stderr).toBe('');
-    expect(result.stdout).toMatch(/^openapi\/CHANGELOG\.md is up to date \(\d+ releases?\)\.\n$/);
+    expect(result.stdout).toMatch(/^openapi\/v1\/CHANGELOG\.md is up to date \(\d+ releases?\)\.\nopenapi\/v2\/CHANGELOG\.md is up to date \(\d+ releases?\)\.\n$/);
     expect(result.status).toBe(0);
     expect(readFileSync(path.join(PROJECT_ROOT, 'openapi', 'v1', 'CHANGELOG.md'), 'utf8')).toContain('\n## 1.0.0 (2026-11-22)\n\nInitial release: 4 operations.\n');
+    expect(readFileSync(path.join(PROJECT_ROOT, 'openapi', 'v2', 'CHANGELOG.md'), 'utf8')).toMatch(/\n## 2\.0\.0 \(\d{4}-\d{2}-\d{2}\)\n/);
   });
 });

@@ -17,7 +17,8 @@ import { PROJECT_ROOT, tempDir } from './support/paths';
 
 type Doc = any; // a parsed OpenAPI document, mutated freely by the edits
 
-const CONTRACT_TEXT = readFileSync(path.join(PROJECT_ROOT, 'openapi', 'v1', 'openapi.yaml'), 'utf8');
+/** The v1 contract as the fixture, its info.version pinned to 1.0.0 so that the rows do not move with each release of v1. */
+const CONTRACT_TEXT = readFileSync(path.join(PROJECT_ROOT, 'openapi', 'v1', 'openapi.yaml'), 'utf8').replace(/^(  version: ).*$/m, '$11.0.0');
 const CONTRACT: Doc = parse(CONTRACT_TEXT);
 const contract = (): Doc => structuredClone(CONTRACT);
 
@@ -611,7 +612,7 @@ describe('api:diff --base <git ref> (a temporary repository with the contract co
   /** A repository whose HEAD has openapi/v1/openapi.yaml = the contract; returns the working copy's path. */
   function repository(): string {
     const dir = tempDir();
-    mkdirSync(path.join(dir, 'openapi'));
+    mkdirSync(path.join(dir, 'openapi', 'v1'), { recursive: true });
     writeFileSync(path.join(dir, 'openapi', 'v1', 'openapi.yaml'), CONTRACT_TEXT);
     expect(git(dir, 'init', '-q').status).toBe(0);
     git(dir, 'add', '-A');
@@ -645,7 +646,7 @@ describe('api:diff --base <git ref> (a temporary repository with the contract co
 
   it('a ref that does not have the contract, or does not exist: one line, exit 2', () => {
     const spec = repository();
-    const dir = path.dirname(path.dirname(spec));
+    const dir = path.dirname(path.dirname(path.dirname(spec)));
     writeFileSync(path.join(dir, 'other.txt'), 'x');
     git(dir, 'rm', '-q', 'openapi/v1/openapi.yaml');
     git(dir, 'add', '-A');
@@ -665,33 +666,148 @@ describe('the real CLI', () => {
   const cli = (script: string, args: string[]) =>
     spawnSync(process.execPath, ['--import', 'tsx', script, ...args], { cwd: PROJECT_ROOT, encoding: 'utf8', timeout: 30_000, env: { ...process.env, INIT_CWD: PROJECT_ROOT } });
 
-  it('--base HEAD on a clean tree: exit 0, no changes (with the contract edited, the edit is listed)', () => {
+  const DOCUMENTS = ['openapi/v1/openapi.yaml', 'openapi/v2/openapi.yaml'];
+
+  it('--base HEAD on a clean tree: every version, exit 0, no changes (with a contract edited, the edit is listed)', () => {
     const result = cli('scripts/api-diff.ts', ['--base', 'HEAD']);
     expect(result.stderr).toBe('');
-    const clean = spawnSync('git', ['diff', '--quiet', 'HEAD', '--', 'openapi/v1/openapi.yaml'], { cwd: PROJECT_ROOT }).status === 0;
-    if (clean) {
-      expect(result.stdout).toMatch(/^api:diff openapi\/openapi.yaml \((.+)\) against HEAD:openapi\/openapi.yaml \(\1\)\nno changes\n$/);
-      expect(result.status).toBe(0);
-    } else {
-      expect(result.stdout).toMatch(/\n\d+ changes?: /); // a developer's uncommitted edit of the contract
+    for (const [index, document] of DOCUMENTS.entries()) {
+      const version = `v${index + 1}`;
+      const section = result.stdout.split(/^(?==== )/m).find((part) => part.startsWith(`=== ${version}: ${document} ===\n`));
+      expect(section).toBeDefined();
+      const clean = spawnSync('git', ['diff', '--quiet', 'HEAD', '--', document], { cwd: PROJECT_ROOT }).status === 0;
+      if (clean) {
+        expect(section).toMatch(new RegExp(`^=== ${version}: ${document} ===\\napi:diff ${document} \\((.+)\\) against HEAD:${document} \\(\\1\\)\\nno changes\\n`));
+      } else {
+        expect(section).toMatch(/\n\d+ changes?: /); // a developer's uncommitted edit of the contract
+      }
     }
-  });
-
-  it('no --base: compares with the newest release in openapi/v1/releases, and the contract has no unannounced break', () => {
-    const result = cli('scripts/api-diff.ts', []);
-    expect(result.stdout).toMatch(/^api:diff openapi\/openapi.yaml \(.+\) against openapi\/releases\/[^ ]+\.yaml \(.+\)\n/);
     expect(result.status).toBe(0);
   });
 
-  it('a breaking edit: the verdict line and exit 1; an unknown ref: one line and exit 2', () => {
+  it('no --base: each version against the newest release in its own openapi/vN/releases, under a header, and no unannounced break', () => {
+    const result = cli('scripts/api-diff.ts', []);
+    expect(result.stdout).toMatch(
+      /^=== v1: openapi\/v1\/openapi.yaml ===\napi:diff openapi\/v1\/openapi.yaml \(1\.\d+\.\d+\) against openapi\/v1\/releases\/1\.[^ ]+\.yaml \(.+\)\n/,
+    );
+    expect(result.stdout).toMatch(/\n=== v2: openapi\/v2\/openapi.yaml ===\napi:diff openapi\/v2\/openapi.yaml \(2\.\d+\.\d+\) against openapi\/v2\/releases\/2\.[^ ]+\.yaml \(.+\)\n/);
+    expect(result.status).toBe(0);
+  });
+
+  it('across versions (--base openapi/v1/openapi.yaml --spec openapi/v2/openapi.yaml): exit 0, the major announces the break, getPet listed as removed', () => {
+    const result = cli('scripts/api-diff.ts', ['--base', 'openapi/v1/openapi.yaml', '--spec', 'openapi/v2/openapi.yaml']);
+    expect(result.stderr).toBe('');
+    expect(result.stdout).toMatch(/^api:diff openapi\/v2\/openapi.yaml \(2\.\d+\.\d+\) against openapi\/v1\/openapi.yaml \(1\.\d+\.\d+\)\n/);
+    expect(result.stdout).toContain(`\nBREAKING ${'paths./pets/{petId}.get'}: removed (clients calling it now fail`);
+    expect(result.stdout).toMatch(/\nOK: 1 breaking change, announced by a major version bump \(info\.version 1\.\d+\.\d+ → 2\.\d+\.\d+\)\n$/);
+    expect(result.status).toBe(0);
+    const json = JSON.parse(cli('scripts/api-diff.ts', ['--base', 'openapi/v1/openapi.yaml', '--version', 'v2', '--format', 'json']).stdout);
+    expect(json.gate).toMatchObject({ passed: true, majorBumped: true, breaking: 1 });
+    expect(json.changes.filter((change: { class: string }) => change.class === 'breaking')).toEqual([
+      expect.objectContaining({ location: 'paths./pets/{petId}.get', action: 'remove', operation: expect.objectContaining({ operationId: 'getPet', method: 'get', path: '/pets/{petId}' }) }),
+    ]);
+  });
+
+  it('a breaking edit: the verdict line and exit 1; an unknown ref: one line per version and exit 2', () => {
     const spec = writeCase({ name: 'new required field', edit: (d) => schemas(d).NewPet.required.push('status'), exit: 1, lines: [], library: 'right' });
     const breaking = cli('scripts/api-diff.ts', ['--spec', spec, '--base', path.join(path.dirname(spec), 'releases', '1.0.0.yaml')]);
     expect(breaking.stdout).toContain(`\nBREAKING ${BODY}.required: added "status" (requests that were valid are now refused)\n`);
     expect(breaking.status).toBe(1);
 
     const unknown = cli('scripts/api-diff.ts', ['--base', 'no-such-ref-9f3a']);
-    expect(unknown.stderr).toMatch(/^api:diff: --base no-such-ref-9f3a: neither a file nor a git ref that has openapi\/openapi.yaml \(fatal: .*\)\n$/);
+    expect(unknown.stderr).toMatch(
+      /^api:diff: v1: --base no-such-ref-9f3a: neither a file nor a git ref that has openapi\/v1\/openapi.yaml \(fatal: .*\)\napi:diff: v2: --base no-such-ref-9f3a: neither a file nor a git ref that has openapi\/v2\/openapi.yaml \(fatal: .*\)\n$/,
+    );
     expect(unknown.status).toBe(2);
+  });
+});
+
+describe('one document per major version (a project with openapi/v1 and openapi/v2, each with its releases)', () => {
+  /** A project root with v1 (released 1.0.0) and v2 (released 2.0.0, without getPet), each document as released. */
+  function twoVersions(): string {
+    const root = tempDir();
+    const v2 = contract();
+    delete v2.paths['/pets/{petId}'];
+    v2.info.version = '2.0.0';
+    for (const [name, doc] of [['v1', contract()], ['v2', v2]] as const) {
+      mkdirSync(path.join(root, 'openapi', name, 'releases'), { recursive: true });
+      writeFileSync(path.join(root, 'openapi', name, 'openapi.yaml'), stringify(doc));
+      writeFileSync(path.join(root, 'openapi', name, 'releases', `${doc.info.version}.yaml`), stringify(doc));
+    }
+    return root;
+  }
+  const editVersion = (root: string, name: string, change: (doc: Doc) => void): void => {
+    const file = path.join(root, 'openapi', name, 'openapi.yaml');
+    const doc = parse(readFileSync(file, 'utf8'));
+    change(doc);
+    writeFileSync(file, stringify(doc));
+  };
+
+  it('api:diff with no --spec: every version against its own newest release, a header each; exit 1 when any fails', () => {
+    const root = twoVersions();
+    const clean = runApiDiff([], root, root);
+    expect(clean).toEqual({
+      exitCode: 0,
+      stdout:
+        '=== v1: openapi/v1/openapi.yaml ===\napi:diff openapi/v1/openapi.yaml (1.0.0) against openapi/v1/releases/1.0.0.yaml (1.0.0)\nno changes\n\n' +
+        '=== v2: openapi/v2/openapi.yaml ===\napi:diff openapi/v2/openapi.yaml (2.0.0) against openapi/v2/releases/2.0.0.yaml (2.0.0)\nno changes\n',
+      stderr: '',
+    });
+
+    editVersion(root, 'v2', (d) => (limit(d).schema.maximum = 50));
+    const failing = runApiDiff([], root, root);
+    expect(failing.exitCode).toBe(1);
+    const [v1, v2] = failing.stdout.split('\n=== v2: ');
+    expect(v1).toContain('no changes');
+    expect(v2).toContain('\nBREAKING paths./pets.get.parameters.limit.schema.maximum: 100 → 50');
+    expect(v2).toContain('\nFAIL: 1 breaking change and info.version 2.0.0 → 2.0.0 does not raise the major: set info.version to 3.0.0');
+
+    // One version alone: no header, as with --spec.
+    expect(runApiDiff(['--version', 'v1'], root, root)).toMatchObject({ exitCode: 0, stdout: expect.stringMatching(/^api:diff openapi\/v1\/openapi.yaml \(1\.0\.0\)/) });
+    expect(runApiDiff(['--version', '2'], root, root)).toMatchObject({ exitCode: 1, stdout: expect.stringMatching(/^api:diff openapi\/v2\/openapi.yaml \(2\.0\.0\)/) });
+
+    const markdown = runApiDiff(['--format', 'markdown'], root, root);
+    expect(markdown.stdout).toMatch(/^## v1 \(`openapi\/v1\/openapi.yaml`\)\n\n### API contract: 1\.0\.0 against 1\.0\.0/);
+    expect(markdown.stdout).toContain('\n## v2 (`openapi/v2/openapi.yaml`)\n\n### API contract: 2.0.0 against 2.0.0');
+    const json = JSON.parse(runApiDiff(['--format', 'json'], root, root).stdout);
+    expect(json).toMatchObject({ passed: false, versions: { v1: { passed: true, document: 'openapi/v1/openapi.yaml' }, v2: { passed: false, document: 'openapi/v2/openapi.yaml' } } });
+  });
+
+  it('a version without a release, an unknown --version, --spec with --version, a file --base for every version: exit 2', () => {
+    const root = twoVersions();
+    mkdirSync(path.join(root, 'openapi', 'v3'));
+    writeFileSync(path.join(root, 'openapi', 'v3', 'openapi.yaml'), CONTRACT_TEXT.replace(/^(  version: ).*$/m, '$13.0.0'));
+    const unreleased = runApiDiff([], root, root);
+    expect(unreleased.exitCode).toBe(2);
+    expect(unreleased.stdout).toContain('\n=== v3: openapi/v3/openapi.yaml ===\nnot compared: see the error on stderr\n');
+    expect(unreleased.stderr).toBe('api:diff: v3: no release recorded in openapi/v3/releases (npm run api:release records one); pass --base <git ref or file>\n');
+
+    expect(runApiDiff(['--version', 'v9'], root, root)).toMatchObject({ exitCode: 2, stdout: '', stderr: expect.stringMatching(/^api:diff: --version v9: no such version of the contract \(the versions are v1, v2, v3/) });
+    expect(runApiDiff(['--version', 'v1', '--spec', 'x.yaml'], root, root)).toMatchObject({ exitCode: 2, stderr: expect.stringMatching(/^api:diff: --spec and --version both name a document/) });
+    expect(runApiDiff(['--base', 'openapi/v1/openapi.yaml'], root, root)).toMatchObject({
+      exitCode: 2,
+      stderr: 'api:diff: --base openapi/v1/openapi.yaml is a file, and the contract has 3 versions: name the document to compare with it (--spec <file> or --version vN)\n',
+    });
+  });
+
+  it('api:release: with several versions, says to name one; --version vN records into that version\'s own releases', () => {
+    const root = twoVersions();
+    const unnamed = runApiRelease(['--today', '2027-01-15'], root, root);
+    expect(unnamed.exitCode).toBe(2);
+    expect(unnamed.stderr).toMatch(
+      /^api:release: the contract has 2 major versions \(v1 openapi\/v1\/openapi.yaml, v2 openapi\/v2\/openapi.yaml\): say which one, e\.g\. npm run api:release -- --version v2 \(or --spec openapi\/v2\/openapi.yaml\)\n/,
+    );
+    expect(existsSync(path.join(root, 'openapi', 'v2', 'CHANGELOG.md'))).toBe(false);
+
+    editVersion(root, 'v2', (d) => {
+      d.info.version = '2.1.0';
+      schemas(d).NewPet.properties.breed = { type: 'string' };
+    });
+    const released = runApiRelease(['--version', 'v2', '--today', '2027-01-15'], root, root);
+    expect(released).toMatchObject({ exitCode: 0, stderr: '', stdout: expect.stringContaining('Released 2.1.0 on 2027-01-15: openapi/v2/releases/2.1.0.yaml (last release 2.0.0)') });
+    expect(existsSync(path.join(root, 'openapi', 'v2', 'releases', '2.1.0.yaml'))).toBe(true);
+    expect(existsSync(path.join(root, 'openapi', 'v1', 'releases', '2.1.0.yaml'))).toBe(false);
+    expect(runApiDiff([], root, root).exitCode).toBe(0);
   });
 });
 

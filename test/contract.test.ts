@@ -4,16 +4,16 @@ import { spawnSync } from 'node:child_process';
 import { basePathOf } from '../src/contract/base-path';
 import { deprecationHeaders } from '../src/contract/deprecation';
 import { listOperations, loadSpec } from '../src/contract/load-spec';
-import { scaffold } from '../scripts/scaffold';
+import { projectVersions, scaffold } from '../scripts/scaffold';
 import { operationTable } from '../generated/v1/operations';
 import { PROJECT_ROOT, tempDir } from './support/paths';
 
 const spec = loadSpec();
 
 describe('the contract (openapi/v1/openapi.yaml)', () => {
-  it('is OpenAPI 3.1, version 1.0.0, with production, staging and local servers all ending in /v1', () => {
+  it('is OpenAPI 3.1, version 1.x, with production, staging and local servers all ending in /v1', () => {
     expect(spec.openapi).toBe('3.1.0');
-    expect(spec.info.version).toBe('1.0.0');
+    expect(spec.info.version).toMatch(/^1\.\d+\.\d+$/);
     expect(spec.servers?.map((server) => server.url)).toEqual(['{base_url}', '{staging_base_url}', 'http://localhost:3000/v1']);
     expect(basePathOf(spec)).toBe('/v1');
   });
@@ -86,7 +86,7 @@ describe('generated/ (npm run generate)', () => {
     writeFileSync(edited, readFileSync(path.join(PROJECT_ROOT, 'openapi/v1/openapi.yaml'), 'utf8').replace('enum: [available, pending, sold]', 'enum: [available, pending, sold, adopted]'));
     const result = generate('--check', '--spec', edited);
     expect(result.status).toBe(1);
-    expect(result.stderr).toMatch(/Generated files are stale: generated\/openapi\.ts/);
+    expect(result.stderr).toMatch(/Generated files are stale: generated\/v1\/openapi\.ts/);
     // Regenerating into another folder writes the new value.
     expect(generate('--spec', edited, '--out', dir).status).toBe(0);
     expect(readFileSync(path.join(dir, 'openapi.ts'), 'utf8')).toContain('"adopted"');
@@ -99,27 +99,43 @@ describe('generated/ (npm run generate)', () => {
 });
 
 describe('npm run scaffold', () => {
-  it('creates a stub (notImplementedHandler) for each operation without a handler, never overwrites one, and rewrites the registry', () => {
+  const versions = (v1: string[], v2: string[]) => [
+    { name: 'v1', document: 'openapi/v1/openapi.yaml', operationIds: v1 },
+    { name: 'v2', document: 'openapi/v2/openapi.yaml', operationIds: v2 },
+  ];
+
+  it('creates a stub (notImplementedHandler) for each operation without a handler, never overwrites one, and rewrites the registries', () => {
     const dir = tempDir();
     writeFileSync(path.join(dir, 'getPet.ts'), '// my implementation\n');
-    const created = scaffold(dir, ['getPet', 'listPets', 'adoptPet']);
-    expect(created.sort()).toEqual(['adoptPet', 'listPets']);
+    const created = scaffold(dir, versions(['getPet', 'listPets', 'adoptPet'], ['listPets', 'adoptPet', 'fosterPet']));
+    expect(created.sort()).toEqual(['adoptPet', 'fosterPet', 'listPets']);
     expect(readFileSync(path.join(dir, 'getPet.ts'), 'utf8')).toBe('// my implementation\n');
     expect(readFileSync(path.join(dir, 'adoptPet.ts'), 'utf8')).toContain("export const adoptPet = notImplementedHandler('adoptPet');");
+    // The stub's hint names the versions the handler serves.
+    expect(readFileSync(path.join(dir, 'adoptPet.ts'), 'utf8')).toContain("export const adoptPet: Handler<'adoptPet', 'v1' | 'v2'> =");
+    expect(readFileSync(path.join(dir, 'fosterPet.ts'), 'utf8')).toContain("export const fosterPet: Handler<'fosterPet', 'v2'> =");
     const registry = readFileSync(path.join(dir, 'index.ts'), 'utf8');
-    for (const id of ['adoptPet', 'getPet', 'listPets']) expect(registry).toContain(`import { ${id} } from './${id}';`);
-    expect(readdirSync(dir).sort()).toEqual(['adoptPet.ts', 'getPet.ts', 'index.ts', 'listPets.ts']);
+    for (const id of ['adoptPet', 'fosterPet', 'getPet', 'listPets']) expect(registry).toContain(`import { ${id} } from './${id}';`);
+    expect(registry).toContain("/** openapi/v1/openapi.yaml */\nexport const v1 = {\n  adoptPet,\n  getPet,\n  listPets,\n} satisfies HandlerRegistry<'v1'>;\n");
+    expect(registry).toContain("/** openapi/v2/openapi.yaml */\nexport const v2 = {\n  adoptPet,\n  fosterPet,\n  listPets,\n} satisfies HandlerRegistry<'v2'>;\n");
+    expect(registry).toContain('export const registries = { v1, v2 };\n');
+    expect(registry).toContain('export const handlers = v1;\n');
+    expect(readdirSync(dir).sort()).toEqual(['adoptPet.ts', 'fosterPet.ts', 'getPet.ts', 'index.ts', 'listPets.ts']);
   });
 
-  it('the committed handlers are exactly what scaffold expects (one file per operation plus the registry)', () => {
+  it('the committed handlers are exactly what scaffold writes (one file per operation of any version, plus the registries)', () => {
     const dir = path.join(PROJECT_ROOT, 'src', 'handlers');
+    const project = projectVersions();
+    expect(project.map((version) => version.name)).toEqual(['v1', 'v2']);
+    expect(project[0]!.operationIds).toEqual(Object.keys(operationTable));
     // One file per operation plus the registry; types/ holds the handler types and the stub helper.
     const files = readdirSync(dir, { withFileTypes: true }).filter((entry) => entry.isFile()).map((entry) => entry.name).sort();
     expect(readdirSync(dir, { withFileTypes: true }).filter((entry) => entry.isDirectory()).map((entry) => entry.name)).toEqual(['types']);
-    expect(files).toEqual([...Object.keys(operationTable).map((id) => `${id}.ts`), 'index.ts'].sort());
+    const operationIds = new Set(project.flatMap((version) => version.operationIds));
+    expect(files).toEqual([...[...operationIds].map((id) => `${id}.ts`), 'index.ts'].sort());
     const copy = mkdtempSync(path.join(tempDir(), 'h-'));
     for (const file of files) writeFileSync(path.join(copy, file), readFileSync(path.join(dir, file)));
-    expect(scaffold(copy, Object.keys(operationTable))).toEqual([]);
+    expect(scaffold(copy, project)).toEqual([]);
     expect(readFileSync(path.join(copy, 'index.ts'), 'utf8')).toBe(readFileSync(path.join(dir, 'index.ts'), 'utf8'));
   });
 });

@@ -27,8 +27,8 @@ describe('getPet (deprecated, x-sunset 2030-12-05)', () => {
     await t.api.get(`/v1/pets/${pet.body.id}`).set('Authorization', await t.issueKey('pro')).expect(200);
     expect(await deprecatedCalls()).toEqual(
       expect.arrayContaining([
-        expect.objectContaining({ labels: { operation: 'getPet', plan: 'free' }, value: 1 }),
-        expect.objectContaining({ labels: { operation: 'getPet', plan: 'pro' }, value: 1 }),
+        expect.objectContaining({ labels: { operation: 'getPet', plan: 'free', version: 'v1' }, value: 1 }),
+        expect.objectContaining({ labels: { operation: 'getPet', plan: 'pro', version: 'v1' }, value: 1 }),
       ]),
     );
   });

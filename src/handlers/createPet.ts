@@ -1,7 +1,7 @@
 import type { Handler } from './types';
 import type { Pet } from '../storage/storage';
 
-export const createPet: Handler<'createPet'> = async ({ body, headers }, { pets, idempotency, caller }) => {
+export const createPet: Handler<'createPet', 'v1' | 'v2'> = async ({ body, headers }, { pets, idempotency, caller }) => {
   const key = headers['Idempotency-Key'];
   if (key === undefined) return { status: 201, body: await pets.create(body) };
   const { replayed, response } = await idempotency.run(

@@ -1,8 +1,9 @@
 /**
- * One handler (or scaffolded stub) per operation of the contract.
- * `satisfies HandlerRegistry` makes a missing handler, an extra one, or a
- * handler whose responses the contract does not declare a compile error.
- * Rewritten by `npm run scaffold`.
+ * One handler (or scaffolded stub) per operation of each major version of
+ * the contract. `satisfies HandlerRegistry<V>` makes a missing handler, an
+ * extra one, or a handler whose responses version V does not declare a
+ * compile error; a handler listed under several versions is typed for all
+ * of them (`Handler<K, 'v1' | 'v2'>`). Rewritten by `npm run scaffold`.
  */
 import type { HandlerRegistry } from './types';
 import { createPet } from './createPet';
@@ -10,9 +11,23 @@ import { getPet } from './getPet';
 import { listPets } from './listPets';
 import { listStoreOrders } from './listStoreOrders';
 
-export const handlers = {
+/** openapi/v1/openapi.yaml */
+export const v1 = {
   createPet,
   getPet,
   listPets,
   listStoreOrders,
-} satisfies HandlerRegistry;
+} satisfies HandlerRegistry<'v1'>;
+
+/** openapi/v2/openapi.yaml */
+export const v2 = {
+  createPet,
+  listPets,
+  listStoreOrders,
+} satisfies HandlerRegistry<'v2'>;
+
+/** The registries, by version. */
+export const registries = { v1, v2 };
+
+/** The first version's registry (what a single-version test replaces handlers of). */
+export const handlers = v1;

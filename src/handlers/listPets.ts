@@ -1,7 +1,7 @@
 import type { Handler } from './types';
 import { errorBody } from '../errors/api-error';
 
-export const listPets: Handler<'listPets'> = async ({ query }, { pets, pages }) => {
+export const listPets: Handler<'listPets', 'v1' | 'v2'> = async ({ query }, { pets, pages }) => {
   const { limit, status, cursor } = query;
   const after = cursor === undefined ? 0 : pages.open(cursor, { limit, status });
   if (after === undefined) {

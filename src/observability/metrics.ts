@@ -14,13 +14,13 @@ export const QUERY_DURATION_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0
  */
 export interface Metrics {
   readonly registry: Registry;
-  /** `operation` (operationId or a fixed name), `method` (fixed set), `status`. */
-  readonly requestDuration: Histogram<'operation' | 'method' | 'status'>;
+  /** `operation` (operationId or a fixed name), `method` (fixed set), `status`, `version` (`v1`, `v2`, `none`). */
+  readonly requestDuration: Histogram<'operation' | 'method' | 'status' | 'version'>;
   readonly rateLimitRefusals: Counter<'plan' | 'window'>;
   readonly rateLimitBans: Counter<'plan' | 'window'>;
   readonly keyCacheLookups: Counter<'result'>;
   /** Calls of deprecated operations still served, by operation and plan: who still calls them before their sunset. */
-  readonly deprecatedCalls: Counter<'operation' | 'plan'>;
+  readonly deprecatedCalls: Counter<'operation' | 'plan' | 'version'>;
   /** `operation` is the repository method, e.g. `pets.list`; `backend` is `sqlite` or `postgres`. */
   readonly dbQueryDuration: Histogram<'operation' | 'backend'>;
   readonly redisErrors: Counter<'kind'>;
@@ -78,7 +78,7 @@ export function createMetrics(): Metrics {
     requestDuration: new Histogram({
       name: 'pas_http_request_duration_seconds',
       help: 'Time from the request reaching the app to the response being handed to the socket.',
-      labelNames: ['operation', 'method', 'status'],
+      labelNames: ['operation', 'method', 'status', 'version'],
       buckets: REQUEST_DURATION_BUCKETS,
       registers,
     }),
@@ -102,8 +102,8 @@ export function createMetrics(): Metrics {
     }),
     deprecatedCalls: new Counter({
       name: 'pas_deprecated_calls_total',
-      help: 'Calls of deprecated operations (served, before their sunset), by operation and by the plan of the calling key.',
-      labelNames: ['operation', 'plan'],
+      help: 'Calls of deprecated operations (served, before their sunset), by operation, version and the plan of the calling key.',
+      labelNames: ['operation', 'plan', 'version'],
       registers,
     }),
     dbQueryDuration: new Histogram({

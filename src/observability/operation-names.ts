@@ -7,7 +7,7 @@ const PUBLIC_ROUTES: ReadonlyArray<readonly [RegExp, string]> = [
   [/^\/healthz\/?$/i, 'healthz'],
   [/^\/readyz\/?$/i, 'readyz'],
   [/^\/metrics\/?$/i, 'metrics'],
-  [/^\/openapi\.(yaml|json)$/i, 'spec'],
+  [/^\/openapi(\/v\d+)?\.(yaml|json)$/i, 'spec'],
   [/^\/docs(\/|$)/i, 'docs'],
 ];
 
@@ -19,24 +19,32 @@ const KNOWN_METHODS: ReadonlySet<string> = new Set(HTTP_METHODS.map((method) => 
 /** A method label from a fixed set. @example methodLabel('PROPFIND') // 'other' */
 export const methodLabel = (method: string): string => (KNOWN_METHODS.has(method) ? method : 'other');
 
+/** Requests outside every version's base path (public routes, unknown paths). */
+export const NO_VERSION = 'none';
+
 /**
- * Names the operation a request is for, from the route table (the one
- * matching rule of the service): the operationId when the first matching path
- * declares the request's method (whatever happened to the request: refused
- * with 401 or 429 before the validator ran, or invalid), a fixed name for the
- * public routes, else `unmatched` (an undeclared method, such as `GET` on a
- * path that declares only `POST`, is unmatched even if a later template would
- * match). The answer is cached on the request; the compiled pipelines set it
- * at once.
+ * Names the operation a request is for, from the route tables of the served
+ * versions (the one matching rule of the service): the operationId when the
+ * first matching path declares the request's method (whatever happened to
+ * the request: refused with 401 or 429 before the validator ran, or invalid),
+ * a fixed name for the public routes, else `unmatched` (an undeclared method,
+ * such as `GET` on a path that declares only `POST`, is unmatched even if a
+ * later template would match). It also sets `req.apiVersion`: the version
+ * whose base path the request is under, else `none`. Cached on the request;
+ * the compiled pipelines set both at once.
  *
  * @example
- * const operationOf = operationResolver(routeTable(spec));
- * operationOf(req) // 'getPet' for GET /v1/pets/12
+ * const operationOf = operationResolver([{ name: 'v1', table: routeTable(spec) }]);
+ * operationOf(req) // 'getPet' for GET /v1/pets/12 (req.apiVersion: 'v1')
  */
-export function operationResolver(table: RouteTable): (req: Request) => string {
-  const resolve = (method: string, path: string): string => {
-    const operation = table.match(method, path)?.operation;
-    if (operation) return operation.operationId;
+export function operationResolver(apis: ReadonlyArray<{ name: string; table: RouteTable }>): (req: Request) => string {
+  const bases = apis.map(({ name, table }) => ({ name, prefix: new RegExp(`^${table.basePath.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}(/|$)`, 'i') }));
+  const resolve = (req: Request, method: string, path: string): string => {
+    req.apiVersion ??= bases.find((base) => base.prefix.test(path))?.name ?? NO_VERSION;
+    for (const { table } of apis) {
+      const operation = table.match(method, path)?.operation;
+      if (operation) return operation.operationId;
+    }
     for (const [pattern, name] of PUBLIC_ROUTES) if (pattern.test(path)) return name;
     return UNMATCHED;
   };
@@ -45,7 +53,7 @@ export function operationResolver(table: RouteTable): (req: Request) => string {
     if (req.operationName === undefined) {
       const url = req.originalUrl;
       const query = url.indexOf('?');
-      req.operationName = resolve(req.method, query === -1 ? url : url.slice(0, query));
+      req.operationName = resolve(req, req.method, query === -1 ? url : url.slice(0, query));
     }
     return req.operationName;
   };

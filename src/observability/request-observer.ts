@@ -2,7 +2,7 @@ import type { Request, RequestHandler, Response } from 'express';
 import type { Logger } from 'pino';
 import type { Metrics } from './metrics';
 import { asMiddleware, type Stage } from '../pipeline/stage';
-import { methodLabel } from './operation-names';
+import { methodLabel, NO_VERSION } from './operation-names';
 
 /** nginx's "client closed request": the client went away before the response was sent. */
 const CLIENT_CLOSED = 499;
@@ -29,7 +29,7 @@ export interface RequestObserverOptions {
  * byte is handed to the socket, or when the client goes away first), records
  * the request in the duration histogram and writes the access-log line:
  *
- * `{"level":30,"requestId":"…","method":"GET","path":"/v1/pets","operation":"listPets","status":200,
+ * `{"level":30,"requestId":"…","method":"GET","path":"/v1/pets","operation":"listPets","version":"v1","status":200,
  *   "durationMs":1.8,"responseBytes":812,"keyId":4,"plan":"free","ip":"127.0.0.1","msg":"request"}`
  *
  * Never the key, the Authorization header, the query string or a body. `responseBytes` is the
@@ -47,10 +47,11 @@ export function requestObserver({ metrics, operationOf, accessLog }: RequestObse
     const durationMs = performance.now() - startedAt;
     const status = res.headersSent ? res.statusCode : CLIENT_CLOSED;
     const operation = operationOf(req);
+    const version = req.apiVersion ?? NO_VERSION;
     const method = methodLabel(req.method);
-    const key = `${operation} ${method} ${status}`;
+    const key = `${version} ${operation} ${method} ${status}`;
     let child = children.get(key);
-    if (!child) children.set(key, (child = metrics.requestDuration.labels({ operation, method, status })));
+    if (!child) children.set(key, (child = metrics.requestDuration.labels({ operation, method, status, version })));
     child.observe(durationMs / 1000);
     if (!accessLog) return;
     const length = res.getHeader('content-length');
@@ -60,6 +61,7 @@ export function requestObserver({ metrics, operationOf, accessLog }: RequestObse
         method: req.method,
         path: loggedPath(req),
         operation,
+        version,
         status,
         durationMs: Math.round(durationMs * 100) / 100,
         responseBytes: length === undefined ? undefined : Number(length),

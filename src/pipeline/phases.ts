@@ -2,6 +2,7 @@ import type { Request } from 'express';
 import type { RouteMatch } from '../contract/route-table';
 import type { SpecOperation } from '../contract/load-spec';
 import type { Stage } from './stage';
+import type { ServedApi } from './operation-pipeline';
 
 /**
  * The phases of a request, in the one order they run: this list is the only
@@ -54,8 +55,9 @@ export type Route = (req: Request) => RouteMatch | undefined;
 
 /**
  * What each phase does. Most phases are one stage for every operation; the
- * `sunset`, `validate` and `handle` phases are built per operation (`validate` also for
- * requests that matched no operation: `undefined`).
+ * `sunset`, `validate` and `handle` phases are built per operation of each
+ * served version (`validate` also for requests that matched no operation:
+ * `undefined`).
  */
 export interface PhaseImplementations {
   observe: Stage;
@@ -65,10 +67,10 @@ export interface PhaseImplementations {
   'rate-limit': Stage;
   'request-size': Stage;
   'require-caller': Stage;
-  sunset: (operation: SpecOperation) => Stage;
+  sunset: (operation: SpecOperation, api: ServedApi) => Stage;
   body: Stage;
-  validate: (operation: SpecOperation | undefined) => Stage;
-  handle: (operation: SpecOperation) => Stage;
+  validate: (operation: SpecOperation | undefined, api: ServedApi) => Stage;
+  handle: (operation: SpecOperation, api: ServedApi) => Stage;
   serialize: Stage;
 }
 

@@ -1,5 +1,5 @@
 import type { Response } from 'express';
-import type { Handler, HandlerContext, HandlerRegistry, HandlerRequest, HandlerServices, OperationId } from '../handlers/types';
+import type { AnyHandlerRegistry, Handler, HandlerContext, HandlerRegistry, HandlerRequest, HandlerServices, OperationId } from '../handlers/types';
 import type { SpecOperation } from '../contract/load-spec';
 import type { Repositories } from '../storage/storage';
 import { isStub } from '../handlers/types/stub';
@@ -43,7 +43,7 @@ export interface HandleOptions {
  *
  * @example stages.push(handleStage(op, handlers, { context }));
  */
-export function handleStage(op: SpecOperation, handlers: HandlerRegistry, options: HandleOptions): Stage {
+export function handleStage(op: SpecOperation, handlers: AnyHandlerRegistry, options: HandleOptions): Stage {
   const { operationId } = op;
   const entry = (handlers as Record<string, HandlerRegistry[OperationId] | undefined>)[operationId];
   if (entry === undefined) {

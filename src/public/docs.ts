@@ -36,26 +36,48 @@ const docsContentSecurityPolicy = asMiddleware(
 );
 
 /**
- * The contract, as served to people and tools: `/openapi.yaml` and
- * `/openapi.json` exactly as written (tools and generated clients need the
- * published servers), and an interactive reference at `/docs` (Swagger UI,
- * whose assets and init script are served from here as files, so helmet's
- * CSP stays on with no inline script) aimed at this instance.
+ * The contract, as served to people and tools. For every major version,
+ * `/openapi/vN.yaml` and `/openapi/vN.json` exactly as written (tools and
+ * generated clients need the published servers); `/openapi.yaml` and
+ * `/openapi.json` keep answering the first version (v1), where tools already
+ * point. An interactive reference at `/docs` (Swagger UI, whose assets and
+ * init script are served from here as files, so helmet's CSP stays on with
+ * no inline script) with a version selector, each version aimed at this
+ * instance (`/docs/vN.json`: the document with this server first).
+ *
+ * @example mountDocs(app, [{ name: 'v1', contract: v1 }, { name: 'v2', contract: v2 }]);
  */
-export function mountDocs(app: Express, spec: OpenApiDocument): void {
-  const yaml = stringify(spec);
-  const json = JSON.stringify(spec, null, 2);
-  app.get('/openapi.yaml', (_req, res) => {
-    res.type('application/yaml').send(yaml);
+export function mountDocs(app: Express, apis: ReadonlyArray<{ name: string; contract: OpenApiDocument }>): void {
+  apis.forEach(({ name, contract }, index) => {
+    const yaml = stringify(contract);
+    const json = JSON.stringify(contract, null, 2);
+    const shown = JSON.stringify(withThisServerFirst(contract), null, 2);
+    const paths = index === 0 ? [`/openapi/${name}`, '/openapi'] : [`/openapi/${name}`];
+    app.get(
+      paths.map((path) => `${path}.yaml`),
+      (_req, res) => {
+        res.type('application/yaml').send(yaml);
+      },
+    );
+    app.get(
+      paths.map((path) => `${path}.json`),
+      (_req, res) => {
+        res.type('application/json').send(json);
+      },
+    );
+    app.get(`/docs/${name}.json`, (_req, res) => {
+      res.type('application/json').send(shown);
+    });
   });
-  app.get('/openapi.json', (_req, res) => {
-    res.type('application/json').send(json);
-  });
-  const docs = withThisServerFirst(spec);
   const options = {
-    customSiteTitle: `${spec.info.title} reference`,
-    // No badge image fetched from validator.swagger.io: the page talks to this server only.
-    swaggerOptions: { validatorUrl: null },
+    customSiteTitle: `${apis[0]!.contract.info.title} reference`,
+    explorer: true,
+    swaggerOptions: {
+      // The selector: one entry per version, the first one shown first.
+      urls: apis.map(({ name, contract }) => ({ url: `/docs/${name}.json`, name: `${name} (${contract.info.version})` })),
+      // No badge image fetched from validator.swagger.io: the page talks to this server only.
+      validatorUrl: null,
+    },
   };
-  app.use('/docs', docsContentSecurityPolicy, swaggerUi.serveFiles(docs, options), swaggerUi.setup(docs, options));
+  app.use('/docs', docsContentSecurityPolicy, swaggerUi.serveFiles(undefined, options), swaggerUi.setup(undefined, options));
 }

@@ -9,7 +9,8 @@ import { metricsRoute, type MetricsAccess } from './metrics-route';
 import { readinessRoute } from './readiness';
 
 export interface PublicRoutesOptions {
-  contract: OpenApiDocument;
+  /** Every served version: its name (`v1`) and document. */
+  apis: ReadonlyArray<{ name: string; contract: OpenApiDocument }>;
   metrics: Metrics;
   metricsAccess: MetricsAccess;
   /** What /readyz checks, by name (the database, Redis). */
@@ -21,10 +22,11 @@ export interface PublicRoutesOptions {
  * The endpoints outside the contract's base path, so never rate limited and
  * never validated: `/healthz` (the process answers), `/readyz` (its
  * dependencies answer too), `/metrics` (absent when disabled), the contract
- * (`/openapi.json`, `/openapi.yaml`) and its reference (`/docs`). Long
+ * of each version (`/openapi/v1.json`, ...; `/openapi.json` is v1) and the
+ * reference (`/docs`). Long
  * request targets still get their 414 first.
  *
- * @example mountPublicRoutes(app, { contract, metrics, metricsAccess: 'open', readinessChecks, logger });
+ * @example mountPublicRoutes(app, { apis, metrics, metricsAccess: 'open', readinessChecks, logger });
  */
 export function mountPublicRoutes(app: Express, options: PublicRoutesOptions): void {
   app.use(asMiddleware(limitUrlLength()));
@@ -33,5 +35,5 @@ export function mountPublicRoutes(app: Express, options: PublicRoutesOptions): v
   });
   app.get('/readyz', readinessRoute(options.readinessChecks, options.logger));
   if (options.metricsAccess !== 'disabled') app.get('/metrics', metricsRoute(options.metrics, options.metricsAccess));
-  mountDocs(app, options.contract);
+  mountDocs(app, options.apis);
 }

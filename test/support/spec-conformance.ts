@@ -13,6 +13,7 @@ import { loadSpec, type OpenApiDocument } from '../../src/contract/load-spec';
 import { routeTable, type RouteTable } from '../../src/contract/route-table';
 import { int32Format, int64Format } from '../../src/contract/formats';
 import { deref, escapePointer, resolveRef } from '../../src/contract/refs';
+import { contractVersions } from '../../src/contract/versions';
 
 interface Checker {
   table: RouteTable;
@@ -21,7 +22,8 @@ interface Checker {
 }
 
 const checkers = new WeakMap<OpenApiDocument, Checker>();
-const defaultContract = loadSpec();
+/** Every major version's document, as the server serves them. */
+const defaultContracts = contractVersions().map((version) => loadSpec(version.document));
 
 function checkerFor(contract: OpenApiDocument): Checker {
   let checker = checkers.get(contract);
@@ -40,7 +42,7 @@ function checkerFor(contract: OpenApiDocument): Checker {
 const FRAMEWORK_STATUSES = new Set([400, 401, 413, 414, 415, 429, 501, 503]);
 
 /** Routes outside the contract that answer 2xx (and HEAD's on them). */
-const PUBLIC_ROUTES = [/^\/healthz\/?$/i, /^\/readyz\/?$/i, /^\/metrics\/?$/i, /^\/openapi\.(yaml|json)$/i, /^\/docs(\/|$)/i];
+const PUBLIC_ROUTES = [/^\/healthz\/?$/i, /^\/readyz\/?$/i, /^\/metrics\/?$/i, /^\/openapi(\/v\d+)?\.(yaml|json)$/i, /^\/docs(\/|$)/i];
 
 /** A response as any HTTP client saw it (supertest, node:http, fetch). */
 export interface ObservedResponse {
@@ -57,8 +59,8 @@ export interface ObservedResponse {
 }
 
 export interface ConformanceOptions {
-  /** The contract the server serves; openapi/v1/openapi.yaml by default. */
-  contract?: OpenApiDocument;
+  /** The documents the server serves (one per major version); every openapi/vN/openapi.yaml by default. */
+  contract?: OpenApiDocument | readonly OpenApiDocument[];
   /** Statuses the test expects: a 5xx passes only when listed here. */
   expectedStatuses?: ReadonlySet<number>;
 }
@@ -69,13 +71,16 @@ export interface ConformanceOptions {
  * @example assertResponseConforms({ method: 'GET', url: '/v1/pets', status: 200, headers, body, text });
  */
 export function assertResponseConforms(res: ObservedResponse, options: ConformanceOptions = {}): void {
-  const contract = options.contract ?? defaultContract;
-  const { table, ajv, validators } = checkerFor(contract);
   const method = res.method.toUpperCase();
   const url = new URL(res.url, 'http://x').pathname;
+  const contracts = options.contract === undefined ? defaultContracts : Array.isArray(options.contract) ? options.contract : [options.contract as OpenApiDocument];
+  // The version whose route table matches the path (the server's own rule), else the first for Error objects.
+  const contract = contracts.find((candidate) => checkerFor(candidate).table.match(method, url) !== undefined) ?? contracts[0]!;
+  const { table, ajv, validators } = checkerFor(contract);
   const where = `${method} ${url} -> ${res.status}`;
   const fail = (why: string): never => {
-    throw new Error(`response breaks the contract: ${where}: ${why}\nbody: ${JSON.stringify(res.body)}`);
+    const body = JSON.stringify(res.body) ?? '';
+    throw new Error(`response breaks the contract: ${where}: ${why}\nbody: ${body.length > 2_000 ? `${body.slice(0, 2_000)}…` : body}`);
   };
   const checkBody = (schemaRef: string): void => {
     if (method === 'HEAD') return; // no body, whatever the status

@@ -1,18 +1,19 @@
 /**
  * `npm run api:changelog`: writes CHANGELOG.md next to the contract from its
  * releases folder; with `--check`, only says whether the committed file is
- * what the release record gives (exit 1 when not), for CI.
+ * what the release record gives (exit 1 when not), for CI. With neither
+ * `--spec` nor `--version`, every major version's (`openapi/vN/CHANGELOG.md`).
  */
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
-import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { SPEC_PATH } from '../../../src/contract/load-spec';
+import { PROJECT_ROOT } from '../../../src/contract/load-spec';
 import { planChangelog, type ChangelogPlan } from './changelog';
 import type { CommandOutcome } from './command-io';
+import { chooseDocuments } from './contract-choice';
 import { ContractSourceError, displayPath } from './load-contract';
 import { releasesDirOf } from './releases';
 
-export const API_CHANGELOG_USAGE = 'usage: npm run api:changelog -- [--spec <file>] [--check]';
+export const API_CHANGELOG_USAGE = 'usage: npm run api:changelog -- [--version vN | --spec <file>] [--check]';
 
 /** The 1-based number of the first line where two texts differ. */
 function firstDifferentLine(a: string, b: string): number {
@@ -23,20 +24,39 @@ function firstDifferentLine(a: string, b: string): number {
 }
 
 /**
- * Runs `api:changelog` in-process.
+ * Runs `api:changelog` in-process. `root` is the project whose versions are
+ * checked when no document is named.
  *
  * @example
- * runApiChangelog([], process.cwd());            // writes openapi/v1/CHANGELOG.md
- * runApiChangelog(['--check'], process.cwd());   // exit 1 when openapi/v1/CHANGELOG.md is stale
+ * runApiChangelog([], process.cwd());                          // writes openapi/vN/CHANGELOG.md of every version
+ * runApiChangelog(['--check'], process.cwd());                 // exit 1 when any of them is stale
+ * runApiChangelog(['--check', '--version', 'v2'], process.cwd()); // openapi/v2/CHANGELOG.md only
  */
-export function runApiChangelog(args: readonly string[], cwd: string): CommandOutcome {
+export function runApiChangelog(args: readonly string[], cwd: string, root: string = PROJECT_ROOT): CommandOutcome {
   let values;
   try {
-    ({ values } = parseArgs({ args: [...args], options: { spec: { type: 'string' }, check: { type: 'boolean', default: false } }, strict: true, allowPositionals: false }));
+    ({ values } = parseArgs({
+      args: [...args],
+      options: { spec: { type: 'string' }, version: { type: 'string' }, check: { type: 'boolean', default: false } },
+      strict: true,
+      allowPositionals: false,
+    }));
   } catch (error) {
     return { exitCode: 2, stdout: '', stderr: `api:changelog: ${(error as Error).message}\n${API_CHANGELOG_USAGE}\n` };
   }
-  const specPath = values.spec === undefined ? SPEC_PATH : path.resolve(cwd, values.spec);
+  const choice = chooseDocuments(values, cwd, root);
+  if ('error' in choice) return { exitCode: 2, stdout: '', stderr: `api:changelog: ${choice.error}\n${API_CHANGELOG_USAGE}\n` };
+  const outcomes = ('single' in choice ? [choice.single] : choice.every).map((document) => changelogOf(document.specPath, values.check!, cwd));
+  const codes = outcomes.map((outcome) => outcome.exitCode);
+  return {
+    exitCode: codes.includes(2) ? 2 : codes.includes(1) ? 1 : 0,
+    stdout: outcomes.map((outcome) => outcome.stdout).join(''),
+    stderr: outcomes.map((outcome) => outcome.stderr).join(''),
+  };
+}
+
+/** The changelog of one document: checked, or written. */
+function changelogOf(specPath: string, check: boolean, cwd: string): CommandOutcome {
   let plan: ChangelogPlan;
   try {
     plan = planChangelog(specPath, releasesDirOf(specPath), cwd);
@@ -46,7 +66,7 @@ export function runApiChangelog(args: readonly string[], cwd: string): CommandOu
   }
   const shown = displayPath(cwd, plan.file);
   const current = existsSync(plan.file) ? readFileSync(plan.file, 'utf8') : undefined;
-  if (values.check) {
+  if (check) {
     if (current === plan.text) return { exitCode: 0, stdout: `${shown} is up to date (${plan.releases} release${plan.releases === 1 ? '' : 's'}).\n`, stderr: '' };
     const why = current === undefined ? 'is missing' : `is stale (first difference at line ${firstDifferentLine(current, plan.text)})`;
     return { exitCode: 1, stdout: '', stderr: `api:changelog: ${shown} ${why}: run npm run api:changelog and commit it\n` };

@@ -5,44 +5,56 @@
  * `openapi/v1/CHANGELOG.md` so that it never lags the record.
  * Refuses to overwrite a recorded version, to go back in version, and to
  * record a breaking change against the last release that is not announced
- * (by a major bump, or by a sunset date that has come).
+ * (by a major bump, or by a sunset date that has come). Each major version
+ * (`openapi/vN/openapi.yaml`) has its own record: when there are several,
+ * `--version vN` (or `--spec <file>`) says which one is released.
  */
 import { copyFileSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import semver from 'semver';
-import { SPEC_PATH } from '../../../src/contract/load-spec';
+import { PROJECT_ROOT } from '../../../src/contract/load-spec';
 import { planChangelog } from './changelog';
 import { compareContracts } from './compare-contracts';
 import type { CommandOutcome } from './command-io';
+import { chooseDocuments, whichVersionMessage } from './contract-choice';
 import { ContractSourceError, displayPath, loadContractFile } from './load-contract';
 import { RELEASE_INDEX, recordReleaseDate } from './release-dates';
 import { newestRelease, releasesDirOf } from './releases';
 import { renderText } from './report';
 import { resolveToday } from './today';
 
-const USAGE = 'usage: npm run api:release [-- --spec <file>] [--today YYYY-MM-DD]';
+const USAGE = 'usage: npm run api:release -- [--version vN | --spec <file>] [--today YYYY-MM-DD]';
 const refuse = (message: string, details = ''): CommandOutcome => ({ exitCode: 1, stdout: details, stderr: `api:release: ${message}\n` });
 const badInput = (message: string): CommandOutcome => ({ exitCode: 2, stdout: '', stderr: `api:release: ${message}\n` });
 
 /**
  * Runs `api:release` in-process. `--today` (default `$API_DIFF_TODAY`, else
  * the real date, UTC) is the release date recorded and the day sunsets are
- * judged by.
+ * judged by. `root` is the project whose versions `--version` names.
  *
  * @example
- * runApiRelease([], process.cwd()); // writes openapi/v1/releases/1.1.0.yaml when info.version is 1.1.0, its date, and openapi/v1/CHANGELOG.md
+ * runApiRelease(['--version', 'v1'], process.cwd()); // writes openapi/v1/releases/1.2.0.yaml when info.version is 1.2.0, its date, and openapi/v1/CHANGELOG.md
+ * runApiRelease([], process.cwd()); // exit 2 when there are several versions: it says to pass --version vN
  */
-export function runApiRelease(args: readonly string[], cwd: string): CommandOutcome {
+export function runApiRelease(args: readonly string[], cwd: string, root: string = PROJECT_ROOT): CommandOutcome {
   let values;
   try {
-    ({ values } = parseArgs({ args: [...args], options: { spec: { type: 'string' }, today: { type: 'string' } }, strict: true, allowPositionals: false }));
+    ({ values } = parseArgs({
+      args: [...args],
+      options: { spec: { type: 'string' }, version: { type: 'string' }, today: { type: 'string' } },
+      strict: true,
+      allowPositionals: false,
+    }));
   } catch (error) {
     return badInput(`${(error as Error).message}\n${USAGE}`);
   }
   const day = resolveToday(values.today);
   if ('error' in day) return badInput(day.error);
-  const specPath = values.spec === undefined ? SPEC_PATH : path.resolve(cwd, values.spec);
+  const choice = chooseDocuments(values, cwd, root);
+  if ('error' in choice) return badInput(`${choice.error}\n${USAGE}`);
+  if ('every' in choice && choice.every.length > 1) return badInput(`${whichVersionMessage('api:release', choice.every, cwd)}\n${USAGE}`);
+  const specPath = 'single' in choice ? choice.single.specPath : choice.every[0]!.specPath;
   const relative = (file: string): string => displayPath(cwd, file);
   try {
     const head = loadContractFile(specPath, relative(specPath));

@@ -56,19 +56,31 @@ export function loadContractFile(file: string, label: string = file): LoadedCont
   return parseContract(readFileSync(file, 'utf8'), label);
 }
 
+/** Where `specPath` is in its git repository (`openapi/v1/openapi.yaml`); outside one, its folder and name. */
+function pathInRepository(specPath: string): string {
+  const dir = path.dirname(specPath);
+  try {
+    const prefix = execFileSync('git', ['rev-parse', '--show-prefix'], { cwd: dir, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+    return `${prefix}${path.basename(specPath)}`;
+  } catch {
+    return `${path.basename(dir)}/${path.basename(specPath)}`;
+  }
+}
+
 /** The contract at `specPath` as committed in git `ref`. */
 function loadContractAtRef(ref: string, specPath: string): LoadedContract {
   const dir = path.dirname(specPath);
   const relative = `./${path.basename(specPath)}`;
+  const shown = pathInRepository(specPath);
   let text: string;
   try {
     // `./name` is relative to cwd, so this works in a worktree and from any folder.
     text = execFileSync('git', ['show', `${ref}:${relative}`], { cwd: dir, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], maxBuffer: 64 * 1024 * 1024 });
   } catch (error) {
     const stderr = firstLine(String((error as { stderr?: unknown }).stderr ?? (error as Error).message));
-    throw new ContractSourceError(`--base ${ref}: neither a file nor a git ref that has ${path.basename(dir)}/${path.basename(specPath)} (${stderr || 'git failed'})`);
+    throw new ContractSourceError(`--base ${ref}: neither a file nor a git ref that has ${shown} (${stderr || 'git failed'})`);
   }
-  return parseContract(text, `${ref}:${path.basename(dir)}/${path.basename(specPath)}`);
+  return parseContract(text, `${ref}:${shown}`);
 }
 
 /**

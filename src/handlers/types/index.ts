@@ -8,21 +8,12 @@
  *   return pet ? { status: 200, body: pet } : { status: 404, body: notFound(`pet ${params.petId} does not exist`) };
  * };
  */
-import type * as V1 from '../../../generated/v1/openapi';
-import type * as V1Table from '../../../generated/v1/operations';
-import type * as V2 from '../../../generated/v2/openapi';
-import type * as V2Table from '../../../generated/v2/operations';
+import type { Contracts } from '../../../generated/versions';
 import type { Repositories } from '../../storage/storage';
 import type { PageLinks } from '../../paging/page-links';
 import type { IdempotentRequests } from '../../idempotency/idempotent-requests';
 import type { Caller } from '../../auth/caller';
 import type { Stub } from './stub';
-
-/** Each major version of the contract, as generated (one line per `openapi/vN/`). */
-interface Contracts {
-  v1: { operations: V1.operations; table: typeof V1Table.operationTable };
-  v2: { operations: V2.operations; table: typeof V2Table.operationTable };
-}
 
 export type Version = keyof Contracts;
 
@@ -117,3 +108,6 @@ export type Handler<K extends OperationId<V>, V extends Version = 'v1'> = (
  * in mock mode).
  */
 export type HandlerRegistry<V extends Version = 'v1'> = { [K in OperationId<V>]: Handler<K, V> | Stub<K> };
+
+/** A registry of some version, as the server holds it (each was checked against its version where it is declared). */
+export type AnyHandlerRegistry = { readonly [operationId: string]: unknown };
