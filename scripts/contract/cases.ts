@@ -7,7 +7,7 @@
  * earlier in the run.
  */
 import fc from 'fast-check';
-import { arbitraryFor, baseValue, edgeValues, violations, type LabelledValue } from './schema-values';
+import { arbitraryFor, baseValue, edgeValues, headerArbitraryFor, sendableAsHeader, violations, type LabelledValue } from './schema-values';
 import type { Operation, Parameter } from './spec';
 
 /** What a request carries, before serialisation. A `rawBody` is sent as is (malformed JSON). */
@@ -52,8 +52,16 @@ function baseParams(operation: Operation): Record<string, unknown> {
   );
 }
 
+/** Whether a value can be sent in `parameter` as the case means it (a header carries only some text). */
+const sendableIn = (parameter: Parameter, value: unknown): boolean => parameter.in !== 'header' || typeof value !== 'string' || sendableAsHeader(value);
+
+/** Parameters a positive case may fill with a value of its own: not those whose values only the server issues. */
+const madeUpAllowed = (parameter: Parameter): boolean => !parameter.issuedByServer;
+
 function positiveCases(operation: Operation, seed: number, maxExamples: number): Case[] {
   const cases: Case[] = [];
+  // A required parameter only the server can fill: no request can be made up that must succeed.
+  if (operation.parameters.some((parameter) => parameter.required && parameter.issuedByServer)) return cases;
   const body = operation.body ? baseValue(operation.body.schema) : undefined;
   const positive = (label: string, input: Partial<RequestInput>, usesKnownIds = true): Case => ({
     operation,
@@ -65,8 +73,8 @@ function positiveCases(operation: Operation, seed: number, maxExamples: number):
 
   cases.push(positive('required fields only, defaults omitted', {}));
   // Each parameter on each of its edges, the others at their base value.
-  for (const parameter of operation.parameters) {
-    for (const edge of edgeValues(parameter.schema)) {
+  for (const parameter of operation.parameters.filter(madeUpAllowed)) {
+    for (const edge of edgeValues(parameter.schema).filter((candidate) => sendableIn(parameter, candidate.value))) {
       cases.push(
         positive(`${parameter.in}.${parameter.name}: ${edge.label}`, { params: { ...baseParams(operation), [parameter.name]: edge.value } }, parameter.in !== 'path'),
       );
@@ -88,9 +96,10 @@ function positiveCases(operation: Operation, seed: number, maxExamples: number):
   }
 
   // Property-based: random valid requests, reproducible from the seed.
+  const generated = operation.parameters.filter((p) => p.in !== 'path' && madeUpAllowed(p));
   const paramsArbitrary = fc.record(
-    Object.fromEntries(operation.parameters.filter((p) => p.in !== 'path').map((p) => [p.name, arbitraryFor(p.schema)])),
-    { requiredKeys: operation.parameters.filter((p) => p.required && p.in !== 'path').map((p) => p.name) },
+    Object.fromEntries(generated.map((p) => [p.name, p.in === 'header' ? headerArbitraryFor(p.schema) : arbitraryFor(p.schema)])),
+    { requiredKeys: generated.filter((p) => p.required).map((p) => p.name) },
   );
   const arbitrary = fc.record({
     params: paramsArbitrary,
@@ -117,8 +126,16 @@ function negativeCases(operation: Operation): Case[] {
   for (const parameter of operation.parameters) {
     if (parameter.in === 'cookie') continue;
     // Paths, query strings and headers are text: a "wrong type" there is text of the wrong shape.
-    for (const violation of violations(parameter.schema, { asText: true })) {
+    // A header carries only some text: its violations are values it can carry.
+    for (const violation of violations(parameter.schema, { asText: true, header: parameter.in === 'header' })) {
       cases.push(negative(`${parameter.in}.${parameter.name}: ${violation.label}`, { params: { ...baseParams(operation), [parameter.name]: violation.value } }));
+    }
+    if (parameter.issuedByServer) {
+      // Valid by the schema, but not issued by the server (x-issued-by: server): refused.
+      const madeUp = baseValue(parameter.schema);
+      if (sendableIn(parameter, madeUp)) {
+        cases.push(negative(`${parameter.in}.${parameter.name}: a value the server did not issue (x-issued-by: server)`, { params: { ...baseParams(operation), [parameter.name]: madeUp } }));
+      }
     }
     if (parameter.required && parameter.in !== 'path') {
       const { [parameter.name]: _missing, ...rest } = baseParams(operation);

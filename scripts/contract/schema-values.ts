@@ -26,6 +26,21 @@ function stringFits(schema: Schema, text: string): boolean {
   return length >= (schema.minLength ?? 0) && length <= (schema.maxLength ?? Infinity) && (patternOf(schema)?.test(text) ?? true);
 }
 
+/**
+ * Whether `fetch` sends `text` as a header value unchanged: visible ASCII with
+ * inner spaces or tabs. fetch refuses NUL, CR and LF, refuses what is not a
+ * byte, and strips leading and trailing whitespace (which would send another
+ * value than the case meant); control and non-ASCII bytes are left out too,
+ * since servers read them differently.
+ *
+ * @example sendableAsHeader('8e03978e-40d5') // true
+ * @example sendableAsHeader('a\u0000b')     // false
+ */
+export const sendableAsHeader = (text: string): boolean => /^(?:[\x21-\x7E](?:[\x20\x09\x21-\x7E]*[\x21-\x7E])?)?$/.test(text);
+
+/** `text` with every code point that a header cannot carry as is replaced by `x` (lengths in code points are kept). */
+const toSendable = (text: string): string => [...text].map((char) => (/^[\x21-\x7E]$/.test(char) ? char : 'x')).join('');
+
 /** Valid strings a server often mishandles: quotes, backslash, control and separator characters, non-BMP. */
 const AWKWARD_STRINGS = ['"\\\'<>&\u0001\u001f\u2028é\u{1F43E}', 'a\u0000b', 'a\uD800b', ' ', 'null'];
 
@@ -74,6 +89,22 @@ export function arbitraryFor(schema: Schema): fc.Arbitrary<unknown> {
     default:
       return fc.constant(schema.default ?? null);
   }
+}
+
+/**
+ * Like `arbitraryFor`, for a header parameter: only values `fetch` can send
+ * unchanged (`sendableAsHeader`). Free text is repaired (the characters a
+ * header cannot carry become `x`) and kept when still valid; enum and const
+ * values are kept when sendable.
+ *
+ * @example fc.sample(headerArbitraryFor({ type: 'string', minLength: 1, maxLength: 255 }), { seed: 1, numRuns: 3 })
+ */
+export function headerArbitraryFor(schema: Schema): fc.Arbitrary<unknown> {
+  const sendable = (value: unknown): boolean => typeof value !== 'string' || sendableAsHeader(value);
+  if (schema.const !== undefined || schema.enum || typeOf(schema) !== 'string') return arbitraryFor(schema).filter(sendable);
+  return arbitraryFor(schema)
+    .map((value) => (typeof value === 'string' ? toSendable(value) : value))
+    .filter((value) => sendable(value) && (typeof value !== 'string' || stringFits(schema, value)));
 }
 
 /**
@@ -148,11 +179,18 @@ export function edgeValues(schema: Schema): LabelledValue[] {
  * maximum, too short, too long, not in the enum; for objects also each required
  * property missing, an unknown property (when `additionalProperties: false`)
  * and each property's own violations. `asText` drops violations a text
- * parameter cannot express (a query string is always a string).
+ * parameter cannot express (a query string is always a string); `header`
+ * keeps only values a header can carry (`sendableAsHeader`), so that what is
+ * refused is the value, not the request.
  *
  * @example violations({ type: 'integer', minimum: 1 }).map((v) => v.label) // ['wrong type (string)', 'not an integer', 'below minimum 1']
  */
-export function violations(schema: Schema, options: { asText?: boolean } = {}): LabelledValue[] {
+export function violations(schema: Schema, options: { asText?: boolean; header?: boolean } = {}): LabelledValue[] {
+  const found = violationsOf(schema, options);
+  return options.header ? found.filter(({ value }) => typeof value !== 'string' || sendableAsHeader(value)) : found;
+}
+
+function violationsOf(schema: Schema, options: { asText?: boolean; header?: boolean }): LabelledValue[] {
   const found: LabelledValue[] = [];
   const type = typeOf(schema);
   if (schema.enum) {
@@ -182,7 +220,7 @@ export function violations(schema: Schema, options: { asText?: boolean } = {}): 
       if (patternOf(schema)) {
         // Strings of an allowed length that break the pattern, if one of these does.
         const breaking = ['a\u0000b', 'a\uD800b', ' ', '!', 'a b', '0', 'x'.repeat(Math.max(schema.minLength ?? 1, 1))].find(
-          (text) => !patternOf(schema)!.test(text) && stringFits({ ...schema, pattern: undefined }, text),
+          (text) => !patternOf(schema)!.test(text) && stringFits({ ...schema, pattern: undefined }, text) && (!options.header || sendableAsHeader(text)),
         );
         if (breaking !== undefined) found.push({ label: `not matching pattern ${schema['pattern'] as string}: ${JSON.stringify(breaking)}`, value: breaking });
       }

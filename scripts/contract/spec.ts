@@ -34,6 +34,12 @@ export interface Parameter {
   in: 'path' | 'query' | 'header' | 'cookie';
   required: boolean;
   schema: Schema;
+  /**
+   * `x-issued-by: server`: only values the server issued are valid (an opaque
+   * page cursor); any value made up, schema-valid or not, is refused. Never
+   * sent in a positive case; its made-up values are negative cases.
+   */
+  issuedByServer: boolean;
 }
 
 export interface ResponseHeader {
@@ -139,6 +145,7 @@ export function loadContract(file: string): Contract {
           in: parameter.in,
           required: parameter.in === 'path' || parameter.required === true,
           schema: parameter.schema ?? {},
+          issuedByServer: parameter['x-issued-by'] === 'server',
         })),
         ...(json && {
           body: {

@@ -44,6 +44,13 @@ const FRAMEWORK_STATUSES = new Set([400, 401, 413, 414, 415, 429, 501, 503]);
 /** Routes outside the contract that answer 2xx (and HEAD's on them). */
 const PUBLIC_ROUTES = [/^\/healthz\/?$/i, /^\/readyz\/?$/i, /^\/metrics\/?$/i, /^\/openapi(\/v\d+)?\.(yaml|json)$/i, /^\/docs(\/|$)/i];
 
+/** Statuses the HTTP server answers itself, below the app: malformed HTTP, a missing Host, timeouts, oversized headers. */
+const HTTP_SERVER_STATUSES = new Set([400, 408, 413, 431]);
+
+/** An answer written by the HTTP server before the request reached the app: it closes the connection and carries no rate-limit headers. */
+const refusedBelowTheApp = (res: ObservedResponse): boolean =>
+  HTTP_SERVER_STATUSES.has(res.status) && String(res.headers['connection']).toLowerCase() === 'close' && res.headers['x-ratelimit-limit'] === undefined;
+
 /** A response as any HTTP client saw it (supertest, node:http, fetch). */
 export interface ObservedResponse {
   method: string;
@@ -93,6 +100,14 @@ export function assertResponseConforms(res: ObservedResponse, options: Conforman
 
   if (res.status >= 500 && !options.expectedStatuses?.has(res.status)) {
     fail('a server error the test does not expect (pin it with .expect(status) when the test is about it)');
+  }
+  if (refusedBelowTheApp(res)) {
+    // The HTTP server's own refusal of bytes it could not take as a request
+    // (src/runtime/http-server.ts): never routed, authenticated or counted, so
+    // no operation's headers; still an Error object with a request id.
+    if (typeof res.headers['x-request-id'] !== 'string') fail('no X-Request-Id');
+    checkBody('/components/schemas/Error');
+    return;
   }
   if (/^\/readyz\/?$/i.test(url)) {
     // Operations endpoint outside the contract: a readiness report, 200 or 503.
