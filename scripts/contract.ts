@@ -1,9 +1,15 @@
 /**
- * Contract fuzzer for any running instance of the API:
+ * Contract fuzzer for any running instance of the API, one major version of
+ * the contract at a time:
  *
- *   npm run contract -- --base-url http://127.0.0.1:3000/v1 --key $KEY [--seed N] [--max-examples N]
- *                       [--operation ID]... [--rate N] [--time-limit SECONDS] [--report FILE.json] [--spec FILE]
+ *   npm run contract -- --base-url http://127.0.0.1:3000 --version v2 --key $KEY [--seed N] [--max-examples N]
+ *                       [--operation ID]... [--rate N] [--time-limit SECONDS] [--report FILE.json]
+ *   npm run contract -- --base-url http://127.0.0.1:3000/v1 --key $KEY ...   (the version from the URL's /vN)
+ *   npm run contract -- --base-url http://127.0.0.1:3000 --spec openapi/v2/openapi.yaml --key $KEY ...
  *
+ * The document is openapi/vN/openapi.yaml of `--version vN` (or `--spec FILE`,
+ * or the version the base URL ends in); the operations are requested under
+ * its base path (its `servers`), added to a --base-url that has no path.
  * The key may also come from the environment (CONTRACT_API_KEY), which keeps it
  * out of process lists. Exit code 0 when nothing failed, 1 otherwise (or when
  * the run stopped early), 2 on a usage error. The last line is `N passed, M failed`.
@@ -11,11 +17,26 @@
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { formatReport, runContract, writeJsonReport } from './contract/index';
+import { loadContract, resolveBaseUrl } from './contract/spec';
+import { contractVersions } from '../src/contract/versions';
 
-const USAGE = `usage: npm run contract -- --base-url <URL ending in /v1> --key <API key> [--seed N] [--max-examples N]
-                            [--operation <operationId>]... [--rate N] [--time-limit SECONDS] [--report FILE.json] [--spec FILE]`;
+const USAGE = `usage: npm run contract -- --base-url <server URL, or ending in /vN> [--version vN | --spec FILE] --key <API key> [--seed N]
+                            [--max-examples N] [--operation <operationId>]... [--rate N] [--time-limit SECONDS] [--report FILE.json]`;
 
-const DEFAULT_SPEC = path.join(__dirname, '..', 'openapi', 'v1', 'openapi.yaml');
+const ROOT = path.join(__dirname, '..');
+
+/** The document to fuzz: `--spec`, else `--version`'s, else the version the base URL's path ends in. */
+function documentFor(spec: string | undefined, version: string | undefined, baseUrl: string): string {
+  const versions = contractVersions(ROOT);
+  const names = versions.map((candidate) => candidate.name).join(', ');
+  if (spec !== undefined && version !== undefined) throw new Error('--spec and --version both name a document: give one of them');
+  if (spec !== undefined) return path.resolve(process.env['INIT_CWD'] ?? process.cwd(), spec);
+  const wanted = version !== undefined ? (/^\d+$/.test(version) ? `v${version}` : version) : /\/(v\d+)\/*$/.exec(new URL(baseUrl).pathname)?.[1];
+  if (wanted === undefined) throw new Error(`say which version of the contract to check: --version vN (the versions: ${names}), or a --base-url ending in /vN`);
+  const found = versions.find((candidate) => candidate.name === wanted);
+  if (!found) throw new Error(`${version !== undefined ? `--version ${version}` : `--base-url ends in /${wanted}, which`}: no such version of the contract (the versions: ${names})`);
+  return found.document;
+}
 
 function positive(value: string | undefined, flag: string, allowZero = false): number | undefined {
   if (value === undefined) return undefined;
@@ -43,6 +64,7 @@ async function main(): Promise<number> {
         'time-limit': { type: 'string' },
         report: { type: 'string' },
         spec: { type: 'string' },
+        version: { type: 'string' },
         help: { type: 'boolean' },
       },
     });
@@ -52,13 +74,14 @@ async function main(): Promise<number> {
     }
     const baseUrl = values['base-url'];
     const key = values.key ?? process.env['CONTRACT_API_KEY'];
-    if (!baseUrl || !/^https?:\/\//.test(baseUrl)) throw new Error('--base-url http(s)://host[:port]/v1 is required');
+    if (!baseUrl || !/^https?:\/\//.test(baseUrl)) throw new Error('--base-url http(s)://host[:port][/vN] is required');
     if (!key) throw new Error('--key (or CONTRACT_API_KEY) is required');
     const seed = integer(positive(values.seed, '--seed', true), '--seed');
+    const specFile = documentFor(values.spec, values.version, baseUrl);
     options = {
-      baseUrl,
+      baseUrl: resolveBaseUrl(baseUrl, loadContract(specFile).basePath),
       key,
-      specFile: values.spec ?? DEFAULT_SPEC,
+      specFile,
       ...(seed !== undefined && { seed }),
       maxExamples: integer(positive(values['max-examples'], '--max-examples', true), '--max-examples') ?? 20,
       operations: (values.operation ?? []).flatMap((id) => id.split(',')).filter(Boolean),

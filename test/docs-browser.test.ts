@@ -52,12 +52,12 @@ async function authorize(page: Page, key: string | undefined): Promise<void> {
 }
 
 /** Opens an operation, presses "Try it out" (once) and "Execute"; resolves with the shown status and body. */
-async function tryIt(page: Page, operationId: string): Promise<{ status: string; body: string; sent: Request }> {
+async function tryIt(page: Page, operationId: string, basePath = '/v1'): Promise<{ status: string; body: string; sent: Request }> {
   const operation = page.locator(`#operations-pets-${operationId}`);
   if (!(await operation.locator('.opblock-body').isVisible())) await operation.locator('.opblock-summary').click();
   const tryOut = operation.locator('button.try-out__btn');
   if ((await tryOut.textContent())?.includes('Try it out')) await tryOut.click();
-  const answered = page.waitForResponse((response) => new URL(response.url()).pathname === '/v1/pets');
+  const answered = page.waitForResponse((response) => new URL(response.url()).pathname === `${basePath}/pets`);
   await operation.locator('button.execute').click();
   const sent = (await answered).request();
   const shown = operation.locator('.live-responses-table tbody tr.response');
@@ -157,6 +157,28 @@ describeInBrowser('/docs in Chromium', () => {
     expect(await sent.headerValue('authorization')).toBeNull();
     expect(status).toBe('401');
     expect(JSON.parse(body)).toMatchObject({ code: 'unauthorized', status: 401 });
+  });
+
+  it('the version selector shows v2 (no getPet, this server at /v2) and "Try it out" works there too', async () => {
+    const versions = page.locator('.topbar select');
+    expect(await versions.locator('option').allTextContents()).toEqual(['v1 (1.1.0)', 'v2 (2.0.0)']);
+    await versions.selectOption({ label: 'v2 (2.0.0)' });
+    await page.locator('.info .title', { hasText: '2.0.0' }).waitFor();
+    await page.locator('.opblock').first().waitFor();
+    expect(await page.locator('.opblock').evaluateAll((blocks) => blocks.map((block) => block.id))).toEqual([
+      'operations-pets-listPets',
+      'operations-pets-createPet',
+      'operations-store-listStoreOrders',
+    ]);
+    expect(await page.locator('.servers select').inputValue()).toBe('/v2');
+    await authorize(page, key);
+    const { status, body, sent } = await tryIt(page, 'listPets', '/v2');
+    expect(status).toBe('200');
+    expect(JSON.parse(body)).toEqual(stored);
+    expect(sent.url()).toBe(`${server.url}/v2/pets?limit=20`);
+    await authorize(page, undefined);
+    await versions.selectOption({ label: 'v1 (1.1.0)' });
+    await page.locator('.info .title', { hasText: '1.1.0' }).waitFor();
   });
 
   it('raised no CSP violation, page error or console error', () => {

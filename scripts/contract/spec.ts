@@ -69,6 +69,8 @@ export interface Operation {
 }
 
 export interface Contract {
+  /** The path every operation is under, from the document's `servers` (variables at their defaults), e.g. `/v2`; '' without servers. */
+  basePath: string;
   operations: Operation[];
   /** `components.schemas.Error` when the document has one: the body of every error. */
   errorSchema?: Schema;
@@ -159,7 +161,42 @@ export function loadContract(file: string): Contract {
       });
     }
   }
-  return { operations, errorSchema: document.components?.schemas?.Error };
+  return { basePath: basePathOf(document.servers ?? []), operations, errorSchema: document.components?.schemas?.Error };
+}
+
+/** The path of the servers' URLs (`https://api.example/v2` -> `/v2`); they must agree. */
+function basePathOf(servers: Array<{ url: string; variables?: Record<string, { default: string }> }>): string {
+  const paths = new Set(
+    servers.map((server) => {
+      const url = server.url.replace(/\{([^}]+)\}/g, (_, name: string) => server.variables?.[name]?.default ?? '');
+      return new URL(url, 'http://localhost').pathname.replace(/\/+$/, '');
+    }),
+  );
+  if (paths.size > 1) throw new Error(`the servers of the contract disagree on the base path: ${[...paths].join(', ')}`);
+  return [...paths][0] ?? '';
+}
+
+/**
+ * The URL the operations' paths are appended to: `baseUrl` with the
+ * contract's base path added when it has no path of its own, else as given,
+ * which must end with that base path (so one version's contract is not
+ * checked against another's routes).
+ *
+ * @example resolveBaseUrl('http://127.0.0.1:3000', '/v2')       // 'http://127.0.0.1:3000/v2'
+ * @example resolveBaseUrl('https://gw.example/api/v2', '/v2')   // 'https://gw.example/api/v2'
+ * @example resolveBaseUrl('http://127.0.0.1:3000/v1', '/v2')    // throws: the URL ends in /v1, the contract is served under /v2
+ */
+export function resolveBaseUrl(baseUrl: string, basePath: string): string {
+  const url = new URL(baseUrl);
+  const given = url.pathname.replace(/\/+$/, '');
+  if (given === '') {
+    url.pathname = basePath;
+    return url.toString().replace(/\/+$/, '');
+  }
+  if (basePath !== '' && !given.endsWith(basePath)) {
+    throw new Error(`--base-url ${baseUrl} ends in ${given}, but the contract is served under ${basePath}: give the server's address without a path, or ending in ${basePath}`);
+  }
+  return baseUrl.replace(/\/+$/, '');
 }
 
 /**
