@@ -2,9 +2,11 @@
 # CI: `npm run contract` against `npm start`'s server (the built dist/src/server.js,
 # NODE_ENV=production) on each backend: SQLite (a fresh temporary file) and, when
 # DATABASE_URL=postgres://... and REDIS_URL are exported (.ci/run does), PostgreSQL+Redis.
+# On each backend, one server is fuzzed with every major version of the contract
+# (openapi/vN/openapi.yaml: v1 under /v1, v2 under /v2, ...), one run per version.
 # A fixed seed keeps CI reproducible (CONTRACT_SEED overrides it); the JSON
-# reports are left in CONTRACT_REPORT_DIR (default: a temporary directory).
-# Exits non-zero when any run fails.
+# reports (contract-<backend>-<version>.json) are left in CONTRACT_REPORT_DIR
+# (default: a temporary directory). Exits non-zero when any run fails.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 NODE="$PWD/node_modules/.bin/node"   # the pinned Node 24, not the system one
@@ -12,6 +14,8 @@ SEED="${CONTRACT_SEED:-1}"
 WORK="$(mktemp -d)"
 REPORTS="${CONTRACT_REPORT_DIR:-$(mktemp -d)}"
 mkdir -p "$REPORTS"
+# Every major version of the contract, oldest first.
+VERSIONS="$(for document in openapi/v*/openapi.yaml; do basename "$(dirname "$document")"; done | sort -V)"
 SERVER_PID=""
 trap '[ -n "$SERVER_PID" ] && kill -TERM "$SERVER_PID" 2> /dev/null; rm -rf "$WORK"' EXIT
 
@@ -38,9 +42,14 @@ run_contract() {
   key="$(env -u REDIS_URL DATABASE_URL="$database_url" ${redis_url:+REDIS_URL="$redis_url"} \
     npm run --silent keys -- create --plan enterprise --rpm 100000 --rpd 10000000 --label "contract-ci")"
   local logged_before; logged_before="$(wc -l < "$log")"
-  # The key goes through the environment, not the command line (process lists).
-  CONTRACT_API_KEY="$key" npm run --silent contract -- --base-url "http://127.0.0.1:$port/v1" \
-    --seed "$SEED" --max-examples 25 --rate 200 --time-limit 300 --report "$REPORTS/contract-$label.json" || status=$?
+  local version
+  for version in $VERSIONS; do
+    echo "::: contract: $label, $version (openapi/$version/openapi.yaml)"
+    # The key goes through the environment, not the command line (process lists);
+    # the base path (/v1, /v2) comes from the version's document.
+    CONTRACT_API_KEY="$key" npm run --silent contract -- --base-url "http://127.0.0.1:$port" --version "$version" \
+      --seed "$SEED" --max-examples 25 --rate 200 --time-limit 300 --report "$REPORTS/contract-$label-$version.json" || status=$?
+  done
   kill -TERM "$SERVER_PID"
   wait "$SERVER_PID" || { echo "the server did not stop cleanly on SIGTERM:"; tail -20 "$log"; status=1; }
   SERVER_PID=""

@@ -34,7 +34,7 @@ function documentFor(spec: string | undefined, version: string | undefined, base
   const wanted = version !== undefined ? (/^\d+$/.test(version) ? `v${version}` : version) : /\/(v\d+)\/*$/.exec(new URL(baseUrl).pathname)?.[1];
   if (wanted === undefined) throw new Error(`say which version of the contract to check: --version vN (the versions: ${names}), or a --base-url ending in /vN`);
   const found = versions.find((candidate) => candidate.name === wanted);
-  if (!found) throw new Error(`${version !== undefined ? `--version ${version}` : `--base-url ends in /${wanted}, which`}: no such version of the contract (the versions: ${names})`);
+  if (!found) throw new Error(`${version !== undefined ? `--version ${version}` : `--base-url ends in /${wanted}`}: no such version of the contract (the versions: ${names}); pass --version vN or --spec FILE`);
   return found.document;
 }
 

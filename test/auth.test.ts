@@ -164,9 +164,11 @@ describe('public routes need no key', () => {
   it('GET /docs serves the interactive reference with the CSP still on', async () => {
     const res = await t.api.get('/docs/').expect(200).expect('Content-Type', /text\/html/);
     expect(res.text).toContain('swagger-ui');
+    expect(res.text).toContain('<title>Pet Adoption API reference</title>');
     expect(res.headers['content-security-policy']).toContain("script-src 'self'");
     expect(res.headers['x-powered-by']).toBeUndefined();
     const init = await t.api.get('/docs/swagger-ui-init.js').expect(200);
-    expect(init.text).toContain('Pet Adoption API');
+    expect(init.text).toContain('/docs/v1.json');
+    expect(init.text).toContain('/docs/v2.json');
   });
 });

@@ -20,6 +20,7 @@ import { PROJECT_ROOT } from './support/paths';
 import { listenOnFreePort } from './support/http';
 
 const SPEC_FILE = path.join(PROJECT_ROOT, 'openapi/v1/openapi.yaml');
+const V2_SPEC_FILE = path.join(PROJECT_ROOT, 'openapi/v2/openapi.yaml');
 const SEED = 20261122;
 
 let t: TestApp | undefined;
@@ -31,15 +32,15 @@ afterEach(async () => {
   close = undefined;
 });
 
-/** Starts the real app (options as for startTestApp), optionally behind `front` middleware, on a free port. */
-async function serve(options: Parameters<typeof startTestApp>[0] = {}, front?: RequestHandler): Promise<{ baseUrl: string; key: string }> {
+/** Starts the real app (options as for startTestApp), optionally behind `front` middleware, on a free port; `baseUrl` ends in /v1, `origin` has no path. */
+async function serve(options: Parameters<typeof startTestApp>[0] = {}, front?: RequestHandler): Promise<{ baseUrl: string; key: string; origin: string }> {
   t = await startTestApp(options);
   let app: Express = t.app;
   if (front) app = express().use(front).use(t.app);
   const listening = await listenOnFreePort(app);
   close = listening.close; // closes every connection: a planted hang must not hold the close
   const key = (await t.issueKey('enterprise', { requestsPerMinute: 100_000, requestsPerDay: 10_000_000 })).replace(/^Bearer /, '');
-  return { baseUrl: `${listening.url}/v1`, key };
+  return { baseUrl: `${listening.url}/v1`, key, origin: listening.url };
 }
 
 const fuzz = (target: { baseUrl: string; key: string }, options: Partial<ContractOptions> = {}): Promise<ContractResult> =>
@@ -79,6 +80,38 @@ describe('the generated cases', () => {
     expect(everyCase.filter((c) => c.kind === 'negative').length).toBeGreaterThan(20);
   });
 
+  it.each([['v1', SPEC_FILE], ['v2', V2_SPEC_FILE]])('%s: a server-issued parameter (listPets cursor, x-issued-by: server) is never made up in a positive case, only in negative ones', (_version, file) => {
+    const listPets = loadContract(file).operations.find((operation) => operation.operationId === 'listPets')!;
+    expect(listPets.parameters.find((parameter) => parameter.name === 'cursor')).toMatchObject({ in: 'query', issuedByServer: true });
+    const cases = casesFor(listPets, { seed: SEED, maxExamples: 50 });
+    expect(cases.filter((c) => c.kind === 'positive' && 'cursor' in c.input.params).map((c) => c.label)).toEqual([]);
+    const negative = cases.filter((c) => c.kind === 'negative' && 'cursor' in c.input.params).map((c) => c.label);
+    expect(negative).toEqual(expect.arrayContaining(['query.cursor: a value the server did not issue (x-issued-by: server)', 'query.cursor: longer than maxLength 256']));
+  });
+
+  it.each([['v1', SPEC_FILE], ['v2', V2_SPEC_FILE]])('%s: header parameters (createPet Idempotency-Key) only carry values fetch can send, in every case', (_version, file) => {
+    const operations = loadContract(file).operations;
+    const headers = operations.flatMap((operation) => operation.parameters.filter((parameter) => parameter.in === 'header').map((parameter) => [operation, parameter] as const));
+    expect(headers.map(([operation, parameter]) => `${operation.operationId} ${parameter.name}`)).toContain('createPet Idempotency-Key');
+    const unsendable: string[] = [];
+    let sent = 0;
+    for (const [operation, parameter] of headers) {
+      for (const test of casesFor(operation, { seed: SEED, maxExamples: 200 })) {
+        const value = test.input.params[parameter.name];
+        if (value === undefined) continue;
+        sent++;
+        // What fetch itself accepts, unchanged.
+        try {
+          if (new Headers({ [parameter.name]: String(value) }).get(parameter.name) !== String(value)) unsendable.push(`${test.label}: ${JSON.stringify(value)} (changed)`);
+        } catch {
+          unsendable.push(`${test.label}: ${JSON.stringify(value)}`);
+        }
+      }
+    }
+    expect(unsendable).toEqual([]);
+    expect(sent).toBeGreaterThan(50); // random keys, edges and violations (too long, not matching the pattern) are still sent
+  });
+
   it('the same seed gives the same cases, another seed other random ones', () => {
     const labelsAndInputs = (seed: number): string =>
       JSON.stringify(contract.operations.flatMap((operation) => casesFor(operation, { seed, maxExamples: 5 }).map((c) => [c.label, c.input])));
@@ -107,6 +140,17 @@ describe('the healthy server', () => {
     const target = await serve();
     const requests = async (): Promise<string[]> => (await fuzz(target, { operations: ['listPets'] })).cases.map((c) => `${c.request.method} ${c.request.url} ${c.request.body ?? ''}`);
     expect(await requests()).toEqual(await requests());
+  });
+});
+
+describe('v2 (openapi/v2/openapi.yaml: v1.1 without getPet)', () => {
+  it('the healthy server passes under /v2, every operation of v2 and only those', async () => {
+    const target = await serve();
+    const result = await fuzz({ baseUrl: `${target.origin}/v2`, key: target.key }, { specFile: V2_SPEC_FILE });
+    expect(failures(result)).toEqual([]);
+    expect(result.stoppedReason).toBeUndefined();
+    expect(new Set(result.cases.map((c) => c.operationId))).toEqual(new Set(['createPet', 'listPets', 'listStoreOrders']));
+    expect(result.cases.every((c) => c.request.url === '' || c.request.url.startsWith(`${target.origin}/v2/`))).toBe(true);
   });
 });
 
@@ -286,5 +330,19 @@ describe('the CLI (npm run contract)', () => {
   it('exits 2 on a usage error', async () => {
     const { code } = await cli(['--key', 'x']);
     expect(code).toBe(2);
+  });
+
+  it('--version v2 (or --spec openapi/v2/openapi.yaml) with the server\'s address fuzzes under /v2; a URL of another version is a usage error', async () => {
+    const { origin, key } = await serve();
+    for (const choice of [['--version', 'v2'], ['--spec', 'openapi/v2/openapi.yaml']]) {
+      const { code, stdout } = await cli(['--base-url', origin, ...choice, '--key', key, '--seed', String(SEED), '--max-examples', '1', '--rate', '1000', '--operation', 'listPets']);
+      expect(stdout.split('\n')[0]).toBe(`contract: ${origin}/v2 (openapi/v2/openapi.yaml), at most 1000 requests/s, time limit 300 s`);
+      expect(stdout.trim().split('\n').at(-1)).toMatch(/^[1-9]\d* passed, 0 failed$/);
+      expect(code).toBe(0);
+    }
+    const mismatch = await cli(['--base-url', `${origin}/v1`, '--version', 'v2', '--key', key]);
+    expect(mismatch.code).toBe(2);
+    const ambiguous = await cli(['--base-url', origin, '--key', key]);
+    expect(ambiguous.code).toBe(2);
   });
 });

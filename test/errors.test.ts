@@ -30,7 +30,7 @@ describe('every error is an Error object {code, message, status}', () => {
 
   it('404 for an unknown route outside the base path', async () => {
     expectErrorObject(await t.api.get('/pets'), 404, 'not_found');
-    expectErrorObject(await t.api.get('/v2/pets'), 404, 'not_found');
+    expectErrorObject(await t.api.get('/v3/pets'), 404, 'not_found');
   });
 
   it('405 with Allow for a known path and an undeclared method', async () => {

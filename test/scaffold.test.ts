@@ -1,11 +1,13 @@
 /**
  * The designer's loop on a copy of the project, with the real scripts: for
- * each operation shape, add it to the copy's YAML -> `npm run generate` ->
- * `npm run typecheck` fails naming the missing handler -> `npm run scaffold`.
+ * each operation shape, add it to the copy's YAML (openapi/v1/openapi.yaml)
+ * -> `npm run generate` -> `npm run typecheck` fails naming the missing
+ * handler -> `npm run scaffold`. Then an operation added to v2 only
+ * (openapi/v2/openapi.yaml): scaffold lists it in the v2 registry alone.
  * Then, with every shape added: `typecheck` and `check:generated` pass, the
  * copy's server answers each stub 501 `not_implemented` (after auth and
- * request validation: 401 without a key, 400 on a bad request), and under
- * MOCK_RESPONSES=true a schema-valid example.
+ * request validation: 401 without a key, 400 on a bad request), the v2-only
+ * one under /v2 only, and under MOCK_RESPONSES=true a schema-valid example.
  *
  * One copy for all shapes keeps the suite to one `tsc` run per shape plus one.
  */
@@ -39,6 +41,8 @@ interface Shape {
   /** Under mock mode, the status answered for `valid`. */
   mockStatus: number;
   public?: boolean;
+  /** The version whose document gets the operation (and the base path it is served under); v1 by default. */
+  version?: 'v1' | 'v2';
 }
 
 const SHAPES: Shape[] = [
@@ -156,8 +160,23 @@ const SHAPES: Shape[] = [
   },
 ];
 
+/** Added to openapi/v2/openapi.yaml only: served under /v2, not under /v1. */
+const V2_ONLY: Shape = {
+  what: 'an operation of v2 only',
+  operationId: 'listFosterHomes',
+  method: 'get',
+  path: '/foster-homes',
+  operation: { responses: { '200': { description: 'Foster homes.', ...json({ type: 'array', items: shelter }) }, '400': { $ref: '#/components/responses/BadRequest' } } },
+  valid: ['/foster-homes'],
+  bad: ['/foster-homes?unknown=1'],
+  mockStatus: 200,
+  version: 'v2',
+};
+const ALL_SHAPES = [...SHAPES, V2_ONLY];
+
 let root: string;
-let spec: OpenApiDocument;
+/** The copy's documents, by version, once every shape is added. */
+let specs: Record<'v1' | 'v2', OpenApiDocument>;
 
 beforeAll(() => {
   root = copyProject();
@@ -190,20 +209,49 @@ describe.each(BATCHES.map((batch) => [batch.map((shape) => shape.what).join(', '
   });
 });
 
+describe('a new operation in v2 only (openapi/v2/openapi.yaml)', () => {
+  it('generate -> typecheck fails naming it in the v2 registry -> scaffold creates its stub, listed for v2 alone', () => {
+    const specFile = path.join(root, 'openapi/v2/openapi.yaml');
+    const document = parse(readFileSync(specFile, 'utf8')) as OpenApiDocument;
+    document.paths[V2_ONLY.path] = { [V2_ONLY.method]: { operationId: V2_ONLY.operationId, summary: V2_ONLY.what, ...V2_ONLY.operation } };
+    writeFileSync(specFile, stringify(document));
+
+    expect(runNpm(root, 'generate')).toMatchObject({ status: 0 });
+    const failing = runNpm(root, 'typecheck');
+    expect(failing.status).not.toBe(0);
+    expect(failing.output).toContain('src/handlers/index.ts');
+    expect(failing.output).toMatch(/\blistFosterHomes\b[^\n]*HandlerRegistry<"v2">/);
+
+    const scaffolded = runNpm(root, 'scaffold');
+    expect(scaffolded).toMatchObject({ status: 0 });
+    expect(scaffolded.output).toContain('created src/handlers/listFosterHomes.ts for v2 ');
+    expect(readFileSync(path.join(root, 'src/handlers/listFosterHomes.ts'), 'utf8')).toContain("export const listFosterHomes: Handler<'listFosterHomes', 'v2'> =");
+    const registry = readFileSync(path.join(root, 'src/handlers/index.ts'), 'utf8');
+    const registryOf = (version: string): string => new RegExp(`export const ${version} = \\{\\n([^}]*)\\}`).exec(registry)![1]!;
+    expect(registryOf('v2')).toContain('  listFosterHomes,\n');
+    expect(registryOf('v1')).not.toContain('listFosterHomes');
+    // The shapes added to v1 are v1's alone.
+    for (const shape of SHAPES) expect([shape.operationId, registryOf('v2').includes(`  ${shape.operationId},`)]).toEqual([shape.operationId, false]);
+  });
+});
+
 describe('with every shape scaffolded', () => {
   let server: RunningServer | undefined;
   let key: string;
   const databaseUrl = (): string => `sqlite:${path.join(root, 'data', 'pets.db')}`;
-  /** One request to the copy's server, its answer checked against the copy's contract; `expect` lists the 5xx the test asks for. */
-  const call = (base: string, shape: Shape, request: [string, unknown?], headers: Record<string, string> = {}, expect: number[] = []) =>
+  /**
+   * One request to the copy's server under the shape's version (or `version`), its answer checked
+   * against the copy's contract of that version; `expect` lists the 5xx the test asks for.
+   */
+  const call = (base: string, shape: Shape, request: [string, unknown?], headers: Record<string, string> = {}, expect: number[] = [], version = shape.version ?? 'v1') =>
     checkedFetch(
-      `${base}/v1${request[0]}`,
+      `${base}/${version}${request[0]}`,
       {
         method: shape.method.toUpperCase(),
         headers: { ...(request[1] === undefined ? {} : { 'Content-Type': 'application/json' }), ...headers },
         ...(request[1] === undefined ? {} : { body: JSON.stringify(request[1]) }),
       },
-      { contract: spec, expect },
+      { contract: specs[version], expect },
     );
 
   afterEach(async () => {
@@ -216,15 +264,15 @@ describe('with every shape scaffolded', () => {
     expect(typecheck.output).toBe('');
     expect(typecheck.status).toBe(0);
     expect(runNpm(root, 'check:generated')).toMatchObject({ status: 0 });
-    spec = loadSpec(path.join(root, 'openapi/v1/openapi.yaml'));
+    specs = { v1: loadSpec(path.join(root, 'openapi/v1/openapi.yaml')), v2: loadSpec(path.join(root, 'openapi/v2/openapi.yaml')) };
   });
 
   it('the server answers each stub 501 not_implemented after auth and request validation', async () => {
     server = await startServer({ DATABASE_URL: databaseUrl(), CWD: root }, { projectRoot: root });
     key = /pas_[A-Za-z0-9_-]{43}/.exec(server.output())![0];
     const auth = { Authorization: `Bearer ${key}` };
-    for (const shape of SHAPES) {
-      const what = `${shape.method.toUpperCase()} ${shape.valid[0]}`;
+    for (const shape of ALL_SHAPES) {
+      const what = `${shape.version ?? 'v1'} ${shape.method.toUpperCase()} ${shape.valid[0]}`;
       const valid = await call(server.url, shape, shape.valid, shape.public ? {} : auth, [501]);
       expect([what, valid.status, valid.body]).toEqual([
         what,
@@ -237,14 +285,18 @@ describe('with every shape scaffolded', () => {
       const anonymous = await call(server.url, shape, shape.valid, { Authorization: 'Bearer not-a-key' }, shape.public ? [501] : []);
       expect([what, anonymous.status]).toEqual([what, shape.public ? 501 : 401]);
     }
+    // The v2-only operation is not served under /v1.
+    const underV1 = await call(server.url, V2_ONLY, V2_ONLY.valid, auth, [], 'v1');
+    expect([underV1.status, underV1.body.code]).toEqual([404, 'not_found']);
   });
 
   it('under MOCK_RESPONSES=true each stub answers a schema-valid example of its lowest 2xx', async () => {
     server = await startServer({ DATABASE_URL: databaseUrl(), CWD: root, MOCK_RESPONSES: 'true' }, { projectRoot: root });
     expect(server.output()).toContain('mock mode');
-    const validator = schemaValidator(spec);
-    for (const shape of SHAPES) {
-      const what = `${shape.method.toUpperCase()} ${shape.valid[0]}`;
+    const validators = { v1: schemaValidator(specs.v1), v2: schemaValidator(specs.v2) };
+    for (const shape of ALL_SHAPES) {
+      const what = `${shape.version ?? 'v1'} ${shape.method.toUpperCase()} ${shape.valid[0]}`;
+      const validator = validators[shape.version ?? 'v1'];
       const res = await call(server.url, shape, shape.valid, shape.public ? {} : { Authorization: `Bearer ${key}` }, [shape.mockStatus]);
       const { text } = res;
       expect([what, res.status]).toEqual([what, shape.mockStatus]);
