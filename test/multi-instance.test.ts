@@ -198,3 +198,55 @@ it('a key rotated with the CLI: the old secret is refused by both instances at o
     subscriber.disconnect();
   }
 });
+
+it('a create retried with one Idempotency-Key on either instance stores exactly one pet; /v1 and /v2 are one store', async () => {
+  const key = createKey('--plan', 'business', '--label', 'idempotent');
+  const send = (server: RunningServer, version: string) =>
+    fetch(`${server.url}/${version}/pets`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json', 'Idempotency-Key': 'retry-me' },
+      body: JSON.stringify({ name: 'Once', categoryId: 7 }),
+    });
+  // Concurrent retries on both instances and both versions: 201 (the first or a replay) or 409 (the first still in flight).
+  const first = await Promise.all([send(servers[0]!, 'v1'), send(servers[1]!, 'v1'), send(servers[0]!, 'v2'), send(servers[1]!, 'v2')]);
+  expect(first.every((res) => res.status === 201 || res.status === 409)).toBe(true);
+  // Retried until every instance answers 201: always the same pet.
+  const ids = new Set<number>();
+  for (const server of [...servers, ...servers]) {
+    const res = await send(server, 'v2');
+    expect(res.status).toBe(201);
+    ids.add(((await res.json()) as { id: number }).id);
+  }
+  expect(ids.size).toBe(1);
+  // Every stored pet, page by page: one is named Once.
+  const names: string[] = [];
+  for (let url: string | undefined = '/v1/pets?limit=100'; url !== undefined; ) {
+    const page = await call(servers[0]!, key, url);
+    names.push(...((await page.json()) as Array<{ name: string }>).map((pet) => pet.name));
+    url = /^<([^>]+)>; rel="next"$/.exec(page.headers.get('link') ?? '')?.[1];
+  }
+  expect(names.filter((name) => name === 'Once')).toHaveLength(1);
+});
+
+it('a next-page link from one instance is followed on the other', async () => {
+  const key = createKey('--plan', 'business', '--label', 'pager');
+  for (let i = 0; i < 3; i++) {
+    const res = await call(servers[i % 2]!, key, '/v1/pets', { method: 'POST', body: JSON.stringify({ name: `page ${i}`, categoryId: 9, status: 'pending' }) });
+    expect(res.status).toBe(201);
+  }
+  // Every page from the other instance than the one before.
+  const names: string[] = [];
+  let links = 0;
+  for (let url: string | undefined = '/v2/pets?limit=2&status=pending', turn = 0; url !== undefined; turn++) {
+    const page = await call(servers[turn % 2]!, key, url);
+    expect(page.status).toBe(200);
+    names.push(...((await page.json()) as Array<{ name: string }>).map((pet) => pet.name));
+    url = /^<([^>]+)>; rel="next"$/.exec(page.headers.get('link') ?? '')?.[1];
+    if (url) {
+      expect(url).toMatch(/^\/v2\/pets\?limit=2&status=pending&cursor=/);
+      links++;
+    }
+  }
+  expect(links).toBeGreaterThan(0);
+  expect(names.filter((name) => name.startsWith('page '))).toEqual(['page 0', 'page 1', 'page 2']);
+});
