@@ -108,6 +108,7 @@ describe('access log', () => {
       method: 'GET',
       path: '/v1/pets',
       operation: 'listPets',
+      version: 'v1',
       status: 200,
       durationMs: expect.any(Number),
       responseBytes: Number(ok.headers['content-length']),

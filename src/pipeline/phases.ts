@@ -76,9 +76,9 @@ export interface PhaseImplementations {
 
 /**
  * Replaces named phases with something built from the real ones. This is the
- * benchmarks' seam (the cost ledger measures a phase by replacing it with a
- * stand-in): only code that builds its own service through `compose` can
- * pass hooks; no configuration or environment variable reaches it.
+ * benchmarks' seam (bench/ measures what a phase costs by running the service
+ * with that phase replaced): only code that builds its own service through
+ * `compose` can pass hooks; no configuration or environment variable reaches it.
  *
  * @example const hooks: PhaseHooks = { 'security-headers': () => () => undefined };
  */
