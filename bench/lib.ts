@@ -285,12 +285,12 @@ export interface ProjectDatabase {
  * (created, and the schema migrated, by the project's own keys CLI) and
  * `pets` pets inserted directly.
  */
-export async function prepareProjectDatabase(directory: string, name: string, pets: number): Promise<ProjectDatabase> {
+export async function prepareProjectDatabase(directory: string, name: string, pets: number, projectRoot = ROOT): Promise<ProjectDatabase> {
   const file = path.join(directory, `${name}.db`);
   const databaseUrl = `sqlite:${file}`;
   const stdout = await runCommand(
     process.execPath,
-    ['--import', 'tsx', 'scripts/keys.ts', 'create', '--plan', 'enterprise', '--rpm', '100000000', '--rpd', '2000000000', '--label', 'bench'],
+    ['--import', 'tsx', path.join(projectRoot, 'scripts/keys.ts'), 'create', '--plan', 'enterprise', '--rpm', '100000000', '--rpd', '2000000000', '--label', 'bench'],
     { env: { ...process.env, DATABASE_URL: databaseUrl } },
   );
   const key = stdout.trim();

@@ -429,14 +429,19 @@ async function main(): Promise<void> {
     const database = await prepareProjectDatabase(scratch, 'compare', options.pets);
     setup.compareSeedMs = Math.round(database.seedMs);
 
+    /** The other checkout's server, on a database of its own (its schema may be older), with the same pets. */
+    const startBefore = async (root: string): Promise<Awaited<ReturnType<typeof startContender>>> => {
+      const own = await prepareProjectDatabase(scratch, 'compare-before', options.pets, root);
+      return startContender(projectSpec('project-before', 'project before', own, undefined, root), own.key);
+    };
     if (options.ledger !== 'only') {
-      console.log('\ncomparison: starting A, B, naive, project');
+      console.log(`\ncomparison: starting A, B, naive, project${options.before ? ', project before' : ''}`);
       const contenders = [
         await startContender(baselineSpec('A', 'A node:http', 'node-http.mjs', petsFile), database.key),
         await startContender(baselineSpec('B', 'B express', 'express-plain.mjs', petsFile), database.key),
         await startContender(baselineSpec('naive', 'naive stack', 'naive.mjs', petsFile), database.key),
         await startContender(projectSpec('project', 'project', database), database.key),
-        ...(options.before ? [await startContender(projectSpec('project-before', 'project before', database, undefined, options.before), database.key)] : []),
+        ...(options.before ? [await startBefore(options.before)] : []),
       ];
       try {
         compare = await runPhase('comparison', contenders, [SCENARIOS.list20, SCENARIOS.list100, SCENARIOS.get, SCENARIOS.create], options);

@@ -60,13 +60,13 @@ export function idempotentRequests(records: IdempotencyRepository, settings: Ide
     new ApiError(409, 'idempotency_key_in_use', 'a request with this Idempotency-Key is still being processed: retry later');
   const reused = (): ApiError => new ApiError(422, 'idempotency_key_reused', 'this Idempotency-Key was already used with another request body');
 
-  /** The claim's id once this request holds it; the stored record otherwise. */
-  const claim = async ({ owner, key }: IdempotentRequest, requestHash: string): Promise<number | StoredResponse> => {
+  /** The claim once this request holds it (taken over from a holder that failed, or new); the stored response otherwise. */
+  const claim = async ({ owner, key }: IdempotentRequest, requestHash: string): Promise<{ id: number; takenOver: boolean } | StoredResponse> => {
     for (let attempt = 0; attempt < 3; attempt++) {
       const now = settings.now();
       const lockedUntil = new Date(now + settings.lockMs);
       const inserted = await records.insert({ owner, key, requestHash, lockedUntil, expiresAt: new Date(now + settings.retentionMs) });
-      if (inserted !== undefined) return inserted;
+      if (inserted !== undefined) return { id: inserted, takenOver: false };
       const record = await records.find(owner, key);
       if (!record) continue; // deleted in between: claim again
       if (record.expiresAt.getTime() <= now) {
@@ -77,7 +77,7 @@ export function idempotentRequests(records: IdempotencyRepository, settings: Ide
       if (record.response) return record.response;
       if (record.lockedUntil.getTime() > now) throw inFlight();
       // Its holder failed or crashed: take the claim over, unless another retry did first.
-      if (await records.relock(record.id, record.lockedUntil, lockedUntil)) return record.id;
+      if (await records.relock(record.id, record.lockedUntil, lockedUntil)) return { id: record.id, takenOver: true };
       throw inFlight();
     }
     throw inFlight();
@@ -87,16 +87,19 @@ export function idempotentRequests(records: IdempotencyRepository, settings: Ide
     async run(request, work, recover) {
       const requestHash = fingerprint(request.request);
       const claimed = await claim(request, requestHash);
-      if (typeof claimed !== 'number') return { replayed: true, response: claimed };
+      if (!('takenOver' in claimed)) return { replayed: true, response: claimed };
+      const { id } = claimed;
       let response: StoredResponse;
       try {
-        // A claim taken over may already have its write (the holder crashed before storing the response).
-        response = (await recover(claimed)) ?? (await work(claimed).catch(async (error: unknown) => (await recover(claimed)) ?? Promise.reject(error)));
+        // A claim taken over may already have its write (the holder crashed before storing the response);
+        // a write that failed may have happened all the same (its answer was lost).
+        const written = claimed.takenOver ? await recover(id) : undefined;
+        response = written ?? (await work(id).catch(async (error: unknown) => (await recover(id)) ?? Promise.reject(error)));
       } catch (error) {
-        await records.unlock(claimed).catch(() => undefined);
+        await records.unlock(id).catch(() => undefined);
         throw error;
       }
-      await records.complete(claimed, response);
+      await records.complete(id, response);
       return { replayed: false, response };
     },
   };

@@ -1,4 +1,5 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
+import { LRUCache } from 'lru-cache';
 
 /** What a cursor binds: where the next page starts, for which page size and filter. */
 export interface PagePosition {
@@ -19,6 +20,9 @@ export interface PageCursors {
   open(cursor: string, query: Omit<PagePosition, 'after'>): number | undefined;
 }
 
+/** How many issued cursors are remembered (each is under 100 bytes). */
+const ISSUED_CURSORS_KEPT = 10_000;
+
 /** Bytes of HMAC-SHA256 kept in a cursor: forging one takes 2^128 tries. */
 const TAG_BYTES = 16;
 /** The tag's length in base64url, at the end of every cursor. */
@@ -37,10 +41,18 @@ const TAG_CHARACTERS = Math.ceil((TAG_BYTES * 4) / 3);
  */
 export function pageCursors(secret: string): PageCursors {
   const tagOf = (payload: string): Buffer => createHmac('sha256', secret).update(payload).digest().subarray(0, TAG_BYTES);
+  // A cursor is a pure function of its position, and popular pages (the first
+  // ones of a listing) are asked for again and again: keep the recent ones.
+  const issued = new LRUCache<string, string>({ max: ISSUED_CURSORS_KEPT });
   return {
     issue({ after, limit, status }) {
-      const payload = Buffer.from(JSON.stringify([after, limit, status ?? null])).toString('base64url');
-      return payload + tagOf(payload).toString('base64url');
+      const position = `${after} ${limit} ${status ?? ''}`;
+      let cursor = issued.get(position);
+      if (cursor === undefined) {
+        const payload = Buffer.from(JSON.stringify([after, limit, status ?? null])).toString('base64url');
+        issued.set(position, (cursor = payload + tagOf(payload).toString('base64url')));
+      }
+      return cursor;
     },
     open(cursor, query) {
       if (cursor.length <= TAG_CHARACTERS) return undefined;

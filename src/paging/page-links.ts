@@ -16,10 +16,9 @@ export function pageLinks(basePath: string, cursors: PageCursors): PageLinks {
   return {
     open: cursors.open,
     next(path, position) {
-      const query = new URLSearchParams({ limit: String(position.limit) });
-      if (position.status !== undefined) query.set('status', position.status);
-      query.set('cursor', cursors.issue(position));
-      return `<${basePath}${path}?${query}>; rel="next"`;
+      // Every part is URL-safe as it is: an integer, a status of the contract's enum, a base64url cursor.
+      const status = position.status === undefined ? '' : `&status=${encodeURIComponent(position.status)}`;
+      return `<${basePath}${path}?limit=${position.limit}${status}&cursor=${cursors.issue(position)}>; rel="next"`;
     },
   };
 }

@@ -72,7 +72,8 @@ class KyselyPetRepository implements PetRepository {
       list: prepare(pets.where('id', '>', 0).orderBy('id').limit(1), [0, 1]),
       listByStatus: prepare(pets.where('status', '=', 'available').where('id', '>', 0).orderBy('id').limit(1), ['available', 0, 1]),
       get: prepare(pets.where('id', '=', 0), [0]),
-      createdBy: prepare(pets.where('created_by_request', '=', -1), [-1]),
+      // `is not null` lets PostgreSQL use the partial unique index on the column.
+      createdBy: prepare(pets.where('created_by_request', '=', -1).where('created_by_request', 'is not', null), [-1]),
       create: prepare(
         db
           .insertInto('pets')

@@ -65,7 +65,14 @@ function migrations(flavor: SqlFlavor): Record<string, Migration> {
         await db.schema.createIndex('idempotency_keys_expires_at').on('idempotency_keys').column('expires_at').execute();
         // The claim a pet was created under: at most one pet per claim, whatever crashes or races.
         await db.schema.alterTable('pets').addColumn('created_by_request', 'bigint').execute();
-        await db.schema.createIndex('pets_created_by_request').on('pets').column('created_by_request').unique().execute();
+        // Partial: creates without a key (most) add nothing to it.
+        await db.schema
+          .createIndex('pets_created_by_request')
+          .on('pets')
+          .column('created_by_request')
+          .unique()
+          .where(sql.ref('created_by_request'), 'is not', null)
+          .execute();
         // Secrets the instances of one database share (the signing key of page cursors).
         await db.schema
           .createTable('secrets')
