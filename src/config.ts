@@ -1,3 +1,5 @@
+import { existsSync } from 'node:fs';
+import path from 'node:path';
 import { z } from 'zod';
 import { DEFAULT_DATABASE_URL } from './storage/open-storage';
 import type { MetricsAccess } from './public/metrics-route';
@@ -45,6 +47,12 @@ const environmentSchema = z.object({
   VALIDATE_RESPONSES: booleanFlag.optional(),
   /** Mock mode (npm run mock): stubbed operations answer with an example of the contract instead of 501. */
   MOCK_RESPONSES: booleanFlag.default(false),
+  /** The folder of the contract documents, laid out as the project's openapi/ (npm run dev serves its last good copy); unset: openapi/. */
+  OPENAPI_DIR: z
+    .string()
+    .refine((dir) => existsSync(path.join(dir, 'openapi.yaml')), 'must be a folder holding openapi.yaml')
+    .transform((dir) => path.resolve(dir))
+    .optional(),
   RATE_LIMIT_BAN_AFTER: z.coerce.number({ error: 'must be a positive integer' }).int().positive().default(10),
   RATE_LIMIT_BAN_SECONDS: z.coerce.number({ error: 'must be a positive integer' }).int().positive().default(900),
   RATE_LIMIT_IP_PER_MINUTE: z.coerce.number({ error: 'must be a positive integer' }).int().positive().default(60),
@@ -82,6 +90,8 @@ export type Config = Readonly<{
   nodeEnv: 'development' | 'test' | 'production';
   validateResponses: boolean;
   mockResponses: boolean;
+  /** Absolute path of the contract documents' folder (OPENAPI_DIR); undefined: the project's openapi/. */
+  contractDir: string | undefined;
   shutdownTimeoutMs: number;
   rateLimits: Readonly<{ banAfter: number; banSeconds: number; ipPerMinute: number }>;
   trustProxy: boolean | number | string;
@@ -120,6 +130,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
     nodeEnv: values.NODE_ENV,
     validateResponses: values.VALIDATE_RESPONSES ?? values.NODE_ENV !== 'production',
     mockResponses: values.MOCK_RESPONSES,
+    contractDir: values.OPENAPI_DIR,
     shutdownTimeoutMs: values.SHUTDOWN_TIMEOUT_SECONDS * 1000,
     rateLimits: Object.freeze({
       banAfter: values.RATE_LIMIT_BAN_AFTER,

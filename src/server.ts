@@ -5,6 +5,7 @@
  */
 import './runtime/check-runtime';
 import type { ServerResponse } from 'node:http';
+import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { createApp, type AppDependencies } from './compose';
 import { settleUrlParseDeprecation } from './runtime/legacy-url-parse';
@@ -12,6 +13,7 @@ import { handlers } from './handlers';
 import { stubbedOperations } from './handlers/stub';
 import { createHttpServer } from './runtime/http-server';
 import { loadConfig, type Config } from './config';
+import { loadSpec } from './contract/load-spec';
 import { createLogger } from './observability/logger';
 import { createMetrics, type Metrics } from './observability/metrics';
 import { openStorage } from './storage/open-storage';
@@ -83,6 +85,8 @@ export async function startServer(env: NodeJS.ProcessEnv = process.env, override
     metricsAccess: config.metricsAccess,
     rateLimits: config.rateLimits,
     trustProxy: config.trustProxy,
+    // OPENAPI_DIR (npm run dev: the last good copy of the contract); else openapi/openapi.yaml.
+    ...(config.contractDir ? { spec: loadSpec(path.join(config.contractDir, 'openapi.yaml')) } : {}),
     ...shared?.appDependencies,
     ...overrides,
   });
