@@ -88,23 +88,32 @@ function defaultedFields(spec: OpenApiDocument, op: SpecOperation): { query: str
   return { query, body };
 }
 
-async function main(): Promise<void> {
-  const { values } = parseArgs({
-    options: { check: { type: 'boolean', default: false }, spec: { type: 'string' }, out: { type: 'string' } },
-  });
-  const check = values.check!;
-  const outDir = values.out ?? OUT_DIR;
-  const files = await renderGenerated(values.spec);
-  const stale: string[] = [];
+/**
+ * Writes the rendered files that differ from what `outDir` holds (an
+ * unchanged file is not touched, so watchers see no change); with `check`,
+ * writes nothing. Returns the names (`generated/<file>`) that differed.
+ */
+export async function writeGenerated(files: Map<string, string>, outDir: string = OUT_DIR, { check = false } = {}): Promise<string[]> {
+  const differing: string[] = [];
   await mkdir(outDir, { recursive: true });
   for (const [name, contents] of files) {
     const target = path.join(outDir, name);
     const current = await readFile(target, 'utf8').catch(() => undefined);
     if (current === contents) continue;
-    if (check) stale.push(`generated/${name}`);
-    else await writeFile(target, contents);
+    differing.push(`generated/${name}`);
+    if (!check) await writeFile(target, contents);
   }
-  if (stale.length > 0) {
+  return differing;
+}
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({
+    options: { check: { type: 'boolean', default: false }, spec: { type: 'string' }, out: { type: 'string' } },
+  });
+  const check = values.check!;
+  const files = await renderGenerated(values.spec);
+  const stale = await writeGenerated(files, values.out ?? OUT_DIR, { check });
+  if (check && stale.length > 0) {
     console.error(
       `Generated files are stale: ${stale.join(', ')}.\n` +
         'openapi/openapi.yaml changed since they were generated: run `npm run generate` and commit the result.',

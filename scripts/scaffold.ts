@@ -6,7 +6,7 @@
  * and rewrites the registry `src/handlers/index.ts`. Never overwrites a handler.
  * Run `npm run generate` first so it sees the latest contract.
  */
-import { existsSync, readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { operationTable, type OperationId } from '../generated/operations';
 
@@ -44,8 +44,20 @@ export function scaffold(dir: string, operationIds: readonly string[]): string[]
     writeFileSync(file, stub(operationId), { flag: 'wx' });
     created.push(operationId);
   }
-  writeFileSync(path.join(dir, 'index.ts'), registry(sorted));
+  // Rewritten only when it changes, so a watcher (npm run dev, tsc --watch) sees no change otherwise.
+  const index = path.join(dir, 'index.ts');
+  const contents = registry(sorted);
+  if (!existsSync(index) || readFileSync(index, 'utf8') !== contents) writeFileSync(index, contents);
   return created;
+}
+
+/** The files of src/handlers/ that are not handlers: the registry, the stub helper, the handler types. */
+const NOT_HANDLERS = new Set(['index.ts', 'stub.ts', 'types.ts']);
+
+/** The handler files of `dir` that match no operation: left behind when an operation was removed. */
+export function orphanHandlers(dir: string, operationIds: readonly string[]): string[] {
+  const known = new Set<string>(operationIds);
+  return readdirSync(dir).filter((file) => file.endsWith('.ts') && !NOT_HANDLERS.has(file) && !known.has(file.replace(/\.ts$/, '')));
 }
 
 function main(): void {
@@ -53,11 +65,8 @@ function main(): void {
   for (const id of scaffold(HANDLERS_DIR, operationIds)) {
     console.log(`created src/handlers/${id}.ts (a stub: answers 501, or an example under npm run mock, until implemented)`);
   }
-  const known = new Set<string>(operationIds);
-  for (const file of readdirSync(HANDLERS_DIR)) {
-    if (file !== 'index.ts' && !known.has(file.replace(/\.ts$/, ''))) {
-      console.warn(`src/handlers/${file} matches no operation of the contract: delete it or restore the operation`);
-    }
+  for (const file of orphanHandlers(HANDLERS_DIR, operationIds)) {
+    console.warn(`src/handlers/${file} matches no operation of the contract: delete it or restore the operation`);
   }
   console.log('src/handlers/index.ts lists every operation of the contract; run `npm run typecheck`.');
 }
