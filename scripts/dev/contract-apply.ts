@@ -1,0 +1,44 @@
+/**
+ * What a good contract save does to the code, in process (no npm, no tsx
+ * start per save): `npm run generate` (rewrites only the files of generated/
+ * that change) then `npm run scaffold` (a stub per new operation, never
+ * overwriting a handler; the registry rewritten only when it changes). The
+ * same functions as those scripts, so the results are identical.
+ */
+import path from 'node:path';
+import { renderGenerated, writeGenerated } from '../generate';
+import { orphanHandlers, scaffold } from '../scaffold';
+import { listOperations, loadSpec, SPEC_PATH } from '../../src/contract/load-spec';
+
+export interface Applied {
+  /** Files of generated/ that changed. */
+  regenerated: string[];
+  /** Stub files created, e.g. `src/handlers/adoptPet.ts`. */
+  scaffolded: string[];
+  /** Handler files that match no operation any more. */
+  orphans: string[];
+  /** The operationIds of the contract now. */
+  operationIds: string[];
+}
+
+/** Renders generated/ from the contract (throws when the generator refuses it); writes nothing. */
+export const renderContract = (): Promise<Map<string, string>> => renderGenerated(SPEC_PATH);
+
+/** Writes what `renderContract` rendered, then scaffolds the stubs of new operations. */
+export async function applyContract(root: string, rendered: Map<string, string>): Promise<Applied> {
+  const regenerated = await writeGenerated(rendered, path.join(root, 'generated'));
+  const operationIds = listOperations(loadSpec(SPEC_PATH)).map((op) => op.operationId);
+  const handlersDir = path.join(root, 'src', 'handlers');
+  const scaffolded = scaffold(handlersDir, operationIds).map((id) => `src/handlers/${id}.ts`);
+  const orphans = orphanHandlers(handlersDir, operationIds).map((file) => `src/handlers/${file}`);
+  return { regenerated, scaffolded, orphans, operationIds };
+}
+
+/** The operationIds of a contract document's text, or none when it does not parse. */
+export function operationIdsOf(file: string): string[] {
+  try {
+    return listOperations(loadSpec(file)).map((op) => op.operationId);
+  } catch {
+    return [];
+  }
+}
