@@ -73,15 +73,20 @@ let brokenSince: Date | undefined;
 
 // ---- changes, settled and handled one batch at a time --------------------
 
-const pending = { contract: new Set<string>(), source: new Set<string>(), since: 0 };
+const pending = { contract: new Set<string>(), source: new Set<string>(), created: new Set<string>(), since: 0 };
 let settleTimer: NodeJS.Timeout | undefined;
 let busy = false;
 let stopping = false;
 
-const watcher = new ContentWatcher(ROOT, ['openapi', 'src'], (file) => {
-  if (isContractChange(file)) pending.contract.add(file);
-  else if (file.startsWith('src/')) pending.source.add(file);
-  else return;
+const watcher = new ContentWatcher(ROOT, ['openapi', 'src'], (file, kind) => {
+  const set = isContractChange(file) ? pending.contract : file.startsWith('src/') ? pending.source : undefined;
+  if (!set) return;
+  if (kind === 'deleted' && pending.created.delete(file)) {
+    set.delete(file); // came and went within one save: an editor's temporary file
+  } else {
+    set.add(file);
+    if (kind === 'created') pending.created.add(file);
+  }
   pending.since ||= performance.now();
   clearTimeout(settleTimer);
   settleTimer = setTimeout(() => void drain(), SETTLE_MS);
@@ -95,7 +100,9 @@ async function drain(): Promise<void> {
       const batch = { contract: [...pending.contract], source: [...pending.source], since: pending.since };
       pending.contract.clear();
       pending.source.clear();
+      pending.created.clear();
       pending.since = 0;
+      if (batch.contract.length === 0 && batch.source.length === 0) continue;
       checker.hold();
       try {
         await handle(batch);

@@ -14,7 +14,7 @@
  * the copy is killed at the end.
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { parse, stringify } from 'yaml';
 import { copyProject } from './support/project-copy';
@@ -27,6 +27,12 @@ let dev: DevSession | undefined;
 let key: string;
 
 const specFile = (): string => path.join(root, 'openapi', 'openapi.yaml');
+
+/** Saves as many editors do ("safe write"): a temporary file beside it, renamed over it. */
+function saveAtomically(file: string, text: string): void {
+  writeFileSync(`${file}.saving`, text);
+  renameSync(`${file}.saving`, file);
+}
 const readSpec = (): Record<string, any> => parse(readFileSync(specFile(), 'utf8')) as Record<string, any>;
 const writeSpec = (document: unknown): void => writeFileSync(specFile(), stringify(document));
 
@@ -156,10 +162,10 @@ describe('npm run dev', () => {
       good = readFileSync(specFile(), 'utf8');
     });
 
-    /** Writes `text`, waits for the problem line, checks the old contract still serves. */
-    async function expectRefused(text: string, rule: string, line: number): Promise<void> {
+    /** Saves `text` (in place, or atomically), waits for the problem line, checks the old contract still serves. */
+    async function expectRefused(text: string, rule: string, line: number, save = (file: string, data: string): void => writeFileSync(file, data)): Promise<void> {
       const from = dev!.mark();
-      writeFileSync(specFile(), text);
+      save(specFile(), text);
       const [, reportedLine] = await dev!.waitFor(new RegExp(`openapi/openapi\\.yaml:(\\d+):\\d+  error  ${rule}: `), { from });
       expect(Number(reportedLine)).toBe(line);
       await dev!.waitFor(/DEV: openapi\/openapi\.yaml changed: \d+ errors?, not applied; the server keeps the contract of \d\d:\d\d:\d\d; the next good save applies it/, { from });
@@ -178,7 +184,7 @@ describe('npm run dev', () => {
     it('a $ref to nothing', async () => {
       const broken = good.replace(/(#\/components\/responses\/)Unauthorized/, '$1Unauthorised');
       expect(broken).not.toBe(good);
-      await expectRefused(broken, 'no-unresolved-refs', lineOf(broken, 'Unauthorised'));
+      await expectRefused(broken, 'no-unresolved-refs', lineOf(broken, 'Unauthorised'), saveAtomically);
     });
 
     it('an invalid document, and a source edit meanwhile reloads on the last good contract', async () => {
@@ -193,7 +199,7 @@ describe('npm run dev', () => {
 
     it('the good contract saved again is applied by itself', async () => {
       const from = dev!.mark();
-      writeFileSync(specFile(), good);
+      saveAtomically(specFile(), good);
       await dev!.waitFor(/DEV: openapi\/openapi\.yaml changed: fixed, no lint problems/, { from });
       await dev!.waitFor(/DEV: the new contract: reloaded in /, { from });
       expect((await api('/v1/shelters')).status).toBe(501);
