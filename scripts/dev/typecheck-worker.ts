@@ -5,10 +5,11 @@
  * tsconfig.json with `noEmit`, in a worker thread: it uses the other core
  * and dies with the dev process, so it can never be left behind. Its
  * `.tsbuildinfo` (under dist/) makes the next session's first check quick.
- * It posts one message per check: the errors, and how long it took.
+ *
+ * Errors are posted file by file as the builder checks the affected files
+ * (a contract change affects most of the project; the handlers come early),
+ * then one message ends the check with every error and how long it took.
  */
-import { readlinkSync } from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { parentPort, workerData } from 'node:worker_threads';
 import ts from 'typescript';
@@ -22,24 +23,22 @@ export interface TypeError {
   message: string;
 }
 
-export type CheckerMessage = { type: 'checking' } | { type: 'checked'; errors: TypeError[]; ms: number; files: number };
+export type CheckerMessage =
+  | { type: 'checking' }
+  /** Errors of files just checked, while the check goes on. */
+  | { type: 'found'; errors: TypeError[] }
+  /** The check is over: all errors of the project. */
+  | { type: 'checked'; errors: TypeError[]; ms: number; files: number };
 
 export type CheckerControl = 'hold' | 'release';
 
 const { root, project, buildInfo } = workerData as { root: string; project: string; buildInfo: string };
 const post = (message: CheckerMessage): void => parentPort!.postMessage(message);
 
-// The server's (re)start comes first on a machine with few cores: this
-// thread runs at a lower priority (Linux: nice is per thread)...
-try {
-  os.setPriority(Number(path.basename(readlinkSync('/proc/thread-self'))), 10);
-} catch {
-  // not Linux: same priority
-}
-
-// ... and while the dev loop (re)starts the server, a check due to start
-// waits: TypeScript still records every file event, and schedules its
-// update through the host's setTimeout, which runs it only once released.
+// The server's (re)start comes first: while the dev loop (re)starts it, a
+// check due to start waits. TypeScript still records every file event, and
+// schedules its update through the host's setTimeout, which runs it only
+// once released.
 let held = false;
 const due = new Set<NodeJS.Timeout>();
 const callbacks = new Map<NodeJS.Timeout, () => void>();
@@ -54,8 +53,9 @@ parentPort!.on('message', (control: CheckerControl) => {
   }
 });
 
-let errors: TypeError[] = [];
 let started = performance.now();
+
+const isError = (diagnostic: ts.Diagnostic): boolean => diagnostic.category === ts.DiagnosticCategory.Error;
 
 const toError = (diagnostic: ts.Diagnostic): TypeError => {
   const message = ts.flattenDiagnosticMessageText(diagnostic.messageText, '\n');
@@ -65,9 +65,8 @@ const toError = (diagnostic: ts.Diagnostic): TypeError => {
   return { file, line: line + 1, col: character + 1, code: diagnostic.code, message };
 };
 
-// Watch status codes: 6031 starting, 6032 file change detected, 6193/6194 found N errors.
+// Watch status codes: 6031 starting, 6032 file change detected.
 const STARTING = new Set([6031, 6032]);
-const FOUND = new Set([6193, 6194]);
 
 const host = ts.createWatchCompilerHost(
   path.join(root, project),
@@ -75,15 +74,13 @@ const host = ts.createWatchCompilerHost(
   ts.sys,
   ts.createEmitAndSemanticDiagnosticsBuilderProgram,
   (diagnostic) => {
-    if (diagnostic.category === ts.DiagnosticCategory.Error) errors.push(toError(diagnostic));
+    // tsconfig problems found while (re)reading it
+    if (isError(diagnostic)) post({ type: 'found', errors: [toError(diagnostic)] });
   },
   (status) => {
     if (STARTING.has(status.code)) {
-      errors = [];
       started = performance.now();
       post({ type: 'checking' });
-    } else if (FOUND.has(status.code)) {
-      post({ type: 'checked', errors, ms: performance.now() - started, files: projectFiles() });
     }
   },
 );
@@ -102,17 +99,32 @@ host.clearTimeout = (timer) => {
   callbacks.delete(timer as NodeJS.Timeout);
 };
 
-let current: ts.EmitAndSemanticDiagnosticsBuilderProgram | undefined;
-const afterProgramCreate = host.afterProgramCreate;
+/**
+ * Instead of tsc's "check everything, then print": the affected files one
+ * by one, their errors posted at once; then the errors of the whole project
+ * (the unaffected files' are cached), and the build info written.
+ */
 host.afterProgramCreate = (builder) => {
-  current = builder;
-  afterProgramCreate?.(builder);
+  const early = [
+    ...builder.getConfigFileParsingDiagnostics(),
+    ...builder.getOptionsDiagnostics(),
+    ...builder.getGlobalDiagnostics(),
+    ...builder.getSyntacticDiagnostics(),
+  ].filter(isError);
+  if (early.length > 0) post({ type: 'found', errors: early.map(toError) });
+  for (;;) {
+    const next = builder.getSemanticDiagnosticsOfNextAffectedFile();
+    if (!next) break;
+    const found = next.result.filter(isError);
+    if (found.length > 0) post({ type: 'found', errors: found.map(toError) });
+  }
+  const all = [...early, ...builder.getSemanticDiagnostics().filter(isError)];
+  builder.emit(); // with noEmit: only the .tsbuildinfo
+  post({ type: 'checked', errors: all.map(toError), ms: performance.now() - started, files: projectFiles(builder.getProgram()) });
 };
 
 /** The project's own files in the program (not the libraries' declarations). */
-function projectFiles(): number {
-  const program = current?.getProgram();
-  if (!program) return 0;
+function projectFiles(program: ts.Program): number {
   return program.getSourceFiles().filter((file) => !program.isSourceFileDefaultLibrary(file) && !program.isSourceFileFromExternalLibrary(file)).length;
 }
 
