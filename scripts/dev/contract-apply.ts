@@ -6,9 +6,12 @@
  * same functions as those scripts, so the results are identical.
  */
 import path from 'node:path';
-import { renderGenerated, writeGenerated } from '../generate';
 import { orphanHandlers, scaffold } from '../scaffold';
 import { listOperations, loadSpec, SPEC_PATH } from '../../src/contract/load-spec';
+import type * as Generate from '../generate';
+
+/** The generator (openapi-typescript and the Redocly core under it: a second to load), loaded when first needed, after the lint has started. */
+const generator = (): typeof Generate => require('../generate') as typeof Generate;
 
 export interface Applied {
   /** Files of generated/ that changed. */
@@ -22,23 +25,14 @@ export interface Applied {
 }
 
 /** Renders generated/ from the contract (throws when the generator refuses it); writes nothing. */
-export const renderContract = (): Promise<Map<string, string>> => renderGenerated(SPEC_PATH);
+export const renderContract = async (): Promise<Map<string, string>> => generator().renderGenerated(SPEC_PATH);
 
 /** Writes what `renderContract` rendered, then scaffolds the stubs of new operations. */
 export async function applyContract(root: string, rendered: Map<string, string>): Promise<Applied> {
-  const regenerated = await writeGenerated(rendered, path.join(root, 'generated'));
+  const regenerated = await generator().writeGenerated(rendered, path.join(root, 'generated'));
   const operationIds = listOperations(loadSpec(SPEC_PATH)).map((op) => op.operationId);
   const handlersDir = path.join(root, 'src', 'handlers');
   const scaffolded = scaffold(handlersDir, operationIds).map((id) => `src/handlers/${id}.ts`);
   const orphans = orphanHandlers(handlersDir, operationIds).map((file) => `src/handlers/${file}`);
   return { regenerated, scaffolded, orphans, operationIds };
-}
-
-/** The operationIds of a contract document's text, or none when it does not parse. */
-export function operationIdsOf(file: string): string[] {
-  try {
-    return listOperations(loadSpec(file)).map((op) => op.operationId);
-  } catch {
-    return [];
-  }
 }
