@@ -25,7 +25,20 @@ export interface Applied {
 }
 
 /** Renders generated/ from the contract (throws when the generator refuses it); writes nothing. */
-export const renderContract = async (): Promise<Map<string, string>> => generator().renderGenerated(SPEC_PATH);
+export async function renderContract(): Promise<Map<string, string>> {
+  // openapi-typescript prints the problems it finds (` ✘  Can't resolve $ref ...`) before it throws;
+  // the dev loop reports them itself, with file and line, from the lint.
+  const said: string[] = [];
+  const { error, warn } = console;
+  console.error = console.warn = (...args: unknown[]) => said.push(args.join(' ').replace(/\x1b\[[0-9;]*m/g, '').trim());
+  try {
+    return await generator().renderGenerated(SPEC_PATH);
+  } catch (problem) {
+    throw new Error(said.join('; ') || (problem as Error).message);
+  } finally {
+    Object.assign(console, { error, warn });
+  }
+}
 
 /** Writes what `renderContract` rendered, then scaffolds the stubs of new operations. */
 export async function applyContract(root: string, rendered: Map<string, string>): Promise<Applied> {
