@@ -103,44 +103,63 @@ function defaultedFields(spec: OpenApiDocument, op: SpecOperation): { query: str
   return { query, body };
 }
 
+/**
+ * Renders generated/ for every major version of the project at `root`:
+ * `vN/openapi.ts`, `vN/operations.ts` and `versions.ts`, by path relative to
+ * generated/.
+ *
+ * @example await renderAll(ROOT) // Map { 'v1/openapi.ts' => '…', …, 'versions.ts' => '…' }
+ */
+export async function renderAll(root: string = ROOT): Promise<Map<string, string>> {
+  const versions = contractVersions(root);
+  const files = new Map<string, string>();
+  for (const version of versions) {
+    for (const [name, contents] of await renderGenerated(version.document)) files.set(`${version.name}/${name}`, contents);
+  }
+  files.set('versions.ts', renderVersions(versions.map((version) => version.name)));
+  return files;
+}
+
+/**
+ * Writes the rendered files that differ from what `outDir` holds (an
+ * unchanged file is not touched, so watchers see no change); with `check`,
+ * writes nothing. Returns the paths (`generated/…`) that differed.
+ *
+ * @example await writeGenerated(await renderAll(), 'generated')
+ */
+export async function writeGenerated(files: Map<string, string>, outDir: string = GENERATED_DIR, { check = false } = {}): Promise<string[]> {
+  const differing: string[] = [];
+  for (const [name, contents] of files) {
+    const target = path.join(outDir, name);
+    const current = await readFile(target, 'utf8').catch(() => undefined);
+    if (current === contents) continue;
+    differing.push(`generated/${name}`);
+    if (!check) {
+      await mkdir(path.dirname(target), { recursive: true });
+      await writeFile(target, contents);
+    }
+  }
+  return differing;
+}
+
 async function main(): Promise<void> {
   const { values } = parseArgs({
     options: { check: { type: 'boolean', default: false }, spec: { type: 'string' }, out: { type: 'string' } },
   });
   const check = values.check!;
-  const targets =
-    values.spec !== undefined || values.out !== undefined
-      ? [{ document: values.spec ?? SPEC_PATH, outDir: path.resolve(values.out ?? path.join(GENERATED_DIR, 'v1')) }]
-      : contractVersions(ROOT).map((version) => ({ document: version.document, outDir: path.join(GENERATED_DIR, version.name) }));
-  const stale: string[] = [];
-  const written: string[] = [];
-  const all = values.spec === undefined && values.out === undefined;
-  const outputs: Array<{ document?: string; outDir: string; files?: Map<string, string> }> = [...targets];
-  if (all) outputs.push({ outDir: GENERATED_DIR, files: new Map([['versions.ts', renderVersions(contractVersions(ROOT).map((version) => version.name))]]) });
-  for (const { document, outDir, files: given } of outputs) {
-    const files = given ?? (await renderGenerated(document!));
-    await mkdir(outDir, { recursive: true });
-    for (const [name, contents] of files) {
-      const target = path.join(outDir, name);
-      const shown = path.relative(ROOT, target).split(path.sep).join('/');
-      const current = await readFile(target, 'utf8').catch(() => undefined);
-      if (current === contents) continue;
-      if (check) stale.push(shown);
-      else {
-        await writeFile(target, contents);
-        written.push(shown);
-      }
-    }
-  }
-  if (stale.length > 0) {
+  const one = values.spec !== undefined || values.out !== undefined;
+  const files = one ? await renderGenerated(values.spec ?? SPEC_PATH) : await renderAll(ROOT);
+  const outDir = one ? path.resolve(values.out ?? path.join(GENERATED_DIR, 'v1')) : GENERATED_DIR;
+  const differing = await writeGenerated(files, outDir, { check });
+  if (check && differing.length > 0) {
     console.error(
-      `Generated files are stale: ${stale.join(', ')}.\n` +
+      `Generated files are stale: ${differing.join(', ')}.\n` +
         'The contract changed since they were generated: run `npm run generate` and commit the result.',
     );
     process.exit(1);
   }
-  const versions = targets.map(({ outDir }) => path.relative(ROOT, outDir).split(path.sep).join('/')).join(', ');
-  console.log(check ? `generated/ is up to date (${versions}).` : `generated/ written (${versions}): ${written.length} file(s) changed.`);
+  const versions = one ? path.relative(ROOT, outDir) : contractVersions(ROOT).map((version) => `generated/${version.name}`).join(', ');
+  console.log(check ? `generated/ is up to date (${versions}).` : `generated/ written (${versions}): ${differing.length} file(s) changed.`);
 }
 
 if (require.main === module) {

@@ -9,7 +9,7 @@
  * every version that has its operationId.
  * Run `npm run generate` too: the registries are typed from `generated/`.
  */
-import { existsSync, readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { listOperations, loadSpec, PROJECT_ROOT } from '../src/contract/load-spec';
 import { contractVersions } from '../src/contract/versions';
@@ -90,8 +90,24 @@ export function scaffold(dir: string, versions: readonly ScaffoldVersion[]): str
     writeFileSync(file, stub(operationId, servedBy), { flag: 'wx' });
     created.push(operationId);
   }
-  writeFileSync(path.join(dir, 'index.ts'), registry(versions));
+  // Written only when it changes: a watcher (npm run dev) sees no change otherwise.
+  const index = path.join(dir, 'index.ts');
+  const contents = registry(versions);
+  if (!existsSync(index) || readFileSync(index, 'utf8') !== contents) writeFileSync(index, contents);
   return created;
+}
+
+/**
+ * The handler files of `dir` that match no operation of any version (types/
+ * holds the handler types and the stub helper, not handlers).
+ *
+ * @example orphanHandlers('src/handlers', projectVersions()) // ['adoptPet.ts'] after adoptPet was removed
+ */
+export function orphanHandlers(dir: string, versions: readonly ScaffoldVersion[]): string[] {
+  const known = new Set<string>(versions.flatMap((version) => version.operationIds));
+  return readdirSync(dir, { withFileTypes: true })
+    .filter((entry) => entry.isFile() && entry.name !== 'index.ts' && !known.has(entry.name.replace(/\.ts$/, '')))
+    .map((entry) => entry.name);
 }
 
 function main(): void {
@@ -100,12 +116,8 @@ function main(): void {
     const servedBy = versions.filter((version) => version.operationIds.includes(id)).map((version) => version.name);
     console.log(`created src/handlers/${id}.ts for ${servedBy.join(', ')} (a stub: answers 501, or an example under npm run mock, until implemented)`);
   }
-  const known = new Set<string>(versions.flatMap((version) => version.operationIds));
-  // types/ holds the handler types and the stub helper, not handlers.
-  for (const file of readdirSync(HANDLERS_DIR, { withFileTypes: true }).filter((entry) => entry.isFile()).map((entry) => entry.name)) {
-    if (file !== 'index.ts' && !known.has(file.replace(/\.ts$/, ''))) {
-      console.warn(`src/handlers/${file} matches no operation of any version of the contract (${versions.map((version) => version.document).join(', ')}): delete it or restore the operation`);
-    }
+  for (const file of orphanHandlers(HANDLERS_DIR, versions)) {
+    console.warn(`src/handlers/${file} matches no operation of any version of the contract (${versions.map((version) => version.document).join(', ')}): delete it or restore the operation`);
   }
   console.log(
     `src/handlers/index.ts lists every operation of ${versions.map((version) => `${version.name} (${version.operationIds.length})`).join(', ')}; run \`npm run generate\` and \`npm run typecheck\`.`,

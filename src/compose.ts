@@ -8,7 +8,7 @@ import { routeTable } from './contract/route-table';
 import { contractValidator, operationValidator } from './contract/validator';
 import { registries } from './handlers';
 import type { AnyHandlerRegistry, HandlerRegistry } from './handlers/types';
-import { contractVersions } from './contract/versions';
+import { contractVersions, contractVersionsIn } from './contract/versions';
 import { stubbedOperations } from './handlers/types/stub';
 import { authenticate, requireCaller } from './auth/authenticate';
 import { memoryStores, rateLimits } from './rate-limit/rate-limits';
@@ -91,7 +91,7 @@ export interface Service {
 export async function compose(config: Config, seams: CompositionSeams = {}): Promise<Service> {
   const logger = createLogger(config.logLevel, seams.logDestination, config.logFormat);
   const metrics = createMetrics();
-  const versions = seams.versions ?? servedVersions(seams);
+  const versions = seams.versions ?? servedVersions(seams, config.contractDir);
   const apis: ServedApi[] = versions.map(({ name, contract }) => ({ name, contract, table: routeTable(contract) }));
   const handlersOf = new Map(versions.map((version) => [version.name, version.handlers]));
   const stubbed = [...new Set(versions.flatMap((version) => stubbedOperations(version.handlers)))];
@@ -210,8 +210,8 @@ export async function compose(config: Config, seams: CompositionSeams = {}): Pro
 }
 
 /** The versions of openapi/ with src/handlers' registries, the first one's document and handlers replaced by the seams'. */
-function servedVersions(seams: CompositionSeams): Array<{ name: string; contract: OpenApiDocument; handlers: AnyHandlerRegistry }> {
-  return contractVersions().map((version, index) => {
+function servedVersions(seams: CompositionSeams, contractDir: string | undefined): Array<{ name: string; contract: OpenApiDocument; handlers: AnyHandlerRegistry }> {
+  return (contractDir ? contractVersionsIn(contractDir) : contractVersions()).map((version, index) => {
     const registry = (registries as Record<string, AnyHandlerRegistry | undefined>)[version.name];
     if (!registry) throw new Error(`openapi/${version.name}/openapi.yaml has no handler registry in src/handlers/index.ts: run npm run scaffold`);
     return {

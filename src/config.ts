@@ -1,3 +1,5 @@
+import { existsSync } from 'node:fs';
+import path from 'node:path';
 import { z } from 'zod';
 import { DEFAULT_DATABASE_URL } from './storage/open-storage';
 
@@ -59,6 +61,12 @@ const environmentSchema = z.object({
   HEADERS_TIMEOUT_SECONDS: z.coerce.number({ error: 'must be a number of seconds' }).positive().default(10),
   REQUEST_TIMEOUT_SECONDS: z.coerce.number({ error: 'must be a number of seconds' }).positive().default(20),
   KEEP_ALIVE_TIMEOUT_SECONDS: z.coerce.number({ error: 'must be a number of seconds' }).positive().default(5),
+  /** A folder laid out as openapi/ to serve the contract from instead (npm run dev points it at its last good copy). */
+  OPENAPI_DIR: z
+    .string()
+    .refine((dir) => existsSync(path.join(dir, 'v1', 'openapi.yaml')), 'must be a folder laid out as openapi/ (v1/openapi.yaml, ...)')
+    .transform((dir) => path.resolve(dir))
+    .optional(),
   /** How long an Idempotency-Key and its stored response are kept (createPet). */
   IDEMPOTENCY_RETENTION_HOURS: z.coerce.number({ error: 'must be a number of hours' }).positive().default(24),
   /** Concurrent sockets per process; the excess is closed at once. */
@@ -98,6 +106,8 @@ const configSchema = environmentSchema.transform((values) => ({
   nodeEnv: values.NODE_ENV,
   validateResponses: values.VALIDATE_RESPONSES ?? values.NODE_ENV !== 'production',
   mockResponses: values.MOCK_RESPONSES,
+  /** Where the contract documents are read from (openapi/ when unset). */
+  contractDir: values.OPENAPI_DIR,
   /** One line per request at info level. */
   accessLog: true,
   keyCacheTtlMs: FIXED_SETTINGS.keyCacheTtlMs,

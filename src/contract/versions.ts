@@ -23,7 +23,16 @@ const VERSION_FOLDER = /^v(\d+)$/;
  * @example contractVersions().map((version) => version.name) // ['v1', 'v2']
  */
 export function contractVersions(root: string = PROJECT_ROOT): ContractVersionFiles[] {
-  const openapi = path.join(root, 'openapi');
+  return contractVersionsIn(path.join(root, 'openapi'));
+}
+
+/**
+ * The major versions in a folder laid out as openapi/ (`OPENAPI_DIR`: npm run
+ * dev serves its last good copy of the contract from one).
+ *
+ * @example contractVersionsIn('dist/dev/contract')
+ */
+export function contractVersionsIn(openapi: string): ContractVersionFiles[] {
   return readdirSync(openapi, { withFileTypes: true })
     .filter((entry) => entry.isDirectory() && VERSION_FOLDER.test(entry.name) && existsSync(path.join(openapi, entry.name, 'openapi.yaml')))
     .map((entry) => entry.name)

@@ -6,12 +6,12 @@ import { PROJECT_ROOT, tempDir } from './paths';
 /**
  * A throw-away copy of the project: its files (tracked, and new ones not
  * ignored by git) with `node_modules` symlinked, so the real npm scripts run
- * on it without touching this checkout.
+ * on it without touching this checkout. In `root` (a fresh folder of this
+ * test run by default; the benchmarks pass their own).
  *
  * @example const root = copyProject(); runNpm(root, 'generate');
  */
-export function copyProject(): string {
-  const root = path.join(tempDir(), 'project');
+export function copyProject(root: string = path.join(tempDir(), 'project')): string {
   const files = execFileSync('git', ['ls-files', '-z', '--cached', '--others', '--exclude-standard'], { cwd: PROJECT_ROOT, encoding: 'utf8' })
     .split('\0')
     .filter((file) => file !== '');
