@@ -125,7 +125,7 @@ describe('npm run dev', () => {
     const output = dev!.output();
     const firstKey = /No API keys existed, so one was created[\s\S]*?(pas_[A-Za-z0-9_-]{43})/.exec(output)?.[1];
     expect(firstKey).toBeDefined();
-    expect(output).toMatch(/DEV: ready in [\d.]+ m?s: http:\/\/127\.0\.0\.1:\d+ .*watching openapi\/openapi\.yaml and src\//);
+    expect(output).toMatch(/DEV: ready in [\d.]+ m?s: http:\/\/127\.0\.0\.1:\d+ .*watching openapi\/v1\/openapi\.yaml, openapi\/v2\/openapi\.yaml and src\//);
     expect(output).toMatch(/INFO: listening on/); // the server's own log, pretty
     expect(existsSync(path.join(root, 'dist', 'src'))).toBe(false);
     expect(existsSync(path.join(root, 'data', 'pets.db'))).toBe(true);
@@ -144,7 +144,7 @@ describe('npm run dev', () => {
       status: 501,
     });
     await dev!.waitFor(
-      /DEV: openapi\/openapi\.yaml changed: checked, no lint problems, regenerated generated\/openapi\.ts, generated\/operations\.ts, scaffolded src\/handlers\/listShelters\.ts \([\d.]+ m?s\)/,
+      /DEV: openapi\/v1\/openapi\.yaml changed: checked, no lint problems, regenerated generated\/v1\/openapi\.ts, generated\/v1\/operations\.ts, scaffolded src\/handlers\/listShelters\.ts \([\d.]+ m?s\)/,
       { from },
     );
     await dev!.waitFor(/DEV: the new contract: new listShelters \(answers 501 until implemented\): reloaded in [\d.]+ m?s/, { from });
@@ -166,9 +166,9 @@ describe('npm run dev', () => {
     async function expectRefused(text: string, rule: string, line: number, save = (file: string, data: string): void => writeFileSync(file, data)): Promise<void> {
       const from = dev!.mark();
       save(specFile(), text);
-      const [, reportedLine] = await dev!.waitFor(new RegExp(`openapi/openapi\\.yaml:(\\d+):\\d+  error  ${rule}: `), { from });
+      const [, reportedLine] = await dev!.waitFor(new RegExp(`openapi/v1/openapi\\.yaml:(\\d+):\\d+  error  ${rule}: `), { from });
       expect(Number(reportedLine)).toBe(line);
-      await dev!.waitFor(/DEV: openapi\/openapi\.yaml changed: \d+ errors?, not applied; the server keeps the contract of \d\d:\d\d:\d\d; the next good save applies it/, { from });
+      await dev!.waitFor(/DEV: openapi\/v1\/openapi\.yaml changed: \d+ errors?, not applied; the server keeps the contract of \d\d:\d\d:\d\d; the next good save applies it/, { from });
       expect((await api('/v1/shelters')).status).toBe(501);
       expect((await api('/v1/pets')).status).toBe(200);
     }
@@ -200,7 +200,7 @@ describe('npm run dev', () => {
     it('the good contract saved again is applied by itself', async () => {
       const from = dev!.mark();
       saveAtomically(specFile(), good);
-      await dev!.waitFor(/DEV: openapi\/openapi\.yaml changed: fixed, no lint problems/, { from });
+      await dev!.waitFor(/DEV: openapi\/v1\/openapi\.yaml changed: fixed, no lint problems/, { from });
       await dev!.waitFor(/DEV: the new contract: reloaded in /, { from });
       expect((await api('/v1/shelters')).status).toBe(501);
     });

@@ -32,7 +32,7 @@ describe('SQLite storage (the embedded default)', () => {
     try {
       expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
       const migrations = db.prepare('select name from kysely_migration').all();
-      expect(migrations).toEqual([{ name: '0001_pets_and_api_keys' }, { name: '0002_api_key_bans' }]);
+      expect(migrations).toEqual([{ name: '0001_pets_and_api_keys' }, { name: '0002_api_key_bans' }, { name: '0003_idempotency_and_secrets' }]);
       const plan = db
         .prepare("explain query plan select id from pets where status = 'sold' order by id limit 20")
         .all()

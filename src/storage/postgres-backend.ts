@@ -17,6 +17,9 @@ const types = {
     oid === INT8_OID && format !== 'binary' ? parseInt8 : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
 };
 
+/** How long a new connection may take before the request fails (503). */
+const DEFAULT_CONNECT_TIMEOUT_MS = 2_000;
+
 /** Connections per instance. */
 const POOL_SIZE = 10;
 
@@ -42,10 +45,16 @@ async function openPostgres(databaseUrl: string): Promise<Backend> {
   if (schema !== null && !/^[a-z_][a-z0-9_]{0,62}$/.test(schema)) {
     throw new Error(`DATABASE_URL: schema "${schema}" must be a lower-case SQL identifier`);
   }
+  // libpq's own parameter, in seconds: how long a new connection may take (2 s by default).
+  const connectTimeout = url.searchParams.get('connect_timeout');
+  url.searchParams.delete('connect_timeout');
+  if (connectTimeout !== null && !/^[1-9]\d{0,3}$/.test(connectTimeout)) {
+    throw new Error(`DATABASE_URL: connect_timeout "${connectTimeout}" must be a whole number of seconds from 1 to 9999`);
+  }
   const pool = new pg.Pool({
     connectionString: url.toString(),
     max: POOL_SIZE,
-    connectionTimeoutMillis: 2_000,
+    connectionTimeoutMillis: connectTimeout === null ? DEFAULT_CONNECT_TIMEOUT_MS : Number(connectTimeout) * 1000,
     statement_timeout: 5_000,
     query_timeout: 6_000,
     ...(schema && { options: `-c search_path=${schema}` }),

@@ -19,5 +19,7 @@ export function isolatedPostgresUrl(name: string): string {
   if (!POSTGRES_URL) throw new Error('DATABASE_URL (postgres://...) is not set');
   const url = new URL(POSTGRES_URL);
   url.searchParams.set('schema', name);
+  // Two jest workers, spawned servers and PostgreSQL share two cores: a new connection may take longer than production's 2 s.
+  url.searchParams.set('connect_timeout', '15');
   return url.toString();
 }
