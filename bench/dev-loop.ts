@@ -21,7 +21,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { parse, stringify } from 'yaml';
 import { copyProject } from '../test/support/project-copy';
-import { freePort, pollUntil, processesIn, startDev, type DevSession } from '../test/support/dev-session';
+import { devEnv, freePort, pollUntil, processesIn, startDev, type DevSession } from '../test/support/dev-session';
 
 const { values } = parseArgs({
   options: { rounds: { type: 'string', default: '5' }, out: { type: 'string', default: 'dev-loop' }, log: { type: 'string' } },
@@ -73,6 +73,8 @@ async function main(): Promise<void> {
     await dev.waitFor(/DEV: types: /, { timeoutMs: 180_000 });
     const key = execFileSync('npm', ['run', '--silent', 'keys', '--', 'create', '--plan', 'enterprise', '--rpm', '10000000', '--rpd', '100000000'], {
       cwd: root,
+      // The copy's embedded database, as npm run dev uses it.
+      env: devEnv(),
       encoding: 'utf8',
     }).trim();
     const get = (url: string): Promise<Response> => fetch(`${dev!.url}${url}`, { headers: { Authorization: `Bearer ${key}` } });

@@ -18,7 +18,7 @@ import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync 
 import path from 'node:path';
 import { parse, stringify } from 'yaml';
 import { copyProject } from './support/project-copy';
-import { freePort, pollUntil, portIsFree, processesIn, startDev, type DevSession } from './support/dev-session';
+import { devEnv, freePort, pollUntil, portIsFree, processesIn, startDev, type DevSession } from './support/dev-session';
 
 jest.setTimeout(300_000);
 
@@ -111,6 +111,8 @@ beforeAll(async () => {
   // An enterprise key, so polling never meets the free plan's 60 requests a minute (the keys CLI works beside the server).
   key = execFileSync('npm', ['run', '--silent', 'keys', '--', 'create', '--plan', 'enterprise', '--rpm', '1000000', '--rpd', '100000000'], {
     cwd: root,
+    // The copy's embedded database, as npm run dev uses it (never the suite's PostgreSQL).
+    env: devEnv(),
     encoding: 'utf8',
   }).trim();
 });

@@ -98,7 +98,7 @@ export async function pollUntil<T>(
 }
 
 /** The environment of `npm run dev` in a test: this one's, without its database/Redis choice or test settings. */
-function devEnv(env: Record<string, string>): NodeJS.ProcessEnv {
+export function devEnv(env: Record<string, string> = {}): NodeJS.ProcessEnv {
   const { DATABASE_URL: _database, REDIS_URL: _redis, NODE_ENV: _env, JEST_WORKER_ID: _worker, ...inherited } = process.env;
   return { ...inherited, ...env };
 }
@@ -179,7 +179,7 @@ export async function startDev(
     devLines(count = 40) {
       return output
         .split('\n')
-        .filter((line) => /\] DEV: |^ {4}\S/.test(line) && !/^ {4}(requestId|method|path|operation|status|durationMs|responseBytes|keyId|plan|ip|address|port|database|rateLimitStore|env|node|mock|signal|stubbed|mocked): /.test(line))
+        .filter((line) => /\] DEV: |^ {4}\S/.test(line) && !/^ {4}(requestId|method|path|operation|status|durationMs|responseBytes|keyId|plan|ip|address|port|database|rateLimitStore|env|node|mock|signal|stubbed|mocked|version): /.test(line))
         .slice(-count)
         .join('\n');
     },
