@@ -160,8 +160,10 @@ describe('access log', () => {
     await api.get('/v1/pets').set('Authorization', t.auth).expect(200);
     await api.get('/v1/pets/1').set('Authorization', t.auth).expect(500);
     expect(accessLines(log.text())).toEqual([]);
-    expect(lines(log.text())).toHaveLength(1);
-    expect(lines(log.text())[0]).toMatchObject({ level: 50, operation: 'getPet' });
+    // Lines about requests only (on a loaded machine, Redis may log about itself too).
+    const about = lines(log.text()).filter((line) => line.requestId !== undefined);
+    expect(about).toHaveLength(1);
+    expect(about[0]).toMatchObject({ level: 50, operation: 'getPet' });
     await warnOnly.close();
   });
 });
@@ -193,7 +195,8 @@ describe('errors', () => {
     };
     t = await startTestApp({ handlers: { ...handlers, listPets: broken } });
     await t.api.get('/v1/pets?limit=5&status=sold').set('Authorization', t.auth).expect(500);
-    const failure = lines(t.logs()).find((line) => line.level === 50);
+    // The failure of this request (on a loaded machine, Redis may log about itself too).
+    const failure = lines(t.logs()).find((line) => line.level === 50 && line.requestId !== undefined);
     expect(failure).toMatchObject({ path: '/v1/pets', operation: 'listPets' });
     expect(t.logs()).not.toContain('status=sold');
   });
@@ -204,7 +207,9 @@ describe('errors', () => {
     const unready = await appOn(storage, { settings: { accessLog: false } });
     await unready.api.get('/readyz').set('X-Request-Id', 'ready-1').expect(503);
     const log = { text: unready.logs };
-    expect(lines(log.text())).toEqual([expect.objectContaining({ level: 40, requestId: 'ready-1', check: 'database', msg: 'readiness check failed' })]);
+    expect(lines(log.text()).filter((line) => line.requestId !== undefined)).toEqual([
+      expect.objectContaining({ level: 40, requestId: 'ready-1', check: 'database', msg: 'readiness check failed' }),
+    ]);
     await unready.close();
   });
 });
