@@ -129,11 +129,13 @@ export async function renderAll(root: string = ROOT): Promise<Map<string, string
  */
 export async function writeGenerated(files: Map<string, string>, outDir: string = GENERATED_DIR, { check = false } = {}): Promise<string[]> {
   const differing: string[] = [];
+  // Named as a person finds them: `generated/v1/openapi.ts` under a project's generated/, else the path given.
+  const inGenerated = path.basename(path.resolve(outDir)) === 'generated' ? '' : path.basename(path.dirname(path.resolve(outDir))) === 'generated' ? `${path.basename(outDir)}/` : undefined;
   for (const [name, contents] of files) {
     const target = path.join(outDir, name);
     const current = await readFile(target, 'utf8').catch(() => undefined);
     if (current === contents) continue;
-    differing.push(`generated/${name}`);
+    differing.push(inGenerated === undefined ? target : `generated/${inGenerated}${name}`);
     if (!check) {
       await mkdir(path.dirname(target), { recursive: true });
       await writeFile(target, contents);
