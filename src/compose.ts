@@ -94,11 +94,10 @@ export async function compose(config: Config, seams: CompositionSeams = {}): Pro
   const versions = seams.versions ?? servedVersions(seams, config.contractDir);
   const apis: ServedApi[] = versions.map(({ name, contract }) => ({ name, contract, table: routeTable(contract) }));
   const handlersOf = new Map(versions.map((version) => [version.name, version.handlers]));
-  const stubbed = [...new Set(versions.flatMap((version) => stubbedOperations(version.handlers)))];
+  const stubbedOf = new Map(versions.map((version) => [version.name, stubbedOperations(version.handlers)]));
+  const stubbed = [...new Set([...stubbedOf.values()].flat())];
   // Built before anything is opened: an invalid example stops the start here.
-  const mocksOf = new Map(
-    config.mockResponses ? versions.map((version) => [version.name, buildOperationMocks(version.contract, stubbedOperations(version.handlers))] as const) : [],
-  );
+  const mocksOf = new Map(config.mockResponses ? versions.map((version) => [version.name, buildOperationMocks(version.contract, stubbedOf.get(version.name)!)] as const) : []);
 
   const opened = seams.storage ?? (await openStorage(config.databaseUrl));
   const closeStorage = async (): Promise<void> => {
@@ -107,106 +106,119 @@ export async function compose(config: Config, seams: CompositionSeams = {}): Pro
   let shared: RedisState.SharedState | undefined;
   try {
     shared = await openSharedState(config, opened, logger, metrics);
+    const storage = timedStorage(opened, (operation) => {
+      const child = metrics.dbQueryDuration.labels({ operation, backend: opened.backend });
+      return (seconds) => child.observe(seconds);
+    });
+    const { poolStats } = storage;
+    if (poolStats) metrics.watchPool(storage.backend, poolStats);
+
+    const app = express();
+    app.disable('x-powered-by');
+    // API responses are small and personal: a per-response hash (ETag) costs
+    // CPU on every request and no client revalidates them.
+    app.set('etag', false);
+    app.set('trust proxy', config.trustProxy);
+    attachRequestLogger(app, logger);
+
+    const operationOf = operationResolver(apis);
+    const observe = requestObserver({
+      metrics,
+      operationOf,
+      // Skipped entirely when info is off (LOG_LEVEL=warn).
+      ...(config.accessLog && logger.isLevelEnabled('info') && { accessLog: logger }),
+    });
+    const validatorOptions = { validateResponses: config.validateResponses };
+    const now = seams.now ?? Date.now;
+    const cursorSecret = await storage.secrets.get('page-cursors');
+    if (!cursorSecret) throw new Error('the database has no page-cursors secret (migration 0003 did not run?)');
+    const idempotency = idempotentRequests(storage.idempotencyKeys, { ...config.idempotency, now });
+    const cursors = pageCursors(cursorSecret);
+    const repositories = repositoriesOf(storage);
+    // Per version: the handlers, the mocks, and the context (links carry the version's base path).
+    const handleOptionsOf = new Map(
+      apis.map((api) => {
+        const mocks = mocksOf.get(api.name);
+        return [api.name, { context: { ...repositories, pages: pageLinks(api.table.basePath, cursors), idempotency }, ...(mocks && { mocks }) }] as const;
+      }),
+    );
+    const phases: PhaseImplementations = {
+      observe: (req, res) => {
+        assignRequestId(req, res);
+        observe(req, res);
+      },
+      'security-headers': precomputeHeaders(helmet()),
+      route: routeOf(apis.map((api) => api.table)),
+      authenticate: authenticate({
+        apiKeys: storage.apiKeys,
+        cacheTtlMs: config.keyCacheTtlMs,
+        ...(shared && { keyChanges: shared.keyChanges }),
+        observeCache: (result) => metrics.keyCacheLookups.inc({ result }),
+      }),
+      'rate-limit': rateLimits(config.rateLimits, shared?.stores ?? memoryStores(), shared?.banList ?? new MemoryBanList(storage.apiKeys), logger, {
+        refused: (plan, window) => metrics.rateLimitRefusals.inc({ plan, window }),
+        banned: (plan, window) => metrics.rateLimitBans.inc({ plan, window }),
+      }),
+      'request-size': limitUrlLength(),
+      'require-caller': requireCaller,
+      sunset: (op, api) => {
+        // One counter child per plan, found by name: prom-client would hash the labels on every call.
+        const byPlan = new Map<string, { inc(): void }>();
+        return sunsetStage(op, {
+          now,
+          deprecatedCall: (operation, plan) => {
+            let child = byPlan.get(plan);
+            if (!child) byPlan.set(plan, (child = metrics.deprecatedCalls.labels({ operation, plan, version: api.name })));
+            child.inc();
+          },
+        });
+      },
+      body: jsonBody(),
+      validate: (op, api) =>
+        chain(
+          op
+            ? operationValidator(api.contract, api.table.basePath, op, validatorOptions)
+            : contractValidator(api.contract, api.table.basePath, validatorOptions).map(fromMiddleware),
+        ),
+      handle: (op, api) => handleStage(op, handlersOf.get(api.name)!, handleOptionsOf.get(api.name)!),
+      serialize: serializeStage(config.validateResponses),
+    };
+    const pipeline = assemblePipeline(apis, withHooks(phases, seams.phaseHooks));
+    app.use(pipeline.dispatch);
+    for (const { basePath, handler } of pipeline.unmatched) app.use(basePath, handler);
+    mountPublicRoutes(app, {
+      apis,
+      metrics,
+      metricsAccess: config.metricsAccess,
+      readinessChecks: { database: () => storage.ping(), ...(shared && { redis: shared.ping.bind(shared) }) },
+      logger,
+    });
+    app.use(unknownRoute);
+    app.use(errorMapper(logger, operationOf));
+    const purge = purgeExpiredKeys(storage, now, logger);
+
+    return Object.freeze({
+      app,
+      config,
+      contract: apis[0]!.contract,
+      apis,
+      logger,
+      metrics,
+      storage,
+      sharedState: shared ? 'redis' : 'memory',
+      stubbed,
+      close: async () => {
+        clearInterval(purge);
+        await shared?.close();
+        await closeStorage();
+      },
+    });
   } catch (error) {
+    // Nothing opened here outlives a start that failed (a contract the validator refuses, a database without its secret).
+    await shared?.close();
     await closeStorage();
     throw error;
   }
-  const storage = timedStorage(opened, (operation) => {
-    const child = metrics.dbQueryDuration.labels({ operation, backend: opened.backend });
-    return (seconds) => child.observe(seconds);
-  });
-  const { poolStats } = storage;
-  if (poolStats) metrics.watchPool(storage.backend, poolStats);
-
-  const app = express();
-  app.disable('x-powered-by');
-  // API responses are small and personal: a per-response hash (ETag) costs
-  // CPU on every request and no client revalidates them.
-  app.set('etag', false);
-  app.set('trust proxy', config.trustProxy);
-  attachRequestLogger(app, logger);
-
-  const operationOf = operationResolver(apis);
-  const observe = requestObserver({
-    metrics,
-    operationOf,
-    // Skipped entirely when info is off (LOG_LEVEL=warn).
-    ...(config.accessLog && logger.isLevelEnabled('info') && { accessLog: logger }),
-  });
-  const validatorOptions = { validateResponses: config.validateResponses };
-  const now = seams.now ?? Date.now;
-  const cursorSecret = await storage.secrets.get('page-cursors');
-  if (!cursorSecret) throw new Error('the database has no page-cursors secret (migration 0003 did not run?)');
-  const idempotency = idempotentRequests(storage.idempotencyKeys, { ...config.idempotency, now });
-  const cursors = pageCursors(cursorSecret);
-  const repositories = repositoriesOf(storage);
-  // Per version: the handlers, the mocks, and the context (links carry the version's base path).
-  const handleOptionsOf = new Map(
-    apis.map((api) => {
-      const mocks = mocksOf.get(api.name);
-      return [api.name, { context: { ...repositories, pages: pageLinks(api.table.basePath, cursors), idempotency }, ...(mocks && { mocks }) }] as const;
-    }),
-  );
-  const phases: PhaseImplementations = {
-    observe: (req, res) => {
-      assignRequestId(req, res);
-      observe(req, res);
-    },
-    'security-headers': precomputeHeaders(helmet()),
-    route: routeOf(apis.map((api) => api.table)),
-    authenticate: authenticate({
-      apiKeys: storage.apiKeys,
-      cacheTtlMs: config.keyCacheTtlMs,
-      ...(shared && { keyChanges: shared.keyChanges }),
-      observeCache: (result) => metrics.keyCacheLookups.inc({ result }),
-    }),
-    'rate-limit': rateLimits(config.rateLimits, shared?.stores ?? memoryStores(), shared?.banList ?? new MemoryBanList(storage.apiKeys), logger, {
-      refused: (plan, window) => metrics.rateLimitRefusals.inc({ plan, window }),
-      banned: (plan, window) => metrics.rateLimitBans.inc({ plan, window }),
-    }),
-    'request-size': limitUrlLength(),
-    'require-caller': requireCaller,
-    sunset: (op, api) => sunsetStage(op, { now, deprecatedCall: (operation, plan) => metrics.deprecatedCalls.inc({ operation, plan, version: api.name }) }),
-    body: jsonBody(),
-    validate: (op, api) =>
-      chain(
-        op
-          ? operationValidator(api.contract, api.table.basePath, op, validatorOptions)
-          : contractValidator(api.contract, api.table.basePath, validatorOptions).map(fromMiddleware),
-      ),
-    handle: (op, api) => handleStage(op, handlersOf.get(api.name)!, handleOptionsOf.get(api.name)!),
-    serialize: serializeStage(config.validateResponses),
-  };
-  const pipeline = assemblePipeline(apis, withHooks(phases, seams.phaseHooks));
-  app.use(pipeline.dispatch);
-  for (const { basePath, handler } of pipeline.unmatched) app.use(basePath, handler);
-  mountPublicRoutes(app, {
-    apis,
-    metrics,
-    metricsAccess: config.metricsAccess,
-    readinessChecks: { database: () => storage.ping(), ...(shared && { redis: () => shared.ping() }) },
-    logger,
-  });
-  app.use(unknownRoute);
-  app.use(errorMapper(logger, operationOf));
-  const purge = purgeExpiredKeys(storage, now, logger);
-
-  return Object.freeze({
-    app,
-    config,
-    contract: apis[0]!.contract,
-    apis,
-    logger,
-    metrics,
-    storage,
-    sharedState: shared ? 'redis' : 'memory',
-    stubbed,
-    close: async () => {
-      clearInterval(purge);
-      await shared?.close();
-      await closeStorage();
-    },
-  });
 }
 
 /** The versions of openapi/ with src/handlers' registries, the first one's document and handlers replaced by the seams'. */

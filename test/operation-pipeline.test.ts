@@ -41,7 +41,7 @@ describe('matching a request to its operation', () => {
     expect(line).toMatchObject({ operation: 'unmatched', status: 405 });
   });
 
-  it('the pipeline, the metrics names and the tests use the one route table', async () => {
+  it('the route table matches in the validator\'s order: static segments first, the first matching path decides', async () => {
     const table = routeTable(t.service.contract);
     expect(table.paths.map((path) => path.template)).toEqual(['/pets/mine', '/pets/{petId}', '/pets', '/store/orders']);
     expect(table.match('GET', '/v1/pets/mine')).toMatchObject({ path: { template: '/pets/mine' }, operation: undefined });

@@ -55,6 +55,12 @@ describe('SQLite storage (the embedded default)', () => {
     await reopened.close();
   });
 
+  it('refuses a PostgreSQL connect_timeout that is not a whole number of seconds, before connecting', async () => {
+    for (const bad of ['abc', '0', '1.5', '10000']) {
+      await expect(openStorage(`postgres://nobody@127.0.0.1:1/none?connect_timeout=${bad}`)).rejects.toThrow(/connect_timeout "[^"]*" must be a whole number of seconds/);
+    }
+  });
+
   it('refuses an unsupported DATABASE_URL', async () => {
     await expect(openStorage('mysql://localhost/pets')).rejects.toThrow(/unsupported scheme "mysql:"/);
   });

@@ -1,4 +1,4 @@
-import type { Response } from 'express';
+import type { Request, Response } from 'express';
 import type { AnyHandlerRegistry, HandlerContext, HandlerServices } from '../handlers/types';
 import type { SpecOperation } from '../contract/load-spec';
 import type { Repositories } from '../storage/storage';
@@ -74,10 +74,14 @@ export function handleStage(op: SpecOperation, handlers: AnyHandlerRegistry, opt
   const handler = entry as (request: unknown, context: HandlerContext) => Promise<OutgoingResponse>;
   const shared = options.context;
   const headerNames = declaredHeaders(op);
+  // Most operations declare no header parameter: they share one empty object.
+  const headersOf =
+    headerNames.length === 0
+      ? (): Record<string, string | undefined> => NO_HEADERS
+      : (req: Request): Record<string, string | undefined> => Object.fromEntries(headerNames.map((name) => [name, req.get(name)]));
   return async (req) => {
     const context = { ...shared, caller: req.caller } as HandlerContext;
-    const headers: Record<string, string | undefined> = {};
-    for (const name of headerNames) headers[name] = req.get(name);
+    const headers = headersOf(req);
     req.answer = await handler({ params: req.params, query: req.query, headers, body: req.body }, context);
   };
 }
@@ -99,6 +103,8 @@ export function serializeStage(validateResponses: boolean): Stage {
     else sendJson(res, answer.status, answer.body, answer.headers);
   };
 }
+
+const NO_HEADERS: Readonly<Record<string, string | undefined>> = Object.freeze({});
 
 /** The header parameters an operation declares (the validator has checked them), by their names in the contract. */
 function declaredHeaders(op: SpecOperation): string[] {

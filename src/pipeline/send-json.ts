@@ -1,6 +1,6 @@
 import type { ServerResponse } from 'node:http';
 
-export const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
+const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
 
 /**
  * Writes a JSON response with one `writeHead`: the one way this service
@@ -12,13 +12,12 @@ export const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
  * @example sendJson(res, 404, { code: 'not_found', message: 'no such pet', status: 404 });
  */
 export function sendJson(res: ServerResponse, status: number, body: unknown, headers?: Readonly<Record<string, string>>, text?: string): void {
+  if (headers) for (const name in headers) res.setHeader(name, headers[name]!);
   if (body === undefined) {
-    if (headers) for (const name in headers) res.setHeader(name, headers[name]!);
     res.writeHead(status).end();
     return;
   }
   const json = text ?? JSON.stringify(body);
-  if (headers) for (const name in headers) res.setHeader(name, headers[name]!);
   res.setHeader('Content-Type', JSON_CONTENT_TYPE);
   res.setHeader('Content-Length', Buffer.byteLength(json));
   res.writeHead(status).end(json);

@@ -7,18 +7,16 @@
  * not match must still be an Error object when it is an error, and a 2xx
  * there must come from a public route. A 5xx fails unless the test expects it.
  */
-import Ajv2020 from 'ajv/dist/2020';
-import addFormats from 'ajv-formats';
 import { loadSpec, type OpenApiDocument } from '../../src/contract/load-spec';
 import { routeTable, type RouteTable } from '../../src/contract/route-table';
-import { int32Format, int64Format } from '../../src/contract/formats';
+import { schemaValidator, type SchemaValidator } from '../../src/contract/schema-validator';
 import { deref, escapePointer, resolveRef } from '../../src/contract/refs';
 import { contractVersions } from '../../src/contract/versions';
 
 interface Checker {
   table: RouteTable;
-  ajv: Ajv2020;
-  validators: Map<string, ReturnType<Ajv2020['compile']>>;
+  /** Schemas of the contract by JSON pointer, as the server's mocks check them (formats included). */
+  schemas: SchemaValidator;
 }
 
 const checkers = new WeakMap<OpenApiDocument, Checker>();
@@ -28,12 +26,7 @@ const defaultContracts = contractVersions().map((version) => loadSpec(version.do
 function checkerFor(contract: OpenApiDocument): Checker {
   let checker = checkers.get(contract);
   if (!checker) {
-    const ajv = new Ajv2020({ strict: false, allErrors: true });
-    addFormats(ajv);
-    ajv.addFormat('int64', int64Format);
-    ajv.addFormat('int32', int32Format);
-    ajv.addSchema(structuredClone(contract) as object, 'openapi');
-    checkers.set(contract, (checker = { table: routeTable(contract), ajv, validators: new Map() }));
+    checkers.set(contract, (checker = { table: routeTable(contract), schemas: schemaValidator(contract) }));
   }
   return checker;
 }
@@ -83,7 +76,7 @@ export function assertResponseConforms(res: ObservedResponse, options: Conforman
   const contracts = options.contract === undefined ? defaultContracts : Array.isArray(options.contract) ? options.contract : [options.contract as OpenApiDocument];
   // The version whose route table matches the path (the server's own rule), else the first for Error objects.
   const contract = contracts.find((candidate) => checkerFor(candidate).table.match(method, url) !== undefined) ?? contracts[0]!;
-  const { table, ajv, validators } = checkerFor(contract);
+  const { table, schemas } = checkerFor(contract);
   const where = `${method} ${url} -> ${res.status}`;
   const fail = (why: string): never => {
     const body = JSON.stringify(res.body) ?? '';
@@ -92,9 +85,8 @@ export function assertResponseConforms(res: ObservedResponse, options: Conforman
   const checkBody = (schemaRef: string): void => {
     if (method === 'HEAD') return; // no body, whatever the status
     if (!String(res.headers['content-type']).startsWith('application/json')) fail(`content-type is ${res.headers['content-type']}`);
-    let validate = validators.get(schemaRef);
-    if (!validate) validators.set(schemaRef, (validate = ajv.compile({ $ref: `openapi#${schemaRef}` })));
-    if (!validate(res.body)) fail(ajv.errorsText(validate.errors));
+    const problem = schemas.explain(schemaRef, res.body);
+    if (problem) fail(problem);
     if (res.status >= 400 && res.body.status !== res.status) fail(`body.status ${res.body.status} differs from the HTTP status`);
   };
 

@@ -70,13 +70,6 @@ export type HandlerRequest<K extends OperationId<V>, V extends Version = 'v1'> =
  */
 export type HandlerResponse<K extends OperationId<V>, V extends Version = 'v1'> = Unbox<UnionToIntersection<V extends Version ? { value: HandlerResponseIn<K, V> } : never>>;
 
-/** The statuses an operation declares explicitly (`default` is for the error mapper, not handlers). */
-export type DeclaredStatus<K extends OperationId<V>, V extends Version = 'v1'> = HandlerResponse<K, V> extends { status: infer S } ? S : never;
-
-export type PathParams<K extends OperationId<V>, V extends Version = 'v1'> = HandlerRequest<K, V>['params'];
-export type QueryParams<K extends OperationId<V>, V extends Version = 'v1'> = HandlerRequest<K, V>['query'];
-export type RequestBody<K extends OperationId<V>, V extends Version = 'v1'> = HandlerRequest<K, V>['body'];
-
 /** An operation with `security: []` is served without a key: its handler has no caller. */
 type CallerOf<K, V extends Version> = (V extends Version ? Facts<K, V> : never) extends { authenticated: true } ? Caller : undefined;
 
