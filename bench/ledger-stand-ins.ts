@@ -27,8 +27,23 @@ export const LAYERS = [
   'routing',
   'handler',
   'serialization',
+  'access-log',
+  'response-sampling',
+  'validate-every-response',
 ] as const;
 export type Layer = (typeof LAYERS)[number];
+
+/**
+ * Layers measured by configuration rather than a phase hook: the server of
+ * the variant starts with these variables. `adds` marks a variant that adds
+ * work (its cost is the variant minus the full stack, not the other way);
+ * `partOf` a layer whose cost another layer's figure already includes.
+ */
+export const CONFIGURED_LAYERS: Partial<Record<Layer, { env: Record<string, string>; adds?: true; partOf?: Layer }>> = {
+  'access-log': { env: { LOG_LEVEL: 'warn' }, partOf: 'observability' },
+  'response-sampling': { env: { VALIDATE_RESPONSES: '0' } },
+  'validate-every-response': { env: { VALIDATE_RESPONSES: '1' }, adds: true },
+};
 
 /** What a stand-in does instead of the layer (printed under the ledger's table). */
 export const STAND_INS: Record<Layer, string> = {
@@ -41,6 +56,9 @@ export const STAND_INS: Record<Layer, string> = {
   routing: 'the first match replayed per URL: no path matching',
   handler: 'the first response replayed per URL: no database, no handler',
   serialization: "the first response's JSON text reused per URL: no JSON.stringify",
+  'access-log': 'LOG_LEVEL=warn: no access-log line (the request id and the duration histogram stay)',
+  'response-sampling': 'VALIDATE_RESPONSES=0: no response checked against the contract (the production default samples a small share)',
+  'validate-every-response': 'VALIDATE_RESPONSES=1: every response checked against the contract after it is sent; the row is its cost over the default',
 };
 
 /** Parses `authentication,validation`; throws on an unknown layer name. @example parseLayers('routing') // ['routing'] */

@@ -9,7 +9,7 @@
  * generator's share of the noise.
  */
 import { isDeepStrictEqual } from 'node:util';
-import { LAYERS, STAND_INS, type Layer } from './ledger-stand-ins';
+import { CONFIGURED_LAYERS, LAYERS, STAND_INS, type Layer } from './ledger-stand-ins';
 import { SCENARIOS, SERVER_NODE_FLAGS, ServerProcess, load, loadProblem, median, probe, projectSpec, type LoadResult, type ProjectDatabase, type Scenario } from './lib';
 
 export const LEDGER_SCENARIOS: Scenario[] = [SCENARIOS.list20, SCENARIOS.get, SCENARIOS.create];
@@ -52,9 +52,11 @@ export async function runLedger(database: ProjectDatabase, options: LedgerOption
     for (const layer of ['none' as const, ...layers]) {
       const variant: LedgerVariant = { layer, cpuUs: {}, rps: {}, rounds: {} };
       variants.push(variant);
-      const spec = projectSpec(`ledger-${layer}`, layer === 'none' ? 'full stack' : `without ${layer}`, database);
+      const configured = layer === 'none' ? undefined : CONFIGURED_LAYERS[layer];
+      const label = layer === 'none' ? 'full stack' : configured?.adds ? `with ${layer}` : `without ${layer}`;
+      const spec = projectSpec(`ledger-${layer}`, label, database, undefined, undefined, { env: configured?.env ?? {} });
       spec.args = [...SERVER_NODE_FLAGS, '--import', 'tsx', 'bench/servers/ledger-server.ts'];
-      spec.env = { ...spec.env, LEDGER_LAYERS: layer === 'none' ? '' : layer };
+      spec.env = { ...spec.env, LEDGER_LAYERS: layer === 'none' || configured ? '' : layer };
       try {
         servers.set(layer, await ServerProcess.start(spec));
       } catch (error) {
@@ -124,9 +126,13 @@ export async function runLedger(database: ProjectDatabase, options: LedgerOption
 export function layerCost(ledger: LedgerResult, variant: LedgerVariant, scenario: string): number {
   const full = ledger.variants.find((candidate) => candidate.layer === 'none')!;
   const fullRounds = full.rounds[scenario] ?? [];
-  const differences = (variant.rounds[scenario] ?? []).map((result, round) => (fullRounds[round]?.cpuUsPerRequest ?? NaN) - (result.cpuUsPerRequest ?? NaN));
+  const sign = addsWork(variant) ? -1 : 1;
+  const differences = (variant.rounds[scenario] ?? []).map((result, round) => sign * ((fullRounds[round]?.cpuUsPerRequest ?? NaN) - (result.cpuUsPerRequest ?? NaN)));
   return median(differences);
 }
+
+/** A variant that adds work to the full stack (its cost is not part of the full stack's sum). */
+const addsWork = (variant: LedgerVariant): boolean => variant.layer !== 'none' && CONFIGURED_LAYERS[variant.layer]?.adds === true;
 
 /** The ledger as rows: each layer's µs per request (full minus without it) and its share of the full stack. */
 export function ledgerRows(ledger: LedgerResult): string[][] {
@@ -134,16 +140,16 @@ export function ledgerRows(ledger: LedgerResult): string[][] {
   const cell = (us: number | undefined, of: number | undefined): string =>
     us === undefined || !Number.isFinite(us) ? 'n/a' : `${us.toFixed(1)}${of ? ` (${Math.round((100 * us) / of)} %)` : ''}`;
   const rows = ledger.variants
-    .filter((variant) => variant.layer !== 'none')
+    .filter((variant) => variant.layer !== 'none' && !addsWork(variant))
     .map((variant) => [
-      variant.layer,
+      variant.layer !== 'none' && CONFIGURED_LAYERS[variant.layer]?.partOf ? `  of which ${variant.layer} (in ${CONFIGURED_LAYERS[variant.layer]!.partOf})` : variant.layer,
       ...ledger.scenarios.map((scenario) =>
         variant.unavailable ? 'n/a' : cell(layerCost(ledger, variant, scenario.id), full.cpuUs[scenario.id]),
       ),
     ]);
   const layersSum = (scenario: Scenario): number =>
     ledger.variants
-      .filter((variant) => variant.layer !== 'none' && !variant.unavailable)
+      .filter((variant) => variant.layer !== 'none' && !variant.unavailable && !addsWork(variant) && !CONFIGURED_LAYERS[variant.layer]?.partOf)
       .reduce((sum, variant) => sum + layerCost(ledger, variant, scenario.id), 0);
   rows.push(['sum of the layers above', ...ledger.scenarios.map((scenario) => cell(layersSum(scenario), full.cpuUs[scenario.id]))]);
   rows.push([
@@ -152,6 +158,13 @@ export function ledgerRows(ledger: LedgerResult): string[][] {
   ]);
   rows.push(['full stack (CPU µs per request)', ...ledger.scenarios.map((scenario) => cell(full.cpuUs[scenario.id], undefined))]);
   rows.push(['full stack (req/s, one core)', ...ledger.scenarios.map((scenario) => Math.round(full.rps[scenario.id] ?? NaN).toLocaleString('en-US'))]);
+  // Work the default does not do, measured on top of the full stack.
+  for (const variant of ledger.variants.filter(addsWork)) {
+    rows.push([
+      `+ ${variant.layer} (extra over the full stack)`,
+      ...ledger.scenarios.map((scenario) => (variant.unavailable ? 'n/a' : cell(layerCost(ledger, variant, scenario.id), full.cpuUs[scenario.id]))),
+    ]);
+  }
   return rows;
 }
 

@@ -4,7 +4,7 @@
  * seeded pets, and one bounded autocannon load.
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { closeSync, mkdtempSync, openSync, readdirSync, readFileSync, readSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { createServer } from 'node:net';
 import path from 'node:path';
@@ -75,12 +75,20 @@ export interface ServerSpec {
   label: string;
   args: string[];
   env: NodeJS.ProcessEnv;
+  /**
+   * Where the server's stdout (its log) goes: appended to a file, as
+   * `npm start >> app.log` does; or a pipe this process drains, as a
+   * container runtime does. Kept in memory (last lines) by default.
+   */
+  stdout?: { file: string } | 'drained-pipe';
 }
 
 /** A server under test, in its own process. */
 export class ServerProcess {
   readonly output: string[] = [];
   exited: string | undefined;
+  /** The end of a stdout sent to a file or a drained pipe (for error messages). */
+  stdoutTail: () => string = () => '';
 
   private constructor(
     readonly spec: ServerSpec,
@@ -100,26 +108,32 @@ export class ServerProcess {
   static async start(spec: ServerSpec): Promise<ServerProcess> {
     const port = await freePort();
     const [command, args] = cpuPlan.server === undefined ? [serverRuntime.node, spec.args] : ['taskset', ['-c', String(cpuPlan.server), serverRuntime.node, ...spec.args]];
+    const logFile = typeof spec.stdout === 'object' ? openSync(spec.stdout.file, 'a') : undefined;
     const child = spawn(command, args, {
       cwd: ROOT,
       env: { ...spec.env, PORT: String(port), HOST },
-      stdio: ['ignore', 'pipe', 'pipe'],
+      stdio: ['ignore', logFile ?? 'pipe', 'pipe'],
     });
+    if (logFile !== undefined) closeSync(logFile);
     const server = new ServerProcess(spec, child, port);
     live.add(server);
     const keep = (chunk: Buffer): void => {
       server.output.push(...chunk.toString().split('\n').filter(Boolean));
       if (server.output.length > 40) server.output.splice(0, server.output.length - 40);
     };
-    child.stdout!.on('data', keep);
+    // A drained pipe keeps only its last chunk: splitting every log line here would load this process.
+    let lastChunk: Buffer | undefined;
+    if (spec.stdout === 'drained-pipe') child.stdout!.on('data', (chunk: Buffer) => (lastChunk = chunk));
+    else child.stdout?.on('data', keep);
     child.stderr!.on('data', keep);
+    server.stdoutTail = () => (typeof spec.stdout === 'object' ? fileTail(spec.stdout.file) : (lastChunk?.toString() ?? ''));
     child.on('exit', (code, signal) => {
       server.exited = signal ?? `exit ${code}`;
       live.delete(server);
     });
     const deadline = Date.now() + 30_000;
     for (;;) {
-      if (server.exited) throw new Error(`${spec.label} exited while starting (${server.exited}):\n${server.output.join('\n')}`);
+      if (server.exited) throw new Error(`${spec.label} exited while starting (${server.exited}):\n${server.diagnostics()}`);
       try {
         const response = await fetch(`${server.baseUrl}/healthz`, { signal: AbortSignal.timeout(1000) });
         await response.arrayBuffer();
@@ -129,7 +143,7 @@ export class ServerProcess {
       }
       if (Date.now() > deadline) {
         await server.stop();
-        throw new Error(`${spec.label} did not answer GET /healthz within 30 s:\n${server.output.join('\n')}`);
+        throw new Error(`${spec.label} did not answer GET /healthz within 30 s:\n${server.diagnostics()}`);
       }
       await sleep(100);
     }
@@ -137,7 +151,12 @@ export class ServerProcess {
 
   /** Throws when the process died (a crash under load is an error, not a figure). */
   assertAlive(): void {
-    if (this.exited) throw new Error(`${this.spec.label} died (${this.exited}):\n${this.output.join('\n')}`);
+    if (this.exited) throw new Error(`${this.spec.label} died (${this.exited}):\n${this.diagnostics()}`);
+  }
+
+  /** Its last output lines, for an error message. */
+  diagnostics(): string {
+    return [this.stdoutTail(), ...this.output].filter(Boolean).join('\n');
   }
 
   /** SIGTERM (graceful), SIGKILL after `graceMs`. Resolves once the process is gone. */
@@ -148,6 +167,20 @@ export class ServerProcess {
     const timer = setTimeout(() => this.child.kill('SIGKILL'), graceMs);
     await gone;
     clearTimeout(timer);
+  }
+}
+
+/** The last few KB of a file. */
+function fileTail(file: string, bytes = 4_096): string {
+  try {
+    const size = statSync(file).size;
+    const fd = openSync(file, 'r');
+    const buffer = Buffer.alloc(Math.min(bytes, size));
+    readSync(fd, buffer, 0, buffer.length, size - buffer.length);
+    closeSync(fd);
+    return buffer.toString();
+  } catch {
+    return '';
   }
 }
 
@@ -210,6 +243,32 @@ export function cpuTimeUs(pid: number): number | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** The process and its descendants (WORKERS=N: the primary and its workers), from /proc. */
+export function processTree(pid: number): number[] {
+  const pids = [pid];
+  for (let index = 0; index < pids.length; index++) {
+    try {
+      const tasks = readdirSync(`/proc/${pids[index]}/task`);
+      for (const task of tasks) {
+        const children = readFileSync(`/proc/${pids[index]}/task/${task}/children`, 'utf8').trim();
+        if (children) pids.push(...children.split(' ').map(Number));
+      }
+    } catch {
+      // gone, or no /proc
+    }
+  }
+  return pids;
+}
+
+/**
+ * CPU time of a process and its live descendants, in µs. A worker that died
+ * during a load takes its time with it: the figure is then a lower bound.
+ */
+export function treeCpuTimeUs(pid: number): number | undefined {
+  const times = processTree(pid).map(cpuTimeUs);
+  return times[0] === undefined ? undefined : times.reduce<number>((sum, time) => sum + (time ?? 0), 0);
 }
 
 export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
@@ -306,14 +365,32 @@ export const SERVER_NODE_FLAGS: string[] = (
   .split(' ')
   .filter(Boolean);
 
-/** The project's real server: compiled, production mode, warn-level logs, the Node flags of `npm start`. */
-export function projectSpec(id: string, label: string, database: ProjectDatabase, nodeFlags: string[] = SERVER_NODE_FLAGS, projectRoot = ROOT): ServerSpec {
-  const env: NodeJS.ProcessEnv = { ...process.env, NODE_ENV: 'production', LOG_LEVEL: 'warn', DATABASE_URL: database.databaseUrl };
-  // The embedded setup: SQLite and in-memory counters, whatever this shell has set.
-  delete env.VALIDATE_RESPONSES;
-  delete env.REDIS_URL;
-  delete env.NODE_OPTIONS;
-  return { id, label, args: [...nodeFlags, path.join(path.relative(ROOT, projectRoot), 'dist/src/server.js')], env };
+/** Variables of this shell that would change what the server does; a user's `npm start` has none of them. */
+const PROJECT_VARIABLES = ['LOG_LEVEL', 'LOG_FORMAT', 'VALIDATE_RESPONSES', 'REDIS_URL', 'WORKERS', 'METRICS_TOKEN', 'NODE_OPTIONS', 'OPENAPI_DIR'];
+
+/** A token for GET /metrics, so the bench can read the server's event-loop delay; no request path reads it. */
+export const BENCH_METRICS_TOKEN = 'bench-metrics-token-0123456789abcdef';
+
+/**
+ * The project's real server as it ships: compiled, `NODE_ENV=production` and
+ * nothing else (info-level access log on, the default response sampling), the
+ * Node flags of `npm start`, its log appended to `<database>.log` unless
+ * `options.stdout` says otherwise. `options.env` adds variables (a scenario
+ * such as `LOG_LEVEL=warn`).
+ */
+export function projectSpec(
+  id: string,
+  label: string,
+  database: ProjectDatabase,
+  nodeFlags: string[] = SERVER_NODE_FLAGS,
+  projectRoot = ROOT,
+  options: { env?: NodeJS.ProcessEnv; stdout?: ServerSpec['stdout'] } = {},
+): ServerSpec {
+  const env: NodeJS.ProcessEnv = { ...process.env };
+  for (const name of PROJECT_VARIABLES) delete env[name];
+  Object.assign(env, { NODE_ENV: 'production', DATABASE_URL: database.databaseUrl, METRICS_TOKEN: BENCH_METRICS_TOKEN }, options.env);
+  const stdout = options.stdout ?? { file: database.file.replace(/\.db$/, `.${id.replace(/[^\w.-]/g, '_')}.log`) };
+  return { id, label, args: [...nodeFlags, path.join(path.relative(ROOT, projectRoot), 'dist/src/server.js')], env, stdout };
 }
 
 export function baselineSpec(id: string, label: string, script: string, petsFile: string): ServerSpec {
@@ -402,15 +479,46 @@ export interface LoadResult {
   timeouts: number;
   statusCodes: Record<string, number>;
   seconds: number;
+  /** The server's event-loop delay over the load (perf_hooks.monitorEventLoopDelay, as its /metrics reports it), in ms. */
+  eventLoopDelay?: EventLoopDelay;
+}
+
+export interface EventLoopDelay {
+  meanMs: number;
+  p50Ms: number;
+  p99Ms: number;
+  maxMs: number;
+}
+
+/**
+ * Reads the event-loop delay the server measured since the previous read
+ * (prom-client's `nodejs_eventloop_lag_*`, a perf_hooks.monitorEventLoopDelay
+ * histogram it resets at every scrape). Only for the project's servers, which
+ * the bench starts with a metrics token.
+ */
+async function eventLoopDelay(server: ServerProcess): Promise<EventLoopDelay | undefined> {
+  if (server.spec.env.METRICS_TOKEN !== BENCH_METRICS_TOKEN) return undefined;
+  try {
+    const response = await fetch(`${server.baseUrl}/metrics`, { headers: { authorization: `Bearer ${BENCH_METRICS_TOKEN}` }, signal: AbortSignal.timeout(5_000) });
+    const text = await response.text();
+    const read = (name: string): number => Number(new RegExp(`^nodejs_eventloop_lag_${name}_seconds(?:\\{[^}]*\\})? (\\S+)`, 'm').exec(text)?.[1]) * 1000;
+    const delay = { meanMs: read('mean'), p50Ms: read('p50'), p99Ms: read('p99'), maxMs: read('max') };
+    return Object.values(delay).every(Number.isFinite) ? delay : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** Loads one server with one scenario for `seconds` over `connections` keep-alive connections (wrk when installed). */
 export async function load(server: ServerProcess, scenario: Scenario, key: string, seconds: number, connections: number): Promise<LoadResult> {
   server.assertAlive();
-  const cpuBefore = cpuTimeUs(server.pid);
+  await eventLoopDelay(server); // resets the server's histogram
+  const cpuBefore = treeCpuTimeUs(server.pid);
   const result = cpuPlan.wrk ? await loadWithWrk(server, scenario, key, seconds, connections) : await loadWithAutocannon(server, scenario, key, seconds, connections);
-  const cpuAfter = cpuTimeUs(server.pid);
+  const cpuAfter = treeCpuTimeUs(server.pid);
   result.cpuUsPerRequest = cpuBefore === undefined || cpuAfter === undefined || result.requests === 0 ? undefined : (cpuAfter - cpuBefore) / result.requests;
+  const delay = await eventLoopDelay(server);
+  if (delay) result.eventLoopDelay = delay;
   return result;
 }
 

@@ -2,7 +2,7 @@
  * npm run soak [-- --duration 600 --rate 100 --concurrency 8 --check-every 10]
  *
  * Builds the project and runs the real server (dist/src/server.js, production
- * mode) under steady mixed load for `--duration` seconds (default 10
+ * mode, as `npm start` runs it: the access log on, appended to a file) under steady mixed load for `--duration` seconds (default 10
  * minutes): list, create, get, invalid requests (400/401/404), and a Free key
  * sent past its limit (429, then key_temporarily_banned). Every
  * `--check-every`-th response is checked against the contract. Reports the
@@ -14,7 +14,7 @@
  * in a fresh PostgreSQL schema and Redis prefix); otherwise a temp SQLite file.
  */
 import http from 'node:http';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
@@ -77,11 +77,16 @@ async function main(): Promise<void> {
   const free = (await issueApiKey(storage.apiKeys, { plan: 'free', label: 'soak free' })).key;
   await storage.close();
 
+  // As `npm start` runs in production: NODE_ENV=production and nothing else, the log appended to a file.
+  const logFile = path.join(mkdtempSync(path.join(os.tmpdir(), 'soak-log-')), 'server.log');
+  const serverEnv: NodeJS.ProcessEnv = { ...process.env };
+  for (const name of ['LOG_LEVEL', 'LOG_FORMAT', 'VALIDATE_RESPONSES', 'WORKERS', 'NODE_OPTIONS']) delete serverEnv[name];
   const server = await ServerProcess.start({
     id: 'soak',
     label: 'server (production)',
     args: [...SERVER_NODE_FLAGS, 'dist/src/server.js'],
-    env: { ...process.env, ...env, NODE_ENV: 'production', LOG_LEVEL: 'warn' },
+    env: { ...serverEnv, ...env, NODE_ENV: 'production' },
+    stdout: { file: logFile },
   });
   const agent = new http.Agent({ keepAlive: true, maxSockets: CONCURRENCY });
   const send = (method: string, url: string, key: string | undefined, body?: string, contentType = 'application/json'): Promise<Observed> =>
@@ -197,6 +202,8 @@ async function main(): Promise<void> {
   agent.destroy();
   server.assertAlive();
   await server.stop();
+  // Every answered request has its access line, including those answered just before SIGTERM.
+  const accessLines = readFileSync(logFile, 'utf8').split('\n').filter((line) => line.includes('"msg":"request"') && !line.includes('"path":"/healthz"')).length;
 
   const intervals = buckets.map((bucket, index) => {
     const sorted = [...bucket.latencies].sort((a, b) => a - b);
@@ -220,12 +227,13 @@ async function main(): Promise<void> {
     contractFailures,
     transportErrors,
     rssMb: { start: Number(rssStart.toFixed(1)), end: Number(rssEnd.toFixed(1)) },
+    accessLines,
     intervals,
   };
   writeFileSync(path.join(ROOT, 'bench/results/soak.json'), `${JSON.stringify(result, null, 2)}\n`);
   writeFileSync(path.join(ROOT, 'bench/results/soak.md'), renderMarkdown(result));
   console.log(renderMarkdown(result));
-  const failed = serverErrors > 0 || contractFailureCount > 0 || transportErrors.length > 0;
+  const failed = serverErrors > 0 || contractFailureCount > 0 || transportErrors.length > 0 || accessLines < total;
   process.exitCode = failed ? 1 : 0;
 }
 
@@ -239,6 +247,7 @@ function renderMarkdown(result: {
   contractFailures: string[];
   transportErrors: string[];
   rssMb: { start: number; end: number };
+  accessLines: number;
   intervals: { fromSecond: number; requests: number; p50Ms: number; p99Ms: number; maxMs: number; statuses: Record<string, number>; rssMb: number }[];
 }): string {
   const lines = [
@@ -249,6 +258,7 @@ function renderMarkdown(result: {
     `- requests: ${result.requests}; 5xx: **${result.serverErrors}**; transport errors: ${result.transportErrors.length}`,
     `- contract checks: ${result.contractChecks}, failures: **${result.contractFailureCount}**`,
     `- server RSS: ${result.rssMb.start} MB at start, ${result.rssMb.end} MB at the end`,
+    `- access-log lines after SIGTERM: ${result.accessLines} for ${result.requests} responses${result.accessLines < result.requests ? ' (**lines lost**)' : ''}`,
     '',
     '| from (s) | requests | p50 ms | p99 ms | max ms | RSS MB | statuses |',
     '|---:|---:|---:|---:|---:|---:|---|',

@@ -18,7 +18,10 @@ import { jsonBody } from './guards/json-body';
 import { openStorage } from './storage/open-storage';
 import { repositoriesOf, type Storage } from './storage/storage';
 import { timedStorage } from './storage/timed-storage';
+import cluster from 'node:cluster';
 import type * as RedisState from './shared-state/redis-state';
+import type { SharedState } from './shared-state/shared-state';
+import { clusterWorkerState } from './shared-state/cluster-state';
 import { createLogger } from './observability/logger';
 import { createMetrics, type Metrics } from './observability/metrics';
 import { operationResolver } from './observability/operation-names';
@@ -70,8 +73,8 @@ export interface Service {
   readonly metrics: Metrics;
   /** The storage the app serves, every repository call timed. */
   readonly storage: Storage;
-  /** Where rate-limit counts, bans and key changes are shared. */
-  readonly sharedState: 'memory' | 'redis';
+  /** Where rate-limit counts, bans and key changes are shared: this process, Redis, or the cluster primary (WORKERS=N). */
+  readonly sharedState: 'memory' | SharedState['kind'];
   /** Operations whose handler is still a scaffolded stub. */
   readonly stubbed: readonly string[];
   /** Closes what `compose` opened (Redis, the database). */
@@ -103,7 +106,7 @@ export async function compose(config: Config, seams: CompositionSeams = {}): Pro
   const closeStorage = async (): Promise<void> => {
     if (!seams.storage) await opened.close();
   };
-  let shared: RedisState.SharedState | undefined;
+  let shared: SharedState | undefined;
   try {
     shared = await openSharedState(config, opened, logger, metrics);
     const storage = timedStorage(opened, (operation) => {
@@ -190,7 +193,7 @@ export async function compose(config: Config, seams: CompositionSeams = {}): Pro
       apis,
       metrics,
       metricsAccess: config.metricsAccess,
-      readinessChecks: { database: () => storage.ping(), ...(shared && { redis: shared.ping.bind(shared) }) },
+      readinessChecks: { database: () => storage.ping(), ...(shared && { [shared.kind]: shared.ping.bind(shared) }) },
       logger,
     });
     app.use(unknownRoute);
@@ -205,7 +208,7 @@ export async function compose(config: Config, seams: CompositionSeams = {}): Pro
       logger,
       metrics,
       storage,
-      sharedState: shared ? 'redis' : 'memory',
+      sharedState: shared?.kind ?? 'memory',
       stubbed,
       close: async () => {
         clearInterval(purge);
@@ -246,9 +249,13 @@ function purgeExpiredKeys(storage: Storage, now: () => number, logger: Logger): 
   return setInterval(purge, PURGE_INTERVAL_MS).unref();
 }
 
-/** Redis-backed shared state when REDIS_URL is set; loaded only then, so one instance never pays for ioredis. */
-async function openSharedState(config: Config, storage: Storage, logger: Logger, metrics: Metrics): Promise<RedisState.SharedState | undefined> {
-  if (!config.redisUrl) return undefined;
+/**
+ * Redis-backed shared state when REDIS_URL is set (loaded only then, so one
+ * instance never pays for ioredis); else, in a worker of `WORKERS=N`, the
+ * cluster primary's; else none (this process counts in memory).
+ */
+async function openSharedState(config: Config, storage: Storage, logger: Logger, metrics: Metrics): Promise<SharedState | undefined> {
+  if (!config.redisUrl) return cluster.isWorker ? clusterWorkerState(storage.apiKeys) : undefined;
   const { openRedisState } = require('./shared-state/redis-state') as typeof RedisState;
   return openRedisState(config.redisUrl, storage.apiKeys, logger, config.redisKeyPrefix, (kind) => metrics.redisErrors.inc({ kind }));
 }

@@ -1,9 +1,13 @@
 import { existsSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
 import { DEFAULT_DATABASE_URL } from './storage/open-storage';
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
+/** More processes than this is a typo, not a machine. */
+const MAX_WORKERS = 256;
 
 const booleanFlag = z.enum(['true', 'false', '1', '0']).transform((value) => value === 'true' || value === '1');
 
@@ -69,6 +73,13 @@ const environmentSchema = z.object({
     .optional(),
   /** How long an Idempotency-Key and its stored response are kept (createPet). */
   IDEMPOTENCY_RETENTION_HOURS: z.coerce.number({ error: 'must be a number of hours' }).positive().default(24),
+  /** Server processes (node:cluster) sharing the port, the database and the rate-limit counts; `auto` = one per available core. */
+  WORKERS: z
+    .string()
+    .regex(/^(auto|\d{1,3})$/, 'must be a positive integer or auto')
+    .transform((value) => (value === 'auto' ? availableParallelism() : Number(value)))
+    .refine((workers) => workers >= 1 && workers <= MAX_WORKERS, `must be from 1 to ${MAX_WORKERS}, or auto`)
+    .default(1),
   /** Concurrent sockets per process; the excess is closed at once. */
   MAX_CONNECTIONS: z.coerce.number({ error: 'must be a positive integer' }).int().positive().default(1024),
 }).refine((values) => values.HEADERS_TIMEOUT_SECONDS <= values.REQUEST_TIMEOUT_SECONDS, {
@@ -124,6 +135,8 @@ const configSchema = environmentSchema.transform((values) => ({
     dayWindowMs: FIXED_SETTINGS.dayWindowMs,
   },
   trustProxy: values.TRUST_PROXY,
+  /** Server processes; above 1 the entry point runs a node:cluster primary (src/runtime/cluster.ts). */
+  workers: values.WORKERS,
   httpLimits: {
     headersTimeoutMs: values.HEADERS_TIMEOUT_SECONDS * 1000,
     requestTimeoutMs: values.REQUEST_TIMEOUT_SECONDS * 1000,

@@ -9,6 +9,11 @@ import { serve, type Serving } from './runtime/serve';
 import { loadConfig, type Config } from './config';
 import { compose, type Service } from './compose';
 import { issueApiKey } from './auth/key-service';
+import cluster from 'node:cluster';
+import { createLogger, flushLogger } from './observability/logger';
+import { runPrimary } from './runtime/cluster';
+import { openStorage } from './storage/open-storage';
+import type { Storage } from './storage/storage';
 
 /**
  * Starts the server as `npm start` does. `build` is the composition root; a
@@ -26,16 +31,26 @@ export async function startServer(env: NodeJS.ProcessEnv = process.env, build: (
     process.exit(1);
   }
   settleUrlParseDeprecation();
+  if (config.workers > 1 && cluster.isPrimary) {
+    // WORKERS=N: this process only supervises; each worker runs the rest of this function.
+    const logger = createLogger(config.logLevel, undefined, config.logFormat);
+    await runPrimary({ config, logger, prepare: () => prepareDatabase(config) });
+    return;
+  }
 
   // Handlers first, so a signal that arrives while starting also stops cleanly.
   let service: Service | undefined;
   let serving: Serving | undefined;
   let stopping = false;
-  const stop = async (): Promise<never> => {
-    await (serving ? serving.stop() : service?.close());
-    service?.logger.info('stopped');
-    process.exit(0);
-  };
+  let stopped: Promise<never> | undefined;
+  // Once, whichever of the signal and the end of the start calls it first.
+  const stop = (): Promise<never> =>
+    (stopped ??= (async () => {
+      await (serving ? serving.stop() : service?.close());
+      service?.logger.info('stopped');
+      if (service) await flushLogger(service.logger);
+      process.exit(0);
+    })());
   const onSignal = (signal: NodeJS.Signals): void => {
     if (stopping) {
       // A second Ctrl-C means "now"; a repeated SIGTERM from a supervisor does not cut requests short.
@@ -49,11 +64,26 @@ export async function startServer(env: NodeJS.ProcessEnv = process.env, build: (
   };
   process.on('SIGTERM', onSignal);
   process.on('SIGINT', onSignal);
+  // An error nothing caught: logged with the lines before it, then exit, since the process state is unknown.
+  const onFatal = (error: unknown, origin: string): void => {
+    if (!service) {
+      console.error(`${origin}:`, error);
+      process.exit(1);
+    }
+    service.logger.fatal({ err: error, origin }, `${origin}: exiting`);
+    void flushLogger(service.logger).then(() => process.exit(1));
+  };
+  process.on('uncaughtException', (error) => onFatal(error, 'uncaught exception'));
+  process.on('unhandledRejection', (reason) => onFatal(reason, 'unhandled rejection'));
+
+  // A worker stops when its primary is gone, rather than serving without shared counts.
+  if (cluster.isWorker) process.once('disconnect', () => onSignal('SIGTERM'));
 
   service = await build(config);
   if (stopping) await stop();
-  await ensureFirstKey(service, config);
-  announceStubs(service);
+  // With WORKERS=N the primary gave the first key; one worker speaks for all.
+  if (cluster.isPrimary) await ensureFirstKey(service.storage, config);
+  if (cluster.isPrimary || cluster.worker?.id === 1) announceStubs(service);
   serving = await serve(service);
   if (stopping) await stop();
   service.logger.info(
@@ -65,8 +95,9 @@ export async function startServer(env: NodeJS.ProcessEnv = process.env, build: (
       env: config.nodeEnv,
       node: process.version,
       mock: config.mockResponses,
+      ...(cluster.worker && { worker: cluster.worker.id }),
     },
-    `listening on http://${serving.address}:${serving.port}`,
+    `${cluster.worker ? `worker ${cluster.worker.id} ` : ''}listening on http://${serving.address}:${serving.port}`,
   );
 }
 
@@ -82,7 +113,7 @@ function announceStubs({ stubbed, logger, config }: Service): void {
  * In development, a database with no keys gets one free key, printed once, so
  * `npm start` is usable at once. Never in production.
  */
-async function ensureFirstKey({ storage }: Service, config: Config): Promise<void> {
+async function ensureFirstKey(storage: Pick<Storage, 'apiKeys'>, config: Config): Promise<void> {
   if (config.nodeEnv === 'production' || (await storage.apiKeys.count()) > 0) return;
   const { key, record } = await issueApiKey(storage.apiKeys, { plan: 'free', label: 'first key (created by npm start)' });
   process.stdout.write(
@@ -90,6 +121,19 @@ async function ensureFirstKey({ storage }: Service, config: Config): Promise<voi
       `  ${key}\n\n  curl -H "Authorization: Bearer ${key}" http://localhost:${config.port}/v1/pets\n\n` +
       'Create more with: npm run keys -- create --plan free --label NAME\n\n',
   );
+}
+
+/**
+ * WORKERS=N: the database is migrated and given its first key once, by the
+ * primary, before any worker opens it.
+ */
+async function prepareDatabase(config: Config): Promise<void> {
+  const storage = await openStorage(config.databaseUrl);
+  try {
+    await ensureFirstKey(storage, config);
+  } finally {
+    await storage.close();
+  }
 }
 
 if (require.main === module) {

@@ -2,23 +2,9 @@ import { Redis } from 'ioredis';
 import { RedisStore } from 'rate-limit-redis';
 import type { Logger } from 'pino';
 import type { ApiKeyRepository } from '../storage/storage';
-import type { BanList } from '../rate-limit/ban-list';
 import type { RateLimitStores } from '../rate-limit/rate-limits';
-import type { KeyChanges } from '../auth/key-changes';
+import type { SharedState } from './shared-state';
 
-/**
- * What several instances share through Redis: rate-limit counters (atomic
- * Lua scripts with the window's expiry in Redis, via rate-limit-redis), bans,
- * and the "this key changed" signal (revocation, plan change).
- */
-export interface SharedState {
-  stores: RateLimitStores;
-  banList: BanList;
-  keyChanges: KeyChanges;
-  /** Resolves when Redis answers (readiness). */
-  ping(): Promise<void>;
-  close(): Promise<void>;
-}
 
 /** The pub/sub channel of key changes (the keys CLI publishes on it). */
 export const keyChangesChannel = (prefix: string): string => `${prefix}key-changes`;
@@ -40,7 +26,10 @@ function connect(redisUrl: string): Redis {
 }
 
 /**
- * Connects to Redis (failing start when it is unreachable) and builds the shared state.
+ * Connects to Redis (failing start when it is unreachable) and builds what
+ * several instances share through it: rate-limit counters (atomic Lua
+ * scripts with the window's expiry in Redis, via rate-limit-redis), bans, and
+ * the "this key changed" signal (revocation, plan change).
  *
  * @example const shared = await openRedisState('redis://127.0.0.1:6379', apiKeys, logger, 'pas:', (kind) => metrics.redisErrors.inc({ kind }));
  */
@@ -99,6 +88,7 @@ export async function openRedisState(
 
   const stores: RateLimitStores = { minute: store('minute'), day: store('day'), ip: store('ip') };
   return {
+    kind: 'redis',
     stores,
     banList: {
       async bannedUntil(keyId, now) {
@@ -126,3 +116,5 @@ export async function openRedisState(
     },
   };
 }
+
+export type { SharedState } from './shared-state';
