@@ -27,6 +27,8 @@ import { createMetrics, type Metrics } from './observability/metrics';
 import { operationResolver } from './observability/operation-names';
 import { assignRequestId, attachRequestLogger } from './observability/request-id';
 import { requestObserver } from './observability/request-observer';
+import { responseSampler } from './observability/response-sampling';
+import { contractViolations } from './observability/contract-violations';
 import { buildOperationMocks } from './mock/mock-responses';
 import { mountPublicRoutes } from './public/public-routes';
 import { withHooks, type PhaseHooks, type PhaseImplementations } from './pipeline/phases';
@@ -57,8 +59,10 @@ export interface CompositionSeams {
   logDestination?: DestinationStream;
   /** Measurement only: named phases wrapped or replaced (src/pipeline/phases.ts). */
   phaseHooks?: PhaseHooks;
-  /** The clock (ms since epoch) of sunsets and idempotency records; `Date.now` by default. */
+  /** The clock (ms since epoch) of sunsets, idempotency records and the contract-violation log's once-a-minute limit; `Date.now` by default. */
   now?: () => number;
+  /** The draws (in [0, 1)) that pick the responses checked after sending (`responseSampleRate`); `Math.random` by default. */
+  random?: () => number;
 }
 
 /** The composed service: an Express app on its storage, with what runs beside it. */
@@ -131,8 +135,18 @@ export async function compose(config: Config, seams: CompositionSeams = {}): Pro
       // Skipped entirely when info is off (LOG_LEVEL=warn).
       ...(config.accessLog && logger.isLevelEnabled('info') && { accessLog: logger }),
     });
-    const validatorOptions = { validateResponses: config.validateResponses };
     const now = seams.now ?? Date.now;
+    // Only when sampling is on: at 0 no request pays for it, and no schema is compiled.
+    const sampleResponse =
+      config.responseSampleRate > 0
+        ? responseSampler({
+            rate: config.responseSampleRate,
+            check: contractViolations({ apis, operationOf, metrics, logger, now }),
+            logger,
+            ...(seams.random && { random: seams.random }),
+          })
+        : undefined;
+    const validatorOptions = { validateResponses: config.validateResponses };
     const cursorSecret = await storage.secrets.get('page-cursors');
     if (!cursorSecret) throw new Error('the database has no page-cursors secret (migration 0003 did not run?)');
     const idempotency = idempotentRequests(storage.idempotencyKeys, { ...config.idempotency, now });
@@ -149,6 +163,7 @@ export async function compose(config: Config, seams: CompositionSeams = {}): Pro
       observe: (req, res) => {
         assignRequestId(req, res);
         observe(req, res);
+        sampleResponse?.(req, res);
       },
       'security-headers': precomputeHeaders(helmet()),
       route: routeOf(apis.map((api) => api.table)),

@@ -11,6 +11,19 @@ const MAX_WORKERS = 256;
 
 const booleanFlag = z.enum(['true', 'false', '1', '0']).transform((value) => value === 'true' || value === '1');
 
+const RESPONSE_VALIDATION_MESSAGE = 'must be true, false or a fraction from 0 to 1 (e.g. 0.01)';
+
+/**
+ * `true`/`false`: every response validated inline, or none; a decimal from 0
+ * to 1: that share checked after it is sent. A number is always a fraction
+ * (`1` every response, `0` none), no longer a boolean alias.
+ */
+const responseValidation = z
+  .string()
+  .regex(/^(true|false|\d+(\.\d+)?|\.\d+)$/, RESPONSE_VALIDATION_MESSAGE)
+  .transform((value): boolean | number => (value === 'true' ? true : value === 'false' ? false : Number(value)))
+  .refine((value) => typeof value === 'boolean' || value <= 1, RESPONSE_VALIDATION_MESSAGE);
+
 const environmentSchema = z.object({
   PORT: z
     .string()
@@ -45,8 +58,8 @@ const environmentSchema = z.object({
     .regex(/^[\x21-\x7E]+$/, 'must be printable ASCII without spaces')
     .optional(),
   NODE_ENV: z.enum(['development', 'test', 'production']).default('development'),
-  /** Response validation: on by default except in production. */
-  VALIDATE_RESPONSES: booleanFlag.optional(),
+  /** Response validation: inline (`true`) by default except in production, where a fraction (0.01) is checked after sending. */
+  VALIDATE_RESPONSES: responseValidation.optional(),
   /** Mock mode (npm run mock): stubbed operations answer with an example of the contract instead of 501. */
   MOCK_RESPONSES: booleanFlag.default(false),
   RATE_LIMIT_BAN_AFTER: z.coerce.number({ error: 'must be a positive integer' }).int().positive().default(10),
@@ -99,51 +112,60 @@ export const FIXED_SETTINGS = {
   idempotencyLockMs: 30_000,
 };
 
+/** Share of responses checked after sending in production when VALIDATE_RESPONSES is unset. */
+const PRODUCTION_SAMPLE_RATE = 0.01;
+
 /** The environment read once, as the service uses it. */
-const configSchema = environmentSchema.transform((values) => ({
-  port: values.PORT,
-  host: values.HOST,
-  databaseUrl: values.DATABASE_URL,
-  redisUrl: values.REDIS_URL,
-  redisKeyPrefix: values.REDIS_KEY_PREFIX,
-  logLevel: values.LOG_LEVEL,
-  logFormat: values.LOG_FORMAT,
-  /** Who may read GET /metrics. */
-  metricsAccess: values.METRICS_TOKEN
-    ? { token: values.METRICS_TOKEN }
-    : values.NODE_ENV === 'production'
-      ? ('disabled' as const)
-      : ('open' as const),
-  nodeEnv: values.NODE_ENV,
-  validateResponses: values.VALIDATE_RESPONSES ?? values.NODE_ENV !== 'production',
-  mockResponses: values.MOCK_RESPONSES,
-  /** Where the contract documents are read from (openapi/ when unset). */
-  contractDir: values.OPENAPI_DIR,
-  /** One line per request at info level. */
-  accessLog: true,
-  keyCacheTtlMs: FIXED_SETTINGS.keyCacheTtlMs,
-  idempotency: {
-    retentionMs: values.IDEMPOTENCY_RETENTION_HOURS * 3_600_000,
-    lockMs: FIXED_SETTINGS.idempotencyLockMs,
-  },
-  shutdownTimeoutMs: values.SHUTDOWN_TIMEOUT_SECONDS * 1000,
-  rateLimits: {
-    banAfter: values.RATE_LIMIT_BAN_AFTER,
-    banSeconds: values.RATE_LIMIT_BAN_SECONDS,
-    ipPerMinute: values.RATE_LIMIT_IP_PER_MINUTE,
-    minuteWindowMs: FIXED_SETTINGS.minuteWindowMs,
-    dayWindowMs: FIXED_SETTINGS.dayWindowMs,
-  },
-  trustProxy: values.TRUST_PROXY,
-  /** Server processes; above 1 the entry point runs a node:cluster primary (src/runtime/cluster.ts). */
-  workers: values.WORKERS,
-  httpLimits: {
-    headersTimeoutMs: values.HEADERS_TIMEOUT_SECONDS * 1000,
-    requestTimeoutMs: values.REQUEST_TIMEOUT_SECONDS * 1000,
-    keepAliveTimeoutMs: values.KEEP_ALIVE_TIMEOUT_SECONDS * 1000,
-    maxConnections: values.MAX_CONNECTIONS,
-  },
-}));
+const configSchema = environmentSchema.transform((values) => {
+  const responseValidation = values.VALIDATE_RESPONSES ?? (values.NODE_ENV === 'production' ? PRODUCTION_SAMPLE_RATE : true);
+  return {
+    port: values.PORT,
+    host: values.HOST,
+    databaseUrl: values.DATABASE_URL,
+    redisUrl: values.REDIS_URL,
+    redisKeyPrefix: values.REDIS_KEY_PREFIX,
+    logLevel: values.LOG_LEVEL,
+    logFormat: values.LOG_FORMAT,
+    /** Who may read GET /metrics. */
+    metricsAccess: values.METRICS_TOKEN
+      ? { token: values.METRICS_TOKEN }
+      : values.NODE_ENV === 'production'
+        ? ('disabled' as const)
+        : ('open' as const),
+    nodeEnv: values.NODE_ENV,
+    /** Strict: every handler response goes through the validator before it is sent (a drift answers 500). */
+    validateResponses: responseValidation === true,
+    /** Share of responses checked against the contract after they are sent (counted and logged, never changed); 0 when strict. */
+    responseSampleRate: typeof responseValidation === 'number' ? responseValidation : 0,
+    mockResponses: values.MOCK_RESPONSES,
+    /** Where the contract documents are read from (openapi/ when unset). */
+    contractDir: values.OPENAPI_DIR,
+    /** One line per request at info level. */
+    accessLog: true,
+    keyCacheTtlMs: FIXED_SETTINGS.keyCacheTtlMs,
+    idempotency: {
+      retentionMs: values.IDEMPOTENCY_RETENTION_HOURS * 3_600_000,
+      lockMs: FIXED_SETTINGS.idempotencyLockMs,
+    },
+    shutdownTimeoutMs: values.SHUTDOWN_TIMEOUT_SECONDS * 1000,
+    rateLimits: {
+      banAfter: values.RATE_LIMIT_BAN_AFTER,
+      banSeconds: values.RATE_LIMIT_BAN_SECONDS,
+      ipPerMinute: values.RATE_LIMIT_IP_PER_MINUTE,
+      minuteWindowMs: FIXED_SETTINGS.minuteWindowMs,
+      dayWindowMs: FIXED_SETTINGS.dayWindowMs,
+    },
+    trustProxy: values.TRUST_PROXY,
+    /** Server processes; above 1 the entry point runs a node:cluster primary (src/runtime/cluster.ts). */
+    workers: values.WORKERS,
+    httpLimits: {
+      headersTimeoutMs: values.HEADERS_TIMEOUT_SECONDS * 1000,
+      requestTimeoutMs: values.REQUEST_TIMEOUT_SECONDS * 1000,
+      keepAliveTimeoutMs: values.KEEP_ALIVE_TIMEOUT_SECONDS * 1000,
+      maxConnections: values.MAX_CONNECTIONS,
+    },
+  };
+});
 
 /** The service's configuration: derived from the schema, never restated. */
 export type Config = DeepReadonly<z.output<typeof configSchema>>;

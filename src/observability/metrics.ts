@@ -24,6 +24,12 @@ export interface Metrics {
   /** `operation` is the repository method, e.g. `pets.list`; `backend` is `sqlite` or `postgres`. */
   readonly dbQueryDuration: Histogram<'operation' | 'backend'>;
   readonly redisErrors: Counter<'kind'>;
+  /**
+   * Sampled responses that break the contract (VALIDATE_RESPONSES as a
+   * fraction): `operation` (operationId, or `unmatched` under a base path),
+   * `kind` (`status`, `header`, `body`).
+   */
+  readonly contractViolations: Counter<'operation' | 'kind'>;
   /** Reports a connection pool's size, idle and waiting counts at each scrape. */
   watchPool(backend: string, stats: () => PoolStats): void;
   /** The text exposition of this app's metrics and the process-wide ones. */
@@ -117,6 +123,12 @@ export function createMetrics(): Metrics {
       name: 'pas_redis_errors_total',
       help: 'Redis failures: connection errors and failed commands.',
       labelNames: ['kind'],
+      registers,
+    }),
+    contractViolations: new Counter({
+      name: 'pas_contract_violations_total',
+      help: 'Sampled responses that break the contract, checked after they were sent, by operation and kind (status, header, body).',
+      labelNames: ['operation', 'kind'],
       registers,
     }),
     watchPool(backend, stats) {

@@ -11,7 +11,9 @@ import type { ServedApi } from './operation-pipeline';
  * requests under the contract's base path, compiled once per operation.
  *
  * - `observe`: the request id (`X-Request-Id` on every response, `req.log`),
- *   the duration histogram and the access log, recorded when the response closes;
+ *   the duration histogram and the access log, recorded when the response
+ *   closes; the draw that picks responses to check against the contract
+ *   after they are sent (VALIDATE_RESPONSES as a fraction);
  * - `security-headers`: helmet's headers, computed once at start;
  * - `route`: the route table finds the operation (src/contract/route-table.ts);
  * - `authenticate`: who is calling (skipped for `security: []`); a failure is

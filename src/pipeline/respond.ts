@@ -90,8 +90,9 @@ export function handleStage(op: SpecOperation, handlers: AnyHandlerRegistry, opt
  * The serialize phase: writes the response the handle phase produced. With
  * response validation on, it goes through `res.json`, which the validator
  * intercepts; otherwise it is written directly (`sendJson`): a handler's body
- * is already typed from the contract, and every response of the test suite
- * is checked against it.
+ * is already typed from the contract, every response of the test suite is
+ * checked against it, and in production a share of them is checked after it
+ * is sent (src/observability/response-sampling.ts).
  *
  * @example stages.push(serializeStage(config.validateResponses));
  */

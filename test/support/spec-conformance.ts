@@ -2,21 +2,22 @@
  * Checks an HTTP response against the contract (openapi/v1/openapi.yaml by
  * default): the operation is found by the route table the server uses (one
  * matching rule: case-insensitive, optional trailing slash, the validator's
- * order), its declared response for the status (or `default`) gives the body
- * schema and the required headers. A response of a path the contract does
- * not match must still be an Error object when it is an error, and a 2xx
- * there must come from a public route. A 5xx fails unless the test expects it.
+ * order), and the product's rule (src/contract/response-conformance.ts: the
+ * declared response for the status, or `default`, gives the body schema and
+ * the required headers) judges the response. On top of it, rules for tests
+ * only: a response of a path the contract does not match must still be an
+ * Error object when it is an error, and a 2xx there must come from a public
+ * route; a 5xx fails unless the test expects it.
  */
 import { loadSpec, type OpenApiDocument } from '../../src/contract/load-spec';
 import { routeTable, type RouteTable } from '../../src/contract/route-table';
-import { schemaValidator, type SchemaValidator } from '../../src/contract/schema-validator';
-import { deref, escapePointer, resolveRef } from '../../src/contract/refs';
+import { responseConformance, type ResponseCheck } from '../../src/contract/response-conformance';
 import { contractVersions } from '../../src/contract/versions';
 
 interface Checker {
   table: RouteTable;
-  /** Schemas of the contract by JSON pointer, as the server's mocks check them (formats included). */
-  schemas: SchemaValidator;
+  /** The product's rule for this contract (schemas checked with formats, as the server's mocks check them). */
+  check: ResponseCheck;
 }
 
 const checkers = new WeakMap<OpenApiDocument, Checker>();
@@ -26,13 +27,10 @@ const defaultContracts = contractVersions().map((version) => loadSpec(version.do
 function checkerFor(contract: OpenApiDocument): Checker {
   let checker = checkers.get(contract);
   if (!checker) {
-    checkers.set(contract, (checker = { table: routeTable(contract), schemas: schemaValidator(contract) }));
+    checkers.set(contract, (checker = { table: routeTable(contract), check: responseConformance(contract) }));
   }
   return checker;
 }
-
-/** 400 request validation, 401 auth, 413/415 body, 414 URL, 429 limits: the framework's answers, Error objects whether declared or not. */
-const FRAMEWORK_STATUSES = new Set([400, 401, 413, 414, 415, 429, 501, 503]);
 
 /** Routes outside the contract that answer 2xx (and HEAD's on them). */
 const PUBLIC_ROUTES = [/^\/healthz\/?$/i, /^\/readyz\/?$/i, /^\/metrics\/?$/i, /^\/openapi(\/v\d+)?\.(yaml|json)$/i, /^\/docs(\/|$)/i];
@@ -76,18 +74,15 @@ export function assertResponseConforms(res: ObservedResponse, options: Conforman
   const contracts = options.contract === undefined ? defaultContracts : Array.isArray(options.contract) ? options.contract : [options.contract as OpenApiDocument];
   // The version whose route table matches the path (the server's own rule), else the first for Error objects.
   const contract = contracts.find((candidate) => checkerFor(candidate).table.match(method, url) !== undefined) ?? contracts[0]!;
-  const { table, schemas } = checkerFor(contract);
+  const { table, check } = checkerFor(contract);
   const where = `${method} ${url} -> ${res.status}`;
   const fail = (why: string): never => {
     const body = JSON.stringify(res.body) ?? '';
     throw new Error(`response breaks the contract: ${where}: ${why}\nbody: ${body.length > 2_000 ? `${body.slice(0, 2_000)}…` : body}`);
   };
-  const checkBody = (schemaRef: string): void => {
-    if (method === 'HEAD') return; // no body, whatever the status
-    if (!String(res.headers['content-type']).startsWith('application/json')) fail(`content-type is ${res.headers['content-type']}`);
-    const problem = schemas.explain(schemaRef, res.body);
-    if (problem) fail(problem);
-    if (res.status >= 400 && res.body.status !== res.status) fail(`body.status ${res.body.status} differs from the HTTP status`);
+  const conform = (operation: Parameters<ResponseCheck>[0]): void => {
+    const [first] = check(operation, { method, status: res.status, headers: res.headers, body: res.body, text: res.text });
+    if (first) fail(first.message);
   };
 
   if (res.status >= 500 && !options.expectedStatuses?.has(res.status)) {
@@ -98,7 +93,7 @@ export function assertResponseConforms(res: ObservedResponse, options: Conforman
     // (src/runtime/http-server.ts): never routed, authenticated or counted, so
     // no operation's headers; still an Error object with a request id.
     if (typeof res.headers['x-request-id'] !== 'string') fail('no X-Request-Id');
-    checkBody('/components/schemas/Error');
+    conform(undefined);
     return;
   }
   if (/^\/readyz\/?$/i.test(url)) {
@@ -112,39 +107,7 @@ export function assertResponseConforms(res: ObservedResponse, options: Conforman
     return;
   }
   const operation = table.match(method, url)?.operation;
-  if (!operation) {
-    // Outside the contract (unknown route, undeclared method, docs, health): errors are still Error objects.
-    if (res.status >= 400) checkBody('/components/schemas/Error');
-    else if (!PUBLIC_ROUTES.some((route) => route.test(url))) fail('a success for a request the contract does not declare');
-    return;
-  }
-  const responses = operation.operation['responses'] as Record<string, unknown>;
-  const declared = String(res.status) in responses ? String(res.status) : 'default';
-  if (!(declared in responses)) {
-    // Answers of the framework rather than the handler (validation, auth, limits,
-    // stubs, outages) need not be declared: they are Error objects.
-    if (!FRAMEWORK_STATUSES.has(res.status)) fail('status is not declared and there is no default response');
-    checkBody('/components/schemas/Error');
-    return;
-  }
-  if (declared === 'default' && res.status < 400) fail(`a ${res.status} is not declared: only errors may fall to the default response`);
-  const entry = responses[declared];
-  const { node: response, ref } = resolveRef(contract, entry);
-  // Where the response object lives, so Ajv resolves its schema's $refs in place.
-  const responseRef = ref ? ref.replace(/^#/, '') : `/paths/${escapePointer(operation.path)}/${operation.method}/responses/${declared}`;
-
-  for (const [name, header] of Object.entries<any>(response['headers'] ?? {})) {
-    const definition = deref(contract, header) as { required?: boolean; schema?: { type?: string } };
-    const value = res.headers[name.toLowerCase()];
-    if (definition.required && value === undefined) fail(`required header ${name} is missing`);
-    if (value !== undefined && definition.schema?.type === 'integer' && !/^\d+$/.test(String(value))) {
-      fail(`header ${name}: "${value}" is not an integer`);
-    }
-  }
-  const content = response['content'] as Record<string, unknown> | undefined;
-  if (!content) {
-    if (res.text) fail('no content is declared but the response has a body');
-    return;
-  }
-  checkBody(`${responseRef}/content/application~1json/schema`);
+  // Outside the contract (unknown route, undeclared method, docs, health), errors are still Error objects.
+  conform(operation);
+  if (!operation && res.status < 400 && !PUBLIC_ROUTES.some((route) => route.test(url))) fail('a success for a request the contract does not declare');
 }
