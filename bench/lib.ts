@@ -81,6 +81,8 @@ export interface ServerSpec {
    * container runtime does. Kept in memory (last lines) by default.
    */
   stdout?: { file: string } | 'drained-pipe';
+  /** Free to use every CPU (WORKERS=N), instead of the server's CPU of `cpuPlan`. */
+  unpinned?: boolean;
 }
 
 /** A server under test, in its own process. */
@@ -107,7 +109,7 @@ export class ServerProcess {
   /** Starts `node ...spec.args` with PORT/HOST set and waits until GET /healthz answers 200. */
   static async start(spec: ServerSpec): Promise<ServerProcess> {
     const port = await freePort();
-    const [command, args] = cpuPlan.server === undefined ? [serverRuntime.node, spec.args] : ['taskset', ['-c', String(cpuPlan.server), serverRuntime.node, ...spec.args]];
+    const [command, args] = cpuPlan.server === undefined || spec.unpinned ? [serverRuntime.node, spec.args] : ['taskset', ['-c', String(cpuPlan.server), serverRuntime.node, ...spec.args]];
     const logFile = typeof spec.stdout === 'object' ? openSync(spec.stdout.file, 'a') : undefined;
     const child = spawn(command, args, {
       cwd: ROOT,
@@ -302,7 +304,7 @@ export class PeakRss {
 
   constructor(private readonly pid: number) {
     try {
-      writeFileSync(`/proc/${pid}/clear_refs`, '5');
+      for (const member of processTree(pid)) writeFileSync(`/proc/${member}/clear_refs`, '5');
       this.hwmReset = true;
     } catch {
       this.hwmReset = false;
@@ -311,8 +313,10 @@ export class PeakRss {
     this.timer = setInterval(() => this.poll(), 50);
   }
 
+  /** Of the process and its workers together (WORKERS=N). */
   private poll(): void {
-    this.polledKb = Math.max(this.polledKb, procStatusKb(this.pid, 'VmRSS') ?? 0);
+    const total = processTree(this.pid).reduce((sum, member) => sum + (procStatusKb(member, 'VmRSS') ?? 0), 0);
+    this.polledKb = Math.max(this.polledKb, total);
   }
 
   stopIfRunning(): void {
@@ -323,7 +327,7 @@ export class PeakRss {
   stop(): number | undefined {
     clearInterval(this.timer);
     this.poll();
-    const hwm = this.hwmReset ? procStatusKb(this.pid, 'VmHWM') : undefined;
+    const hwm = this.hwmReset ? processTree(this.pid).reduce((sum, member) => sum + (procStatusKb(member, 'VmHWM') ?? 0), 0) : undefined;
     const peakKb = Math.max(hwm ?? 0, this.polledKb);
     return peakKb > 0 ? peakKb / 1024 : undefined;
   }
@@ -473,8 +477,10 @@ export interface LoadResult {
   maxMs: number;
   requests: number;
   peakRssMb: number | undefined;
-  /** Server CPU time (user + system) per response, in µs: what a request costs, whatever the load generator does. */
+  /** Server CPU time (user + system, every process of it) per response, in µs: what a request costs, whatever the load generator does. */
   cpuUsPerRequest: number | undefined;
+  /** With WORKERS=N: the primary's share of it (it holds every rate-limit count). */
+  primaryCpuUsPerRequest?: number;
   errors: number;
   timeouts: number;
   statusCodes: Record<string, number>;
@@ -514,9 +520,14 @@ export async function load(server: ServerProcess, scenario: Scenario, key: strin
   server.assertAlive();
   await eventLoopDelay(server); // resets the server's histogram
   const cpuBefore = treeCpuTimeUs(server.pid);
+  const primaryBefore = cpuTimeUs(server.pid);
   const result = cpuPlan.wrk ? await loadWithWrk(server, scenario, key, seconds, connections) : await loadWithAutocannon(server, scenario, key, seconds, connections);
   const cpuAfter = treeCpuTimeUs(server.pid);
+  const primaryAfter = cpuTimeUs(server.pid);
   result.cpuUsPerRequest = cpuBefore === undefined || cpuAfter === undefined || result.requests === 0 ? undefined : (cpuAfter - cpuBefore) / result.requests;
+  if (processTree(server.pid).length > 1 && primaryBefore !== undefined && primaryAfter !== undefined && result.requests > 0) {
+    result.primaryCpuUsPerRequest = (primaryAfter - primaryBefore) / result.requests;
+  }
   const delay = await eventLoopDelay(server);
   if (delay) result.eventLoopDelay = delay;
   return result;

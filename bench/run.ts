@@ -27,6 +27,8 @@
  *   --scale 1000,1000000    BENCH_SCALE      pet counts of the scale run; "0" or --no-scale skips it
  *   --no-build              BENCH_BUILD=0    use the existing dist/ instead of `npm run build`
  *   --out NAME              BENCH_OUT        bench/results/NAME.{json,md} (default latest, or quick)
+ *   --workers N             BENCH_WORKERS    the workers run: the project with WORKERS=1 and WORKERS=N, both free to
+ *                                            use every CPU (default 2; 0 or --no-workers skips it)
  *   --no-ledger             BENCH_LEDGER=0   skip the cost ledger (bench/ledger.ts)
  *   --ledger-only                            only the cost ledger (no comparison, no scale run)
  *   --layers a,b            BENCH_LAYERS     the ledger's layers (default: all of bench/ledger-stand-ins.ts LAYERS)
@@ -92,6 +94,8 @@ interface Options {
   loader: 'wrk' | 'autocannon' | undefined;
   /** Another checkout of the project, built: its server joins the comparison as `project-before`. */
   before: string | undefined;
+  /** WORKERS of the workers run (0: skipped). */
+  workers: number;
 }
 
 function readOptions(argv: string[], env: NodeJS.ProcessEnv): Options {
@@ -114,6 +118,8 @@ function readOptions(argv: string[], env: NodeJS.ProcessEnv): Options {
       layers: { type: 'string' },
       loader: { type: 'string' },
       before: { type: 'string' },
+      workers: { type: 'string' },
+      'no-workers': { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -142,6 +148,7 @@ function readOptions(argv: string[], env: NodeJS.ProcessEnv): Options {
     pets,
     scale,
     build: !(values['no-build'] ?? env.BENCH_BUILD === '0'),
+    workers: values['no-workers'] ? 0 : integer('BENCH_WORKERS', values.workers, env.BENCH_WORKERS, 2, 0),
     out: values.out ?? env.BENCH_OUT ?? (quick ? 'quick' : 'latest'),
     node: values.node ?? (env.BENCH_NODE || undefined),
     ledger: values['ledger-only'] ? 'only' : values['no-ledger'] || env.BENCH_LEDGER === '0' ? 'no' : 'yes',
@@ -348,6 +355,35 @@ function comparisonTables(phase: PhaseResult): Array<{ title: string; text: stri
   });
 }
 
+/** 1 worker against N, with the primary's share and a projection to more cores. */
+function workersTables(phase: PhaseResult): Array<{ title: string; text: string; markdown: string }> {
+  const one = 'workers-1';
+  return phase.scenarios.map((scenario) => {
+    const rows = phase.servers.map(({ id, label }) => {
+      const cell = cellOf(phase, id, scenario.id)!;
+      const primary = medianOf(cell.rounds.map((round) => round.primaryCpuUsPerRequest));
+      const ceiling = primary ? 1e6 / primary : undefined;
+      const projected = (cores: number): string => (cell.cpuUsPerRequest ? fmt(Math.min((cores * 1e6) / cell.cpuUsPerRequest, ceiling ?? Infinity)) : 'n/a');
+      return [
+        label,
+        fmt(cell.rps),
+        fmt(cell.p99Ms, 2),
+        fmt(cell.cpuUsPerRequest),
+        primary === undefined ? '' : fmt(primary, 1),
+        ceiling === undefined ? '' : fmt(ceiling),
+        projected(8),
+        projected(16),
+        fmt(cell.peakRssMb, 1),
+        id === one ? '' : times(ratio(cell.rps, cellOf(phase, one, scenario.id)?.rps)),
+      ];
+    });
+    return {
+      title: scenario.label,
+      ...table(['server', 'req/s (median)', 'p99 ms', 'CPU µs/req', 'primary µs/req', 'primary ceiling req/s', 'projected 8 cores', 'projected 16 cores', 'peak RSS MB (all)', 'vs 1 worker'], rows),
+    };
+  });
+}
+
 function scaleTables(phase: PhaseResult, counts: number[]): Array<{ title: string; text: string; markdown: string }> {
   const [small, big] = [`project@${counts[0]}`, `project@${counts[counts.length - 1]}`];
   return phase.scenarios.map((scenario) => {
@@ -418,7 +454,8 @@ async function main(): Promise<void> {
   const estimate =
     (options.ledger === 'only' ? 0 : perPhase(6 + (options.before ? 1 : 0), 4)) +
     (options.ledger === 'no' ? 0 : (1 + (options.layers?.length ?? LAYERS.length)) * 3 * (options.warmup + Math.max(options.rounds, options.mode === 'quick' ? 3 : 5) * (Math.min(options.duration, 4) + 0.3))) +
-    (options.scale.length ? perPhase(options.scale.length, 3) : 0);
+    (options.scale.length ? perPhase(options.scale.length, 3) : 0) +
+    (options.workers > 1 && options.ledger !== 'only' ? perPhase(2, 3) : 0);
   console.log(
     `bench (${options.mode}): ${options.rounds} rounds × ${options.duration} s, warm-up ${options.warmup} s, ` +
       `${options.connections} connections, ${options.pets} pets; ledger ${options.ledger}; scale ${options.scale.length ? options.scale.join(' vs ') : 'skipped'}; ` +
@@ -439,6 +476,7 @@ async function main(): Promise<void> {
   let compare: PhaseResult | undefined;
   let ledger: LedgerResult | undefined;
   let scale: PhaseResult | undefined;
+  let workers: PhaseResult | undefined;
   const setup: Record<string, unknown> = {};
   try {
     if (options.build) {
@@ -482,6 +520,22 @@ async function main(): Promise<void> {
       errors.push(...ledger.errors);
     }
 
+    if (options.workers > 1 && options.ledger !== 'only') {
+      console.log(`\nworkers: the project with WORKERS=1 and WORKERS=${options.workers}, free to use every CPU (the load generator shares them)`);
+      const workerContenders = [
+        await startContender({ ...projectSpec('workers-1', 'project, WORKERS=1', database, undefined, undefined, { env: { WORKERS: '1' } }), unpinned: true }, database.key),
+        await startContender(
+          { ...projectSpec(`workers-${options.workers}`, `project, WORKERS=${options.workers}`, database, undefined, undefined, { env: { WORKERS: String(options.workers) } }), unpinned: true },
+          database.key,
+        ),
+      ];
+      try {
+        workers = await runPhase('workers', workerContenders, [SCENARIOS.list20, SCENARIOS.get, SCENARIOS.create], options);
+      } finally {
+        for (const { server } of workerContenders) await server.stop();
+      }
+    }
+
     if (options.scale.length) {
       console.log(`\nscale: the project with ${options.scale.map((count) => count.toLocaleString('en-US')).join(' and ')} pets`);
       const scaleContenders: Contender[] = [];
@@ -507,6 +561,7 @@ async function main(): Promise<void> {
   const targets = compare ? targetsOf(compare, scale, options) : [];
   const comparison = compare ? comparisonTables(compare) : [];
   const scaled = scale ? scaleTables(scale, options.scale) : [];
+  const workerTables = workers ? workersTables(workers) : [];
   const ledgerTable = ledger ? table(ledgerHeader(ledger), ledgerRows(ledger)) : undefined;
   const standIns = ledger
     ? ledger.variants
@@ -570,6 +625,7 @@ async function main(): Promise<void> {
     settings,
     ...comparison.map((section) => `\n${section.title}\n${section.text}`),
     ...(ledgerTable ? ['\nCOST LEDGER (server CPU µs per request)', ledgerTable.text, ...standIns.map((line) => `  ${line}`)] : []),
+    ...(workerTables.length ? ['\nWORKERS RUN (servers unpinned: the load generator shares the cores)', ...workerTables.map((section) => `\n${section.title}\n${section.text}`)] : []),
     ...(scaled.length ? ['\nSCALE RUN', ...scaled.map((section) => `\n${section.title}\n${section.text}`)] : []),
     `\nMEMORY\n${memoryTable.text}`,
     `\n${targetTable.text}`,
@@ -599,6 +655,15 @@ async function main(): Promise<void> {
           ...standIns.map((line) => `- ${line}`),
         ]
       : []),
+    ...(workerTables.length
+      ? [
+          '',
+          '## Workers run',
+          '',
+          `The project with \`WORKERS=1\` and \`WORKERS=${options.workers}\` (node:cluster; the rate-limit counts in the primary), both free to use every CPU of this ${os.cpus().length}-core machine, which wrk shares: ${options.workers} workers cannot get ${options.workers} whole cores here. CPU µs/req is every process of the server; "primary" is the primary's share, which bounds the cluster: its one thread handles every count, so it saturates at 10⁶ / (primary µs per request) req/s. The projection for C cores is min(C × 10⁶ / (CPU µs per request), that ceiling), assuming the load comes from elsewhere and, for createPet, that SQLite's single writer keeps up.`,
+          ...workerTables.flatMap((section) => ['', `### ${section.title}`, '', section.markdown]),
+        ]
+      : []),
     ...(scaled.length ? ['', '## Scale run', ...scaled.flatMap((section) => ['', `### ${section.title}`, '', section.markdown])] : []),
     '',
     '## Memory',
@@ -621,7 +686,7 @@ async function main(): Promise<void> {
     writeFileSync(`${target}.tmp`, content);
     renameSync(`${target}.tmp`, target);
   };
-  write(`${options.out}.json`, JSON.stringify({ meta, targets, ratios, comparison: compare, ledger, scale, errors }, null, 2) + '\n');
+  write(`${options.out}.json`, JSON.stringify({ meta, targets, ratios, comparison: compare, ledger, workers, scale, errors }, null, 2) + '\n');
   write(`${options.out}.md`, markdown);
   console.log(`\nwrote bench/results/${options.out}.json and bench/results/${options.out}.md (${meta.wallSeconds} s)`);
   if (errors.length) process.exitCode = 1;

@@ -72,6 +72,12 @@ it(`a Free key gets exactly 60 of 70 requests, whichever of ${WORKERS} workers s
     expect(statuses.filter((status) => status === 200)).toHaveLength(60);
     expect(statuses.filter((status) => status === 429)).toHaveLength(10);
     await waitFor(() => servingPids(server, '/v1/pets').size === WORKERS, 'access lines from every worker', server);
+    // Whichever worker answers the scrape, it reports the whole instance.
+    for (let scrape = 0; scrape < 4; scrape++) {
+      const metrics = await (await fetch(`${server.url}/metrics`, { headers: { Connection: 'close' } })).text();
+      expect(metrics).toMatch(/^pas_rate_limit_refusals_total\{plan="free",window="minute"\} 10$/m);
+      expect(metrics).toMatch(/^pas_http_request_duration_seconds_count\{operation="listPets",method="GET",status="200",version="v1"\} 60$/m);
+    }
   } finally {
     const code = await server.stop('SIGTERM');
     expect(code).toBe(0);

@@ -1,5 +1,7 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import cluster from 'node:cluster';
 import type { PoolStats } from '../storage/backend';
+import { clusterWorkerMetrics } from './cluster-metrics';
 
 /** Seconds. The service answers in 1–50 ms; the tail buckets catch outages and slow queries. */
 export const REQUEST_DURATION_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1];
@@ -134,10 +136,13 @@ export function createMetrics(): Metrics {
     watchPool(backend, stats) {
       pools.set(backend, stats);
     },
-    async render() {
-      const [own, shared] = await Promise.all([registry.metrics(), processWide.metrics()]);
-      return own + shared;
-    },
+    // A worker of WORKERS=N reports the whole instance, gathered by the primary.
+    render: cluster.isWorker
+      ? clusterWorkerMetrics([registry, processWide])
+      : async () => {
+          const [own, shared] = await Promise.all([registry.metrics(), processWide.metrics()]);
+          return own + shared;
+        },
     contentType: registry.contentType,
   };
   // Known series start at 0, so rate() sees their first increment.

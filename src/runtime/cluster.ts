@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import type { Config } from '../config';
 import { flushLogger } from '../observability/logger';
 import { servePrimarySharedState } from '../shared-state/cluster-state';
+import { serveClusterMetrics } from '../observability/cluster-metrics';
 
 /** A worker that dies this soon after starting, this many times in a row, is a crash loop: the primary gives up. */
 const CRASH_LOOP_WINDOW_MS = 10_000;
@@ -20,7 +21,8 @@ export interface PrimaryOptions {
 /**
  * `WORKERS=N`: this process becomes the node:cluster primary. It prepares the
  * database once, holds the rate-limit counts and relays bans and key changes
- * (src/shared-state/cluster-state.ts) unless REDIS_URL shares them, starts N
+ * (src/shared-state/cluster-state.ts) unless REDIS_URL shares them, gathers
+ * the workers' metrics for GET /metrics (src/observability/cluster-metrics.ts), starts N
  * workers (each the whole server, on the shared port), replaces a worker
  * that dies, and on SIGTERM / SIGINT lets every worker drain, then exits 0.
  *
@@ -53,6 +55,7 @@ export async function runPrimary({ config, logger, prepare }: PrimaryOptions): P
   await prepare();
   if (stopping) return void (await exit());
   if (!config.redisUrl) servePrimarySharedState();
+  serveClusterMetrics();
 
   const startedAt = new Map<number, number>();
   let quickDeaths = 0;
