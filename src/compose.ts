@@ -1,3 +1,4 @@
+import cluster from 'node:cluster';
 import express, { type Express } from 'express';
 import helmet from 'helmet';
 import type { Logger } from 'pino';
@@ -18,7 +19,6 @@ import { jsonBody } from './guards/json-body';
 import { openStorage } from './storage/open-storage';
 import { repositoriesOf, type Storage } from './storage/storage';
 import { timedStorage } from './storage/timed-storage';
-import cluster from 'node:cluster';
 import type * as RedisState from './shared-state/redis-state';
 import type { SharedState } from './shared-state/shared-state';
 import { clusterWorkerState } from './shared-state/cluster-state';

@@ -116,5 +116,3 @@ export async function openRedisState(
     },
   };
 }
-
-export type { SharedState } from './shared-state';
