@@ -1,38 +1,52 @@
 /**
- * A/B of the project server under different Node flags (or the same flags
- * twice, to see the noise): listPets limit=20, server pinned, wrk, interleaved.
+ * A/B of the project server as it ships, under different Node flags or from
+ * different checkouts (or the same twice, to see the noise): one scenario,
+ * server pinned, wrk, interleaved rounds.
  *
- *   node --import tsx bench/ab.ts --flags "" --flags "--max-semi-space-size=4" [--rounds 3] [--seconds 5]
+ *   node --import tsx bench/ab.ts --flags "" --flags "--max-semi-space-size=4" [--rounds 3] [--seconds 5] [--scenario list20]
+ *   node --import tsx bench/ab.ts --root ../other-checkout --root .   (each built with npm run build)
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { SCENARIOS, ServerProcess, killAllServers, load, median, prepareProjectDatabase, projectSpec } from './lib';
+import { ROOT, SCENARIOS, SERVER_NODE_FLAGS, ServerProcess, killAllServers, load, median, prepareProjectDatabase, projectSpec } from './lib';
 
 async function main(): Promise<void> {
   const { values } = parseArgs({
-    options: { flags: { type: 'string', multiple: true }, rounds: { type: 'string', default: '3' }, seconds: { type: 'string', default: '5' }, scenario: { type: 'string', default: 'list20' } },
+    options: {
+      flags: { type: 'string', multiple: true },
+      root: { type: 'string', multiple: true },
+      rounds: { type: 'string', default: '3' },
+      seconds: { type: 'string', default: '5' },
+      scenario: { type: 'string', multiple: true },
+    },
   });
-  const variants = values.flags ?? ['', ''];
-  const scenario = SCENARIOS[values.scenario as keyof typeof SCENARIOS];
+  const roots = (values.root ?? [ROOT]).map((root) => path.resolve(root));
+  const flagSets = values.flags ?? (roots.length > 1 ? [SERVER_NODE_FLAGS.join(' ')] : ['', '']);
+  const variants = roots.flatMap((root) => flagSets.map((flags) => ({ root, flags })));
   const scratch = mkdtempSync(path.join(os.tmpdir(), 'pet-ab-'));
   const database = await prepareProjectDatabase(scratch, 'ab', 1000);
   const servers = [];
-  for (const [index, flags] of variants.entries()) {
-    servers.push(await ServerProcess.start(projectSpec(`v${index}`, flags || '(no flags)', database, flags.split(' ').filter(Boolean))));
+  for (const [index, { root, flags }] of variants.entries()) {
+    const label = `${path.relative(process.cwd(), root) || '.'} ${flags || '(no flags)'}`;
+    servers.push(await ServerProcess.start(projectSpec(`v${index}`, label, database, flags.split(' ').filter(Boolean), root)));
   }
-  const results = variants.map(() => [] as Array<Awaited<ReturnType<typeof load>>>);
-  for (const server of servers) await load(server, scenario, database.key, 2, 32);
-  for (let round = 0; round < Number(values.rounds); round++) {
-    for (const [index, server] of servers.entries()) results[index]!.push(await load(server, scenario, database.key, Number(values.seconds), 32));
-  }
-  for (const [index, server] of servers.entries()) {
-    const r = results[index]!;
-    console.log(
-      `${server.spec.label.padEnd(36)} ${Math.round(median(r.map((x) => x.rps)))} req/s  ${median(r.map((x) => x.cpuUsPerRequest ?? NaN)).toFixed(1)} µs CPU/req  ` +
-        `p99 ${median(r.map((x) => x.p99Ms)).toFixed(2)} ms  peak RSS ${Math.max(...r.map((x) => x.peakRssMb ?? 0)).toFixed(1)} MB`,
-    );
+  for (const scenarioId of values.scenario ?? ['list20']) {
+    const scenario = SCENARIOS[scenarioId as keyof typeof SCENARIOS];
+    const results = variants.map(() => [] as Array<Awaited<ReturnType<typeof load>>>);
+    for (const server of servers) await load(server, scenario, database.key, 2, 32);
+    for (let round = 0; round < Number(values.rounds); round++) {
+      for (const [index, server] of servers.entries()) results[index]!.push(await load(server, scenario, database.key, Number(values.seconds), 32));
+    }
+    console.log(scenario.label);
+    for (const [index, server] of servers.entries()) {
+      const r = results[index]!;
+      console.log(
+        `  ${server.spec.label.padEnd(40)} ${Math.round(median(r.map((x) => x.rps)))} req/s  ${median(r.map((x) => x.cpuUsPerRequest ?? NaN)).toFixed(1)} µs CPU/req  ` +
+          `p99 ${median(r.map((x) => x.p99Ms)).toFixed(2)} ms  peak RSS ${Math.max(...r.map((x) => x.peakRssMb ?? 0)).toFixed(1)} MB`,
+      );
+    }
   }
   for (const server of servers) await server.stop();
   rmSync(scratch, { recursive: true, force: true });

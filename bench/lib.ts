@@ -362,12 +362,18 @@ export async function prepareProjectDatabase(directory: string, name: string, pe
   return { file, databaseUrl, key, pets, seedMs };
 }
 
-/** The Node flags `npm start` gives the server (package.json "config.serverNodeFlags"). */
-export const SERVER_NODE_FLAGS: string[] = (
-  (JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { config?: { serverNodeFlags?: string } }).config?.serverNodeFlags ?? ''
-)
-  .split(' ')
-  .filter(Boolean);
+/**
+ * The Node flags `npm start` gives the server: those of package.json's start
+ * script (`--enable-source-maps`, ...), with `config.serverNodeFlags` in place.
+ */
+export const SERVER_NODE_FLAGS: string[] = startScriptFlags();
+
+function startScriptFlags(): string[] {
+  const manifest = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string }; config?: { serverNodeFlags?: string } };
+  const flags = /\bnode ([^&]*?)\s*dist\/src\/server\.js/.exec(manifest.scripts.start)?.[1];
+  if (flags === undefined) throw new Error(`package.json: the start script does not run "node ... dist/src/server.js": ${manifest.scripts.start}`);
+  return flags.replaceAll('$npm_package_config_serverNodeFlags', manifest.config?.serverNodeFlags ?? '').split(' ').filter(Boolean);
+}
 
 /** Variables of this shell that would change what the server does; a user's `npm start` has none of them. */
 const PROJECT_VARIABLES = ['LOG_LEVEL', 'LOG_FORMAT', 'VALIDATE_RESPONSES', 'REDIS_URL', 'WORKERS', 'METRICS_TOKEN', 'NODE_OPTIONS', 'OPENAPI_DIR'];
@@ -497,6 +503,14 @@ export interface EventLoopDelay {
 }
 
 /**
+ * prom-client's loop monitor (`eventLoopMonitoringPrecision`, its default):
+ * the histogram records the whole time between two runs of a timer of this
+ * interval, so an idle loop reads this much. It is taken off every figure, so
+ * what is reported is how late the timer ran: the delay a request saw.
+ */
+const LOOP_MONITOR_INTERVAL_MS = 10;
+
+/**
  * Reads the event-loop delay the server measured since the previous read
  * (prom-client's `nodejs_eventloop_lag_*`, a perf_hooks.monitorEventLoopDelay
  * histogram it resets at every scrape). Only for the project's servers, which
@@ -507,7 +521,8 @@ async function eventLoopDelay(server: ServerProcess): Promise<EventLoopDelay | u
   try {
     const response = await fetch(`${server.baseUrl}/metrics`, { headers: { authorization: `Bearer ${BENCH_METRICS_TOKEN}` }, signal: AbortSignal.timeout(5_000) });
     const text = await response.text();
-    const read = (name: string): number => Number(new RegExp(`^nodejs_eventloop_lag_${name}_seconds(?:\\{[^}]*\\})? (\\S+)`, 'm').exec(text)?.[1]) * 1000;
+    const read = (name: string): number =>
+      Math.max(0, Number(new RegExp(`^nodejs_eventloop_lag_${name}_seconds(?:\\{[^}]*\\})? (\\S+)`, 'm').exec(text)?.[1]) * 1000 - LOOP_MONITOR_INTERVAL_MS);
     const delay = { meanMs: read('mean'), p50Ms: read('p50'), p99Ms: read('p99'), maxMs: read('max') };
     return Object.values(delay).every(Number.isFinite) ? delay : undefined;
   } catch {

@@ -52,6 +52,7 @@ import { isDeepStrictEqual, parseArgs } from 'node:util';
 import {
   ROOT,
   SCENARIOS,
+  SERVER_NODE_FLAGS,
   ServerProcess,
   baselineSpec,
   killAllServers,
@@ -638,7 +639,7 @@ async function main(): Promise<void> {
     '',
     settings + '.',
     '',
-    `Servers: **A** bare node:http, **B** plain Express 5 (res.json, defaults), **naive** Express + express-openapi-validator + helmet + express-rate-limit (defaults; limit raised), all three serving the same JSON from memory; **project** \`node dist/src/server.js\` as \`npm start\` runs it in production (NODE_ENV=production and nothing else: the access log on at info, appended to a file; enterprise key, SQLite); **project, log to a pipe**: the same with stdout a pipe this process drains, as a container runtime does; **project, LOG_LEVEL=warn**: the same without the access log. "project/this" is the project's median req/s divided by that server's. CPU µs/req: the server's CPU time (all its processes) per response. Loop delay: the server's event-loop delay under the load (perf_hooks.monitorEventLoopDelay via its /metrics), p99 and max.`,
+    `Servers: **A** bare node:http, **B** plain Express 5 (res.json, defaults), **naive** Express + express-openapi-validator + helmet + express-rate-limit (defaults; limit raised), all three serving the same JSON from memory; **project** \`node ${SERVER_NODE_FLAGS.join(' ')} dist/src/server.js\` as \`npm start\` runs it in production (NODE_ENV=production and nothing else: the access log on at info, appended to a file; enterprise key, SQLite); **project, log to a pipe**: the same with stdout a pipe this process drains, as a container runtime does; **project, LOG_LEVEL=warn**: the same without the access log. "project/this" is the project's median req/s divided by that server's. CPU µs/req: the server's CPU time (all its processes) per response. Loop delay: how late the server's event loop ran a 10 ms timer under the load (perf_hooks.monitorEventLoopDelay via its /metrics, less the 10 ms interval), p99 and max.`,
     '',
     ...(comparison.length ? ['## Comparison', ...comparison.flatMap((section) => ['', `### ${section.title}`, '', section.markdown])] : []),
     ...(ledgerTable

@@ -107,6 +107,31 @@ it('a revoked key is refused by every worker within the key cache time, as with 
   }
 });
 
+it('a ban made by one worker is enforced by every worker at once, and made once', async () => {
+  const { env } = database();
+  const key = runKeysCli(['create', '--plan', 'enterprise', '--rpm', '2', '--rpd', '1000'], env).stdout.trim();
+  const server = await startWorkers({ ...env, RATE_LIMIT_BAN_AFTER: '3' });
+  try {
+    const codes: string[] = [];
+    // 2 served, 3 refused, then the refusal past RATE_LIMIT_BAN_AFTER bans the key (in whichever worker served it).
+    for (let i = 0; i < 6; i++) {
+      const answer = await send(server, key);
+      codes.push(answer.status === 200 ? 'ok' : (answer.body as { code: string }).code);
+    }
+    expect(codes).toEqual(['ok', 'ok', 'rate_limited', 'rate_limited', 'rate_limited', 'key_temporarily_banned']);
+    // At once, on both workers (well within the key cache time, so the stored ban is not what they see).
+    const answers = await Promise.all(Array.from({ length: 8 }, () => send(server, key, { path: '/v1/pets/1' })));
+    expect(answers.map((answer) => (answer.body as { code?: string }).code)).toEqual(Array(8).fill('key_temporarily_banned'));
+    await waitFor(() => servingPids(server, '/v1/pets/1').size === WORKERS, 'refusals from every worker', server);
+    // The other worker saw the relayed ban: it refused as banned, and did not ban the key a second time.
+    const metrics = await (await fetch(`${server.url}/metrics`, { headers: { Connection: 'close' } })).text();
+    expect(metrics).toMatch(/^pas_rate_limit_bans_total\{plan="enterprise",window="minute"\} 1$/m);
+    expect(metrics).toMatch(/^pas_rate_limit_refusals_total\{plan="enterprise",window="ban"\} 9$/m);
+  } finally {
+    expect(await server.stop('SIGTERM')).toBe(0);
+  }
+});
+
 it('a worker killed under load is replaced and no acknowledged create is lost', async () => {
   const { env, file } = database();
   const key = runKeysCli(['create', '--plan', 'enterprise', '--rpm', '1000000', '--rpd', '100000000'], env).stdout.trim();

@@ -1,6 +1,7 @@
 import cluster, { type Worker } from 'node:cluster';
 import { ClusterMemoryStorePrimary, ClusterMemoryStoreWorker } from '@express-rate-limit/cluster-memory-store';
 import type { ApiKeyRepository } from '../storage/storage';
+import { ExpiringBans, MemoryBanList } from '../rate-limit/ban-list';
 import type { SharedState } from './shared-state';
 
 /** Marks this module's messages among the others on a worker's IPC channel. */
@@ -27,19 +28,16 @@ const isShared = (message: unknown): message is SharedMessage => (message as { c
 export function clusterWorkerState(apiKeys: ApiKeyRepository): SharedState {
   const worker = cluster.worker;
   if (!worker) throw new Error('clusterWorkerState: not a cluster worker');
-  const bans = new Map<number, number>();
+  const bans = new MemoryBanList(apiKeys);
   const listeners = new Set<(keyId: number) => void>();
-  const apply = (message: SharedMessage): void => {
-    if (message.type === 'ban') bans.set(message.keyId, Math.max(message.untilMs, bans.get(message.keyId) ?? 0));
+  const onMessage = (message: unknown): void => {
+    if (!isShared(message)) return;
+    if (message.type === 'ban') bans.remember(message.keyId, message.untilMs);
     else for (const listener of listeners) listener(message.keyId);
   };
-  const onMessage = (message: unknown): void => {
-    if (isShared(message)) apply(message);
-  };
   worker.on('message', onMessage);
-  /** Applied here at once, and in every other worker through the primary. */
-  const share = (message: SharedMessage): void => {
-    apply(message);
+  /** To every other worker, through the primary. */
+  const relay = (message: SharedMessage): void => {
     if (process.connected) process.send!(message);
   };
   return {
@@ -50,21 +48,18 @@ export function clusterWorkerState(apiKeys: ApiKeyRepository): SharedState {
       ip: new ClusterMemoryStoreWorker({ prefix: 'ip' }),
     },
     banList: {
-      async bannedUntil(keyId, now) {
-        const until = bans.get(keyId);
-        if (until === undefined) return undefined;
-        if (until > now) return until;
-        bans.delete(keyId);
-        return undefined;
-      },
+      bannedUntil: (keyId, now) => bans.bannedUntil(keyId, now),
       async ban(keyId, untilMs) {
-        share({ channel: CHANNEL, type: 'ban', keyId, untilMs });
-        await apiKeys.setBannedUntil(keyId, new Date(untilMs));
+        relay({ channel: CHANNEL, type: 'ban', keyId, untilMs });
+        await bans.ban(keyId, untilMs);
       },
     },
     keyChanges: {
       subscribe: (listener) => void listeners.add(listener),
-      publish: async (keyId) => share({ channel: CHANNEL, type: 'key-changed', keyId }),
+      publish: async (keyId) => {
+        for (const listener of listeners) listener(keyId);
+        relay({ channel: CHANNEL, type: 'key-changed', keyId });
+      },
     },
     async ping() {
       // The counts live in the primary: without it, nothing can be counted.
@@ -85,18 +80,15 @@ export function clusterWorkerState(apiKeys: ApiKeyRepository): SharedState {
  */
 export function servePrimarySharedState(now: () => number = Date.now): void {
   new ClusterMemoryStorePrimary().init();
-  const bans = new Map<number, number>();
+  const bans = new ExpiringBans();
   cluster.on('message', (from: Worker, message: unknown) => {
     if (!isShared(message)) return;
-    if (message.type === 'ban') bans.set(message.keyId, Math.max(message.untilMs, bans.get(message.keyId) ?? 0));
+    if (message.type === 'ban') bans.remember(message.keyId, message.untilMs);
     for (const worker of Object.values(cluster.workers ?? {})) {
       if (worker && worker !== from && worker.isConnected()) worker.send(message);
     }
   });
   cluster.on('online', (worker: Worker) => {
-    for (const [keyId, untilMs] of bans) {
-      if (untilMs > now()) worker.send({ channel: CHANNEL, type: 'ban', keyId, untilMs } satisfies SharedMessage);
-      else bans.delete(keyId);
-    }
+    for (const [keyId, untilMs] of bans.live(now())) worker.send({ channel: CHANNEL, type: 'ban', keyId, untilMs } satisfies SharedMessage);
   });
 }
