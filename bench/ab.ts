@@ -1,10 +1,11 @@
 /**
- * A/B of the project server as it ships, under different Node flags or from
- * different checkouts (or the same twice, to see the noise): one scenario,
- * server pinned, wrk, interleaved rounds.
+ * A/B of the project server as it ships, under different Node flags (default:
+ * those of `npm start`), settings or checkouts (or the same twice, to see the
+ * noise): servers pinned, wrk, interleaved rounds, per scenario.
  *
- *   node --import tsx bench/ab.ts --flags "" --flags "--max-semi-space-size=4" [--rounds 3] [--seconds 5] [--scenario list20]
+ *   node --import tsx bench/ab.ts --flags=--max-semi-space-size=8 --flags=--max-semi-space-size=4 [--rounds 3] [--seconds 5] [--scenario list20 --scenario get]
  *   node --import tsx bench/ab.ts --root ../other-checkout --root .   (each built with npm run build)
+ *   node --import tsx bench/ab.ts --env= --env=VALIDATE_RESPONSES=0         (settings, space-separated NAME=VALUE)
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
@@ -17,20 +18,23 @@ async function main(): Promise<void> {
     options: {
       flags: { type: 'string', multiple: true },
       root: { type: 'string', multiple: true },
+      env: { type: 'string', multiple: true },
       rounds: { type: 'string', default: '3' },
       seconds: { type: 'string', default: '5' },
       scenario: { type: 'string', multiple: true },
     },
   });
   const roots = (values.root ?? [ROOT]).map((root) => path.resolve(root));
-  const flagSets = values.flags ?? (roots.length > 1 ? [SERVER_NODE_FLAGS.join(' ')] : ['', '']);
-  const variants = roots.flatMap((root) => flagSets.map((flags) => ({ root, flags })));
+  const flagSets = values.flags ?? [SERVER_NODE_FLAGS.join(' ')];
+  const envSets = values.env ?? [''];
+  const variants = roots.flatMap((root) => flagSets.flatMap((flags) => envSets.map((env) => ({ root, flags, env }))));
   const scratch = mkdtempSync(path.join(os.tmpdir(), 'pet-ab-'));
   const database = await prepareProjectDatabase(scratch, 'ab', 1000);
   const servers = [];
-  for (const [index, { root, flags }] of variants.entries()) {
-    const label = `${path.relative(process.cwd(), root) || '.'} ${flags || '(no flags)'}`;
-    servers.push(await ServerProcess.start(projectSpec(`v${index}`, label, database, flags.split(' ').filter(Boolean), root)));
+  for (const [index, { root, flags, env }] of variants.entries()) {
+    const label = `${path.relative(process.cwd(), root) || '.'} ${flags || '(no flags)'}${env ? ` ${env}` : ''}`;
+    const settings = Object.fromEntries(env.split(' ').filter(Boolean).map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]));
+    servers.push(await ServerProcess.start(projectSpec(`v${index}`, label, database, flags.split(' ').filter(Boolean), root, { env: settings })));
   }
   for (const scenarioId of values.scenario ?? ['list20']) {
     const scenario = SCENARIOS[scenarioId as keyof typeof SCENARIOS];
