@@ -1,9 +1,11 @@
 import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { PROJECT_ROOT, tempDir } from './support/paths';
 import { runKeysCli } from './support/processes';
 import { checkedFetch } from './support/http';
+import { bufferedDestination } from '../src/observability/logger';
 
 /**
  * The access log is written asynchronously through a buffer
@@ -66,4 +68,37 @@ it('an uncaught exception: logged as fatal after every access line, exit 1', asy
   const fatal = lines.find((line) => line['level'] === 60);
   expect(fatal?.['msg']).toBe('uncaught exception: exiting');
   expect(output).toContain('planted failure (SIGUSR2)');
+});
+
+describe('the buffered writer keeps up with a busy server', () => {
+  // One turn of a busy loop answers every ready connection: a burst of lines
+  // must leave in a few writes (one completes per turn), or the backlog grows
+  // for as long as the load lasts.
+  const LINE = `${JSON.stringify({ level: 30, requestId: 'b3c1e1a2-1111-2222-3333-444455556666', path: '/v1/pets', status: 200, pad: 'x'.repeat(200) })}\n`;
+  const BURST = 3_000;
+
+  async function writesFor(sharedPipe: boolean): Promise<{ writes: number[]; text: string }> {
+    const file = path.join(tempDir(), 'burst.log');
+    const destination = bufferedDestination(file, { sharedPipe });
+    await new Promise((resolve) => destination.once('ready', resolve));
+    const writes: number[] = [];
+    destination.on('write', (bytes: number) => writes.push(bytes));
+    for (let i = 0; i < BURST; i++) destination.write(LINE);
+    await new Promise<void>((resolve, reject) => destination.flush((error) => (error ? reject(error) : resolve())));
+    destination.end();
+    return { writes, text: readFileSync(file, 'utf8') };
+  }
+
+  it('writes a burst of access lines in large writes of whole lines', async () => {
+    const { writes, text } = await writesFor(false);
+    expect(text).toBe(LINE.repeat(BURST));
+    // 3,000 lines of about 300 bytes: under 20 writes (4 KB writes would take over 200).
+    expect(writes.length).toBeLessThan(20);
+  });
+
+  it('keeps each write to one atomic pipe write (4,096 bytes) when workers share a pipe', async () => {
+    const { writes, text } = await writesFor(true);
+    expect(text).toBe(LINE.repeat(BURST));
+    expect(Math.max(...writes)).toBeLessThanOrEqual(4_096);
+  });
 });

@@ -1,13 +1,24 @@
+import cluster from 'node:cluster';
+import { fstatSync } from 'node:fs';
 import pino, { type DestinationStream, type Logger } from 'pino';
 import type * as PinoPretty from 'pino-pretty';
 import type { LogFormat } from '../config';
 
-/**
- * Lines gathered before one write to stdout. Below PIPE_BUF, so that
- * each write to a pipe is atomic: the workers of `WORKERS=N` share the
- * primary's stdout and their lines never interleave mid-line.
- */
+/** Lines gathered before one write to stdout. */
 const BATCH_BYTES = 3_072;
+/**
+ * The most one write carries. SonicBoom keeps one write in flight and starts
+ * the next when it completes, about once per turn of a busy event loop, so a
+ * write must be able to carry more than a turn's worth of access lines, or
+ * the backlog (and memory) grows for as long as the load lasts. SonicBoom
+ * never splits a line between writes.
+ */
+const MAX_WRITE = 65_536;
+/**
+ * A write to a pipe of at most this size is atomic. The workers of
+ * `WORKERS=N` share the primary's stdout; when it is a pipe, their writes are
+ * kept to this size so their lines never interleave mid-line.
+ */
 const PIPE_BUF = 4_096;
 /** A quiet service's lines still reach stdout within this time. */
 const FLUSH_INTERVAL_MS = 250;
@@ -39,7 +50,18 @@ export function createLogger(level: string, destination?: DestinationStream, for
     return pino(options, pretty({ destination: destination ?? 1, colorize, ignore: 'pid,hostname', translateTime: 'SYS:HH:MM:ss.l' }));
   }
   if (destination || level === 'silent') return pino(options, destination);
-  return pino(options, pino.destination({ dest: 1, sync: false, minLength: BATCH_BYTES, maxWrite: PIPE_BUF, periodicFlush: FLUSH_INTERVAL_MS }));
+  return pino(options, bufferedDestination(1, { sharedPipe: cluster.isWorker && !fstatSync(1).isFile() }));
+}
+
+/**
+ * The asynchronous, buffered writer of the JSON lines: batches of
+ * `BATCH_BYTES`, writes of at most `MAX_WRITE` (or `PIPE_BUF` on a pipe shared
+ * with other workers), flushed every `FLUSH_INTERVAL_MS` when quiet.
+ *
+ * @example const logger = pino({}, bufferedDestination(1, { sharedPipe: false }));
+ */
+export function bufferedDestination(dest: number | string, { sharedPipe }: { sharedPipe: boolean }): ReturnType<typeof pino.destination> {
+  return pino.destination({ dest, sync: false, minLength: BATCH_BYTES, maxWrite: sharedPipe ? PIPE_BUF : MAX_WRITE, periodicFlush: FLUSH_INTERVAL_MS });
 }
 
 /**
