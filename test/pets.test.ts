@@ -131,6 +131,11 @@ describe('listPets (GET /v1/pets)', () => {
     ['1.5', 'query.limit must be integer'],
     ['-1', 'query.limit must be >= 1'],
     ['', 'query.limit'],
+    // JavaScript would read these as integers; the contract's integers are decimal digits.
+    ['1e1', 'query.limit must be an integer written in decimal digits'],
+    ['0x14', 'query.limit must be an integer written in decimal digits'],
+    ['%2020', 'query.limit must be an integer written in decimal digits'],
+    ['20.0', 'query.limit must be an integer written in decimal digits'],
   ])('400 for limit=%s', async (limit, message) => {
     const res = await listPets(`?limit=${limit}`).expect(400);
     expect(res.body).toEqual({ code: 'invalid_request', status: 400, message: expect.stringContaining(message) });
@@ -187,6 +192,13 @@ describe('getPet (GET /v1/pets/{petId}, deprecated)', () => {
     ['9007199254740992', 'params.petId must be <= 9007199254740991'],
     ['9223372036854775808', 'params.petId must be <= 9007199254740991'],
     ['100000000000000000000', 'params.petId must be <= 9007199254740991'],
+    // Read as numbers by JavaScript (1e999 as Infinity, which no maximum stops): refused before the database sees them.
+    ['1e999', 'params.petId must be an integer written in decimal digits'],
+    ['396197e47872', 'params.petId must be an integer written in decimal digits'],
+    ['1e3', 'params.petId must be an integer written in decimal digits'],
+    ['0x10', 'params.petId must be an integer written in decimal digits'],
+    ['%205', 'params.petId must be an integer written in decimal digits'],
+    ['1.0', 'params.petId must be an integer written in decimal digits'],
   ])('400 for petId=%s, with deprecation headers', async (petId, message) => {
     const res = await t.api.get(`/v1/pets/${petId}`).set('Authorization', t.auth).expect(400);
     expect(res.body).toEqual({ code: 'invalid_request', status: 400, message });

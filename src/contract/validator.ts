@@ -6,6 +6,7 @@ import { int64Format } from './formats';
 
 export { int64Format };
 import { refuseRepeatedQuery, singleValuedQuery } from '../guards/query-shape';
+import { decimalIntegerParameters } from '../guards/integer-parameters';
 import { asMiddleware, fromMiddleware, type Stage } from '../pipeline/stage';
 
 export interface ValidatorOptions {
@@ -55,10 +56,12 @@ export function operationValidator(spec: OpenApiDocument, basePath: string, op: 
     throw new Error('express-openapi-validator: metadataMiddleware or requestMiddleware not found (has its middleware chain changed?)');
   }
   const stage = (name: string): Stage[] => (byName.has(name) ? [fromMiddleware(byName.get(name)!)] : []);
+  const decimalIntegers = decimalIntegerParameters(spec, op);
   return [
     reduceContentType,
     ...stage('metadataMiddleware'),
     refuseRepeatedQuery,
+    ...(decimalIntegers ? [decimalIntegers] : []),
     ...stage('requestMiddleware'),
     ...stage('responseMiddleware'),
   ];
