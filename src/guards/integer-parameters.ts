@@ -9,11 +9,10 @@ const DECIMAL_INTEGER = /^-?\d+$/;
  * An integer path or query parameter must be written in decimal digits. The
  * validator reads parameters as JavaScript numbers, so `1e999` reached the
  * handler as Infinity (PostgreSQL then refused it: a 500), `0x10` as 16, ` 5`
- * as 5 and `1.0` as 1. Text that is no
- * number, or a fraction, is left to the validator's own message. Runs once the
- * operation is matched (the path parameters are in `req.params`) and before
- * the validator parses them; undefined when the operation has no integer
- * parameter.
+ * as 5 and `1.0` as 1. Text that is no number, or a fraction, is left to the
+ * validator's own message. Runs once the operation is matched (the path
+ * parameters are in `req.params`) and before the validator parses them;
+ * undefined when the operation has no integer parameter.
  *
  * @example const guard = decimalIntegerParameters(spec, op); if (guard) stages.push(guard);
  */
