@@ -6,7 +6,7 @@ import { int64Format } from './formats';
 
 export { int64Format };
 import { refuseRepeatedQuery, singleValuedQuery } from '../guards/query-shape';
-import { decimalIntegerParameters } from '../guards/integer-parameters';
+import { decimalIntegerParameters } from './integer-parameters';
 import { asMiddleware, fromMiddleware, type Stage } from '../pipeline/stage';
 
 export interface ValidatorOptions {

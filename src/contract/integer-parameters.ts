@@ -1,5 +1,5 @@
-import type { OpenApiDocument, SpecOperation } from '../contract/load-spec';
-import { resolveRef } from '../contract/refs';
+import type { OpenApiDocument, SpecOperation } from './load-spec';
+import { resolveRef } from './refs';
 import { ApiError } from '../errors/api-error';
 import type { Stage } from '../pipeline/stage';
 
@@ -19,13 +19,15 @@ const DECIMAL_INTEGER = /^-?\d+$/;
 export function decimalIntegerParameters(spec: OpenApiDocument, op: SpecOperation): Stage | undefined {
   const shared = (spec.paths[op.path] as { parameters?: unknown[] } | undefined)?.parameters ?? [];
   const own = (op.operation as { parameters?: unknown[] }).parameters ?? [];
-  const integers: Array<{ where: 'path' | 'query'; name: string }> = [];
+  // An operation's parameter replaces the path item's one of the same name and location.
+  const declared = new Map<string, { where: 'path' | 'query'; name: string; integer: boolean }>();
   for (const parameter of [...shared, ...own]) {
     const { node } = resolveRef(spec, parameter);
     if (node.in !== 'path' && node.in !== 'query') continue;
     const schema = node.schema === undefined ? undefined : resolveRef(spec, node.schema).node;
-    if (schema?.type === 'integer') integers.push({ where: node.in, name: String(node.name) });
+    declared.set(`${node.in} ${String(node.name)}`, { where: node.in, name: String(node.name), integer: schema?.type === 'integer' });
   }
+  const integers = [...declared.values()].filter((parameter) => parameter.integer);
   if (integers.length === 0) return undefined;
   return (req) => {
     for (const { where, name } of integers) {
