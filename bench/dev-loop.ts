@@ -94,7 +94,7 @@ async function main(): Promise<void> {
       from = dev.mark();
       started = performance.now();
       writeFileSync(
-        path.join(root, 'src', 'handlers', `benchOp${round}.ts`),
+        path.join(root, 'src', 'service', 'handlers', `benchOp${round}.ts`),
         `import type { Handler } from './types';\n\nexport const benchOp${round}: Handler<'benchOp${round}'> = async () => ({ status: 200, body: { n: ${round} } });\n`,
       );
       await pollUntil(
@@ -113,7 +113,7 @@ async function main(): Promise<void> {
       from = dev.mark();
       started = performance.now();
       addOperation(root, round, 'string');
-      await dev.waitFor(new RegExp(`src/handlers/benchOp${round}\\.ts:\\d+:\\d+  TS\\d+`), { from, timeoutMs: 120_000 });
+      await dev.waitFor(new RegExp(`src/service/handlers/benchOp${round}\\.ts:\\d+:\\d+  TS\\d+`), { from, timeoutMs: 120_000 });
       record('contract save -> type error printed', performance.now() - started);
       // Back to a contract the handler satisfies.
       const fixed = dev.mark();

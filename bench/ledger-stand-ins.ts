@@ -13,9 +13,9 @@
  * caller's identity for another's key) and the body for body parsing.
  */
 import type { Request, Response } from 'express';
-import type { PhaseHooks } from '../src/pipeline/phases';
-import type { Stage } from '../src/pipeline/stage';
-import { sendJson } from '../src/pipeline/send-json';
+import type { PhaseHooks } from '../src/engine/pipeline/phases';
+import type { Stage } from '../src/engine/pipeline/stage';
+import { sendJson } from '../src/engine/response/send-json';
 
 export const LAYERS = [
   'observability',
@@ -107,37 +107,56 @@ export function standInHooks(layers: readonly Layer[]): PhaseHooks {
         hooks['security-headers'] = () => noop;
         break;
       case 'authentication':
-        hooks.authenticate = (real) =>
-          replayFirst(
-            real,
-            (req) => `${byUrl(req)} ${req.headers.authorization ?? ''}`,
-            (req) => ({ caller: req.caller, authFailure: req.authFailure }),
-            (req, recorded) => Object.assign(req, recorded),
+        hooks.authenticate = (real) => (op, api) => {
+          const stage = real(op, api);
+          return (
+            stage &&
+            replayFirst(
+              stage,
+              (req) => `${byUrl(req)} ${req.headers.authorization ?? ''}`,
+              (req) => ({ caller: req.caller, authFailure: req.authFailure }),
+              (req, recorded) => Object.assign(req, recorded),
+            )
           );
+        };
         break;
       case 'rate-limiting':
         hooks['rate-limit'] = () => noop;
         break;
       case 'body-parsing':
-        hooks.body = (real) =>
-          replayFirst(
-            real,
-            (req) => `${byUrl(req)} ${req.headers['content-length'] ?? ''}`,
-            (req) => req.body as unknown,
-            (req, body) => (req.body = body),
+        hooks.body = (real) => (op, api) => {
+          const stage = real(op, api);
+          return (
+            stage &&
+            replayFirst(
+              stage,
+              (req) => `${byUrl(req)} ${req.headers['content-length'] ?? ''}`,
+              (req) => ({ body: req.body as unknown, received: req.received }),
+              (req, recorded) => Object.assign(req, recorded),
+            )
           );
+        };
         break;
       case 'validation':
-        hooks.validate = (real) => (op, api) =>
-          replayFirst<Validated>(
-            real(op, api),
-            byUrl,
-            (req) => ({ openapi: (req as { openapi?: unknown }).openapi, params: req.params, query: req.query, body: req.body as unknown }),
-            (req, recorded) => {
-              Object.assign(req, { openapi: recorded.openapi, params: recorded.params, body: recorded.body });
-              Object.defineProperty(req, 'query', { value: recorded.query, writable: true, configurable: true, enumerable: true });
-            },
+        hooks.parameters = (real) => (op, api) => {
+          const stage = real(op, api);
+          return stage && replayFirst(stage, byUrl, (req) => req.parameters, (req, parameters) => (req.parameters = parameters));
+        };
+        hooks.validate = (real) => (op, api) => {
+          const stage = real(op, api);
+          return (
+            stage &&
+            replayFirst<Validated>(
+              stage,
+              byUrl,
+              (req) => ({ openapi: (req as { openapi?: unknown }).openapi, params: req.params, query: req.query, body: req.body as unknown }),
+              (req, recorded) => {
+                Object.assign(req, { openapi: recorded.openapi, params: recorded.params, body: recorded.body });
+                Object.defineProperty(req, 'query', { value: recorded.query, writable: true, configurable: true, enumerable: true });
+              },
+            )
           );
+        };
         break;
       case 'routing':
         hooks.route = (real) => {
@@ -152,7 +171,7 @@ export function standInHooks(layers: readonly Layer[]): PhaseHooks {
       case 'handler':
         hooks.handle = (real) => (op, api) => {
           const answers = new Map<string, Request['answer']>();
-          const handle = real(op, api);
+          const handle = real(op, api)!;
           return async (req: Request, res: Response) => {
             const key = byUrl(req);
             if (!answers.has(key)) {
@@ -164,9 +183,9 @@ export function standInHooks(layers: readonly Layer[]): PhaseHooks {
         };
         break;
       case 'serialization':
-        hooks.serialize = () => {
+        hooks.serialize = () => () => {
           const texts = new Map<string, string>();
-          return (req, res) => {
+          return (req: Request, res: Response) => {
             const answer = req.answer!;
             const key = byUrl(req);
             let text = texts.get(key);

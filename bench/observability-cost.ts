@@ -13,8 +13,8 @@ import { createMetrics } from '../src/observability/metrics';
 import { requestIds } from '../src/observability/request-id';
 import { observeRequests } from '../src/observability/request-observer';
 import { operationResolver } from '../src/observability/operation-names';
-import { loadSpec } from '../src/contract/load-spec';
-import { routeTable } from '../src/contract/route-table';
+import { loadSpec } from '../test/support/contracts';
+import { routeTable } from '../src/engine/contract/route-table';
 
 const REQUESTS = 100_000;
 const operationOf = operationResolver([{ name: 'v1', table: routeTable(loadSpec()) }]);

@@ -20,8 +20,8 @@ import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { ROOT, ServerProcess, killAllServers, rssMb, runCommand, sleep, SERVER_NODE_FLAGS } from './lib';
-import { openStorage } from '../src/storage/open-storage';
-import { issueApiKey } from '../src/auth/key-service';
+import { openStorage } from '../src/service/storage/open-storage';
+import { issueApiKey } from '../src/service/keys/key-service';
 import { assertResponseConforms } from '../test/support/spec-conformance';
 
 const { values: options } = parseArgs({

@@ -6,11 +6,11 @@ import type * as V1Table from './v1/operations';
 import type * as V2 from './v2/openapi';
 import type * as V2Table from './v2/operations';
 
-/** Each major version of the contract (openapi/vN/openapi.yaml): its operations' types and its operation table. */
-export interface Contracts {
-  v1: { operations: V1.operations; table: typeof V1Table.operationTable };
-  v2: { operations: V2.operations; table: typeof V2Table.operationTable };
-}
+/** Each major version of the contract (openapi/vN/openapi.yaml): its paths' types and its operation table. */
+export type Contracts = {
+  v1: { paths: V1.paths; table: typeof V1Table.operationTable };
+  v2: { paths: V2.paths; table: typeof V2Table.operationTable };
+};
 
 /** The major versions, oldest first. */
 export const VERSIONS = ['v1', 'v2'] as const;

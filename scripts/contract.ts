@@ -18,7 +18,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { formatReport, runContract, writeJsonReport } from './contract/index';
 import { loadContract, resolveBaseUrl } from './contract/spec';
-import { contractVersions } from '../src/contract/versions';
+import { contractVersions } from '../src/engine/contract/versions';
 
 const USAGE = `usage: npm run contract -- --base-url <server URL, or ending in /vN> [--version vN | --spec FILE] --key <API key> [--seed N]
                             [--max-examples N] [--operation <operationId>]... [--rate N] [--time-limit SECONDS] [--report FILE.json]`;

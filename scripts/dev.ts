@@ -187,7 +187,7 @@ async function checkContract(changed: string[] | 'start'): Promise<boolean> {
     return false;
   }
   const applied = await applyContract(ROOT, rendered);
-  for (const file of [...applied.scaffolded, 'src/handlers/index.ts']) watcher.remember(file);
+  for (const file of [...applied.scaffolded, 'src/service/handlers/index.ts']) watcher.remember(file);
   lastGood = ContractSnapshot.take(ROOT);
   operations = applied.operationIds;
   const steps = [

@@ -1,20 +1,22 @@
 /**
  * `npm run scaffold`: for every major version of the contract
- * (`openapi/vN/openapi.yaml`), creates `src/handlers/<operationId>.ts` for
+ * (`openapi/vN/openapi.yaml`), creates `src/service/handlers/<operationId>.ts` for
  * each operation that has none, as a stub (`notImplementedHandler`: the
  * server answers 501 not_implemented, or an example under `npm run mock`; it
  * compiles whatever the operation declares), and rewrites the registries
- * `src/handlers/index.ts`: one per version, each listing exactly that
+ * `src/service/handlers/index.ts`: one per version, each listing exactly that
  * version's operations. Never overwrites a handler. A handler file serves
  * every version that has its operationId.
  * Run `npm run generate` too: the registries are typed from `generated/`.
  */
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { listOperations, loadSpec, PROJECT_ROOT } from '../src/contract/load-spec';
-import { contractVersions } from '../src/contract/versions';
+import { listOperations } from '../src/engine/contract/document';
+import { loadContract } from '../src/engine/contract/load';
+import { contractVersions } from '../src/engine/contract/versions';
+import { PROJECT_ROOT } from '../src/project';
 
-const HANDLERS_DIR = path.join(PROJECT_ROOT, 'src', 'handlers');
+const HANDLERS_DIR = path.join(PROJECT_ROOT, 'src', 'service', 'handlers');
 
 /** One major version as scaffold sees it: its name (`v1`), its document as shown (`openapi/v1/openapi.yaml`), its operations. */
 export interface ScaffoldVersion {
@@ -24,19 +26,21 @@ export interface ScaffoldVersion {
 }
 
 /** The versions of the contract under `root`, oldest first, with their operations read from the YAML. */
-export function projectVersions(root: string = PROJECT_ROOT): ScaffoldVersion[] {
-  return contractVersions(root).map((version) => ({
-    name: version.name,
-    document: path.relative(root, version.document).split(path.sep).join('/'),
-    operationIds: listOperations(loadSpec(version.document)).map((operation) => operation.operationId),
-  }));
+export async function projectVersions(root: string = PROJECT_ROOT): Promise<ScaffoldVersion[]> {
+  return Promise.all(
+    contractVersions(root).map(async (version) => ({
+      name: version.name,
+      document: path.relative(root, version.document).split(path.sep).join('/'),
+      operationIds: listOperations(await loadContract(version.document)).map((operation) => operation.operationId),
+    })),
+  );
 }
 
 /** `Handler<'x'>` (v1 only), `Handler<'x', 'v2'>`, `Handler<'x', 'v1' | 'v2'>`: the type a handler of these versions has. */
 const handlerType = (operationId: string, versions: string[]): string =>
   versions.length === 1 && versions[0] === 'v1' ? `Handler<'${operationId}'>` : `Handler<'${operationId}', ${versions.map((name) => `'${name}'`).join(' | ')}>`;
 
-const stub = (operationId: string, versions: string[]): string => `import { notImplementedHandler } from './types/stub';
+const stub = (operationId: string, versions: string[]): string => `import { notImplementedHandler } from './types';
 
 // Scaffolded by \`npm run scaffold\`: the server answers 501 not_implemented (an example under
 // \`npm run mock\`). Replace with the implementation, typed from the contract:
@@ -77,7 +81,7 @@ export const handlers = ${versions[0]!.name};
  * every version that has it) and rewrites its registries; returns the
  * operationIds created.
  *
- * @example scaffold('src/handlers', projectVersions()) // ['adoptPet'] after adoptPet was added to openapi/v2/openapi.yaml
+ * @example scaffold('src/service/handlers', projectVersions()) // ['adoptPet'] after adoptPet was added to openapi/v2/openapi.yaml
  */
 export function scaffold(dir: string, versions: readonly ScaffoldVersion[]): string[] {
   if (versions.length === 0) throw new Error('no version of the contract (openapi/vN/openapi.yaml) to scaffold');
@@ -98,30 +102,35 @@ export function scaffold(dir: string, versions: readonly ScaffoldVersion[]): str
 }
 
 /**
- * The handler files of `dir` that match no operation of any version (types/
- * holds the handler types and the stub helper, not handlers).
+ * The handler files of `dir` that match no operation of any version (types.ts
+ * holds the handler types, not a handler).
  *
- * @example orphanHandlers('src/handlers', projectVersions()) // ['adoptPet.ts'] after adoptPet was removed
+ * @example orphanHandlers('src/service/handlers', projectVersions()) // ['adoptPet.ts'] after adoptPet was removed
  */
 export function orphanHandlers(dir: string, versions: readonly ScaffoldVersion[]): string[] {
   const known = new Set<string>(versions.flatMap((version) => version.operationIds));
   return readdirSync(dir, { withFileTypes: true })
-    .filter((entry) => entry.isFile() && entry.name !== 'index.ts' && !known.has(entry.name.replace(/\.ts$/, '')))
+    .filter((entry) => entry.isFile() && entry.name !== 'index.ts' && entry.name !== 'types.ts' && !known.has(entry.name.replace(/\.ts$/, '')))
     .map((entry) => entry.name);
 }
 
-function main(): void {
-  const versions = projectVersions();
+async function main(): Promise<void> {
+  const versions = await projectVersions();
   for (const id of scaffold(HANDLERS_DIR, versions)) {
     const servedBy = versions.filter((version) => version.operationIds.includes(id)).map((version) => version.name);
-    console.log(`created src/handlers/${id}.ts for ${servedBy.join(', ')} (a stub: answers 501, or an example under npm run mock, until implemented)`);
+    console.log(`created src/service/handlers/${id}.ts for ${servedBy.join(', ')} (a stub: answers 501, or an example under npm run mock, until implemented)`);
   }
   for (const file of orphanHandlers(HANDLERS_DIR, versions)) {
-    console.warn(`src/handlers/${file} matches no operation of any version of the contract (${versions.map((version) => version.document).join(', ')}): delete it or restore the operation`);
+    console.warn(`src/service/handlers/${file} matches no operation of any version of the contract (${versions.map((version) => version.document).join(', ')}): delete it or restore the operation`);
   }
   console.log(
-    `src/handlers/index.ts lists every operation of ${versions.map((version) => `${version.name} (${version.operationIds.length})`).join(', ')}; run \`npm run generate\` and \`npm run typecheck\`.`,
+    `src/service/handlers/index.ts lists every operation of ${versions.map((version) => `${version.name} (${version.operationIds.length})`).join(', ')}; run \`npm run generate\` and \`npm run typecheck\`.`,
   );
 }
 
-if (require.main === module) main();
+if (require.main === module) {
+  main().catch((error: unknown) => {
+    console.error(error instanceof Error ? error.message : error);
+    process.exit(1);
+  });
+}

@@ -4,24 +4,45 @@ import helmet from 'helmet';
 import type { Logger } from 'pino';
 import type { DestinationStream } from 'pino';
 import type { Config } from './config';
-import { loadSpec, type OpenApiDocument } from './contract/load-spec';
-import { routeTable } from './contract/route-table';
-import { contractValidator, operationValidator } from './contract/validator';
-import { registries } from './handlers';
-import type { AnyHandlerRegistry, HandlerRegistry } from './handlers/types';
-import { contractVersions, contractVersionsIn } from './contract/versions';
-import { stubbedOperations } from './handlers/types/stub';
-import { authenticate, requireCaller } from './auth/authenticate';
-import { memoryStores, rateLimits } from './rate-limit/rate-limits';
-import { MemoryBanList } from './rate-limit/ban-list';
-import { limitUrlLength } from './guards/url-length';
-import { jsonBody } from './guards/json-body';
-import { openStorage } from './storage/open-storage';
-import { repositoriesOf, type Storage } from './storage/storage';
-import { timedStorage } from './storage/timed-storage';
-import type * as RedisState from './shared-state/redis-state';
-import type { SharedState } from './shared-state/shared-state';
-import { clusterWorkerState } from './shared-state/cluster-state';
+import { OPENAPI_DIR } from './project';
+import type { OpenApiDocument } from './engine/contract/document';
+import { loadContract } from './engine/contract/load';
+import { contractVersionsIn } from './engine/contract/versions';
+import { servedApi, type ServedApi } from './engine/contract/served-api';
+import { contractRefusals } from './engine/contract/refusals';
+import { schemaValidator, type SchemaValidator } from './engine/contract/schemas';
+import { sunsetStage } from './engine/contract/sunset';
+import { stubbedOperations } from './engine/handlers/stub';
+import type { AnyHandlerRegistry } from './engine/handlers/types';
+import { buildOperationMocks } from './engine/mock/mock-responses';
+import { withHooks, type PhaseHooks, type PhaseImplementations } from './engine/pipeline/phases';
+import { assemblePipeline, routeOf } from './engine/pipeline/operation-pipeline';
+import { handleStage, serializeStage } from './engine/pipeline/respond';
+import { precomputeHeaders } from './engine/pipeline/security-headers';
+import { errorMapper, unknownRoute } from './engine/pipeline/error-response';
+import { parametersStage } from './engine/request/parameters';
+import { bodyStage } from './engine/request/body';
+import { requestValidator } from './engine/request/validator';
+import { limitUrlLength } from './engine/request/url-length';
+import { negotiation, representations } from './engine/response/representations';
+import { authenticate, requireCaller } from './engine/security/authenticate';
+import { resolvedSecurity } from './engine/security/requirements';
+import { servedSchemes } from './engine/security/schemes';
+import { tokenVerifier } from './engine/security/tokens';
+import { registries } from './service/handlers';
+import type { HandlerRegistry } from './service/handlers/types';
+import { keyCheck } from './service/keys/key-check';
+import { memoryStores, rateLimits } from './service/rate-limit/rate-limits';
+import { MemoryBanList } from './service/rate-limit/ban-list';
+import { openStorage } from './service/storage/open-storage';
+import { repositoriesOf, type Storage } from './service/storage/storage';
+import { timedStorage } from './service/storage/timed-storage';
+import type * as RedisState from './service/shared-state/redis-state';
+import type { SharedState } from './service/shared-state/shared-state';
+import { clusterWorkerState } from './service/shared-state/cluster-state';
+import { pageCursors } from './service/paging/page-cursors';
+import { pageLinks } from './service/paging/page-links';
+import { idempotentRequests } from './service/idempotency/idempotent-requests';
 import { createLogger } from './observability/logger';
 import { createMetrics, type Metrics } from './observability/metrics';
 import { operationResolver } from './observability/operation-names';
@@ -29,40 +50,39 @@ import { assignRequestId, attachRequestLogger } from './observability/request-id
 import { requestObserver } from './observability/request-observer';
 import { responseSampler } from './observability/response-sampling';
 import { contractViolations } from './observability/contract-violations';
-import { buildOperationMocks } from './mock/mock-responses';
 import { mountPublicRoutes } from './public/public-routes';
-import { withHooks, type PhaseHooks, type PhaseImplementations } from './pipeline/phases';
-import { assemblePipeline, routeOf, type ServedApi } from './pipeline/operation-pipeline';
-import { handleStage, serializeStage } from './pipeline/respond';
-import { precomputeHeaders } from './pipeline/security-headers';
-import { chain, fromMiddleware } from './pipeline/stage';
-import { errorMapper, unknownRoute } from './pipeline/error-response';
-import { sunsetStage } from './contract/sunset';
-import { pageCursors } from './paging/page-cursors';
-import { pageLinks } from './paging/page-links';
-import { idempotentRequests } from './idempotency/idempotent-requests';
+
+/** The realm of every authentication challenge. */
+const REALM = 'pet-adoption';
 
 /**
  * What the tests and benchmarks may put in place of the defaults. The
  * server passes none.
  */
 export interface CompositionSeams {
-  /** The document of the first version (v1) to serve instead of openapi/v1/openapi.yaml. */
+  /** The document of the first version (v1) to serve instead of openapi/v1/openapi.yaml (bundled: local `$ref`s only). */
   contract?: OpenApiDocument;
-  /** The first version's (v1) handlers instead of src/handlers' registry. */
+  /** The first version's (v1) handlers instead of src/service/handlers' registry. */
   handlers?: HandlerRegistry;
   /** Every version to serve, instead of those of openapi/ (and `contract` / `handlers`). */
-  versions?: ReadonlyArray<{ name: string; contract: OpenApiDocument; handlers: AnyHandlerRegistry }>;
+  versions?: ReadonlyArray<ServedVersion>;
   /** An open storage to serve (tests that inject failures); opened from `config.databaseUrl` by default, and then closed by `close()`. */
   storage?: Storage;
   /** Where log lines go; stdout by default. */
   logDestination?: DestinationStream;
-  /** Measurement only: named phases wrapped or replaced (src/pipeline/phases.ts). */
+  /** Measurement only: named phases wrapped or replaced (src/engine/pipeline/phases.ts). */
   phaseHooks?: PhaseHooks;
   /** The clock (ms since epoch) of sunsets, idempotency records and the contract-violation log's once-a-minute limit; `Date.now` by default. */
   now?: () => number;
   /** The draws (in [0, 1)) that pick the responses checked after sending (`responseSampleRate`); `Math.random` by default. */
   random?: () => number;
+}
+
+/** One major version to serve: its name (`v1`, served under `/v1`), its bundled document and its handlers. */
+export interface ServedVersion {
+  name: string;
+  contract: OpenApiDocument;
+  handlers: AnyHandlerRegistry;
 }
 
 /** The composed service: an Express app on its storage, with what runs beside it. */
@@ -89,22 +109,25 @@ export interface Service {
  * The one composition root: builds the whole service from its configuration.
  * The server (src/server.ts), the tests and the benchmarks all build it here,
  * so there is one copy of the wiring. The request phases run in the order
- * declared in src/pipeline/phases.ts.
+ * declared in src/engine/pipeline/phases.ts.
  *
  * @example
  * const service = await compose(loadConfig(process.env));
  * service.app.listen(3000);
  */
 export async function compose(config: Config, seams: CompositionSeams = {}): Promise<Service> {
-  const logger = createLogger(config.logLevel, seams.logDestination, config.logFormat);
+  const versions = seams.versions ?? (await servedVersions(seams, config.contractDir));
+  const apis = versions.map(({ name, contract }) => servedApi(name, contract));
+  const warnings = refuseWhatCannotBeServed(apis, config);
+  const logger = createLogger(config.logLevel, seams.logDestination, config.logFormat, secretNames(apis));
+  for (const warning of warnings) logger.warn({ refused: warning }, warning);
   const metrics = createMetrics();
-  const versions = seams.versions ?? servedVersions(seams, config.contractDir);
-  const apis: ServedApi[] = versions.map(({ name, contract }) => ({ name, contract, table: routeTable(contract) }));
   const handlersOf = new Map(versions.map((version) => [version.name, version.handlers]));
   const stubbedOf = new Map(versions.map((version) => [version.name, stubbedOperations(version.handlers)]));
   const stubbed = [...new Set([...stubbedOf.values()].flat())];
   // Built before anything is opened: an invalid example stops the start here.
   const mocksOf = new Map(config.mockResponses ? versions.map((version) => [version.name, buildOperationMocks(version.contract, stubbedOf.get(version.name)!)] as const) : []);
+  const requestSchemas = new Map(apis.map((api) => [api.name, schemaValidator(api.contract, { direction: 'request' })]));
 
   const opened = seams.storage ?? (await openStorage(config.databaseUrl));
   const closeStorage = async (): Promise<void> => {
@@ -146,7 +169,6 @@ export async function compose(config: Config, seams: CompositionSeams = {}): Pro
             ...(seams.random && { random: seams.random }),
           })
         : undefined;
-    const validatorOptions = { validateResponses: config.validateResponses };
     const cursorSecret = await storage.secrets.get('page-cursors');
     if (!cursorSecret) throw new Error('the database has no page-cursors secret (migration 0003 did not run?)');
     const idempotency = idempotentRequests(storage.idempotencyKeys, { ...config.idempotency, now });
@@ -156,9 +178,17 @@ export async function compose(config: Config, seams: CompositionSeams = {}): Pro
     const handleOptionsOf = new Map(
       apis.map((api) => {
         const mocks = mocksOf.get(api.name);
-        return [api.name, { context: { ...repositories, pages: pageLinks(api.table.basePath, cursors), idempotency }, ...(mocks && { mocks }) }] as const;
+        return [api.name, { context: { ...repositories, pages: pageLinks(api.basePath, cursors), idempotency }, ...(mocks && { mocks }) }] as const;
       }),
     );
+    const check = keyCheck({
+      apiKeys: storage.apiKeys,
+      cacheTtlMs: config.keyCacheTtlMs,
+      ...(shared && { keyChanges: shared.keyChanges }),
+      observeCache: (result) => metrics.keyCacheLookups.inc({ result }),
+      tokenPlan: config.oauth2.plan,
+    });
+    const verifyToken = config.oauth2.jwksUrl ? tokenVerifier({ jwksUrl: config.oauth2.jwksUrl, issuer: config.oauth2.issuer, audience: config.oauth2.audience }) : undefined;
     const phases: PhaseImplementations = {
       observe: (req, res) => {
         assignRequestId(req, res);
@@ -167,12 +197,7 @@ export async function compose(config: Config, seams: CompositionSeams = {}): Pro
       },
       'security-headers': precomputeHeaders(helmet()),
       route: routeOf(apis.map((api) => api.table)),
-      authenticate: authenticate({
-        apiKeys: storage.apiKeys,
-        cacheTtlMs: config.keyCacheTtlMs,
-        ...(shared && { keyChanges: shared.keyChanges }),
-        observeCache: (result) => metrics.keyCacheLookups.inc({ result }),
-      }),
+      authenticate: (op, api) => authenticate({ ...resolvedSecurity(api.contract, op), check, verifyToken, realm: REALM }),
       'rate-limit': rateLimits(config.rateLimits, shared?.stores ?? memoryStores(), shared?.banList ?? new MemoryBanList(storage.apiKeys), logger, {
         refused: (plan, window) => metrics.rateLimitRefusals.inc({ plan, window }),
         banned: (plan, window) => metrics.rateLimitBans.inc({ plan, window }),
@@ -180,30 +205,27 @@ export async function compose(config: Config, seams: CompositionSeams = {}): Pro
       'request-size': limitUrlLength(),
       'require-caller': requireCaller,
       sunset: (op, api) => {
+        if (!op) return undefined;
         // One counter child per plan, found by name: prom-client would hash the labels on every call.
         const byPlan = new Map<string, { inc(): void }>();
         return sunsetStage(op, {
           now,
-          deprecatedCall: (operation, plan) => {
+          deprecatedCall: (operation, req) => {
+            const plan = req.caller?.plan ?? 'none';
             let child = byPlan.get(plan);
             if (!child) byPlan.set(plan, (child = metrics.deprecatedCalls.labels({ operation, plan, version: api.name })));
             child.inc();
           },
         });
       },
-      body: jsonBody(),
-      validate: (op, api) =>
-        chain(
-          op
-            ? operationValidator(api.contract, api.table.basePath, op, validatorOptions)
-            : contractValidator(api.contract, api.table.basePath, validatorOptions).map(fromMiddleware),
-        ),
-      handle: (op, api) => handleStage(op, handlersOf.get(api.name)!, handleOptionsOf.get(api.name)!),
-      serialize: serializeStage(config.validateResponses),
+      parameters: (op, api) => op && parametersStage(api.contract, op, requestSchemas.get(api.name)!, apiKeyQueryNames(api)),
+      body: (op, api) => op && bodyStage(api.contract, op),
+      validate: (op, api) => op && requestValidator(api.contract, api.basePath, op, { validateResponses: config.validateResponses }),
+      negotiate: (op, api) => op && negotiation(representations(api.contract, op)),
+      handle: (op, api) => op && handleStage(op, handlersOf.get(api.name)![op.operationId], handleOptionsOf.get(api.name)!),
+      serialize: (op, api) => op && serializeStage(representations(api.contract, op), config.validateResponses),
     };
-    const pipeline = assemblePipeline(apis, withHooks(phases, seams.phaseHooks));
-    app.use(pipeline.dispatch);
-    for (const { basePath, handler } of pipeline.unmatched) app.use(basePath, handler);
+    app.use(assemblePipeline(apis, withHooks(phases, seams.phaseHooks)));
     mountPublicRoutes(app, {
       apis,
       metrics,
@@ -239,17 +261,46 @@ export async function compose(config: Config, seams: CompositionSeams = {}): Pro
   }
 }
 
-/** The versions of openapi/ with src/handlers' registries, the first one's document and handlers replaced by the seams'. */
-function servedVersions(seams: CompositionSeams, contractDir: string | undefined): Array<{ name: string; contract: OpenApiDocument; handlers: AnyHandlerRegistry }> {
-  return (contractDir ? contractVersionsIn(contractDir) : contractVersions()).map((version, index) => {
-    const registry = (registries as Record<string, AnyHandlerRegistry | undefined>)[version.name];
-    if (!registry) throw new Error(`openapi/${version.name}/openapi.yaml has no handler registry in src/handlers/index.ts: run npm run scaffold`);
-    return {
-      name: version.name,
-      contract: (index === 0 && seams.contract) || loadSpec(version.document),
-      handlers: (index === 0 && (seams.handlers as AnyHandlerRegistry | undefined)) || registry,
-    };
-  });
+/**
+ * Stops the start on what a document says that cannot be served (naming the
+ * file, the operation, the reason); returns what is refused while the rest
+ * is served, for the log.
+ */
+function refuseWhatCannotBeServed(apis: readonly ServedApi[], config: Config): string[] {
+  const warnings: string[] = [];
+  const errors: string[] = [];
+  for (const api of apis) {
+    const found = contractRefusals(api.contract, { label: `openapi/${api.name}/openapi.yaml`, tokensVerifiable: config.oauth2.jwksUrl !== undefined });
+    errors.push(...found.errors);
+    warnings.push(...found.warnings);
+  }
+  if (errors.length > 0) throw new Error(`the contract cannot be served:\n  ${errors.join('\n  ')}`);
+  return warnings;
+}
+
+/** The query parameters that carry API keys (apiKey schemes `in: query`): known to every operation's parameter check. */
+function apiKeyQueryNames(api: ServedApi): string[] {
+  return [...servedSchemes(api.contract.components?.securitySchemes).values()].flatMap((scheme) => (scheme.type === 'apiKey' && scheme.in === 'query' ? [scheme.parameter] : []));
+}
+
+/** Where the served documents carry credentials besides `Authorization`: apiKey headers, query parameters and cookies, never logged. */
+function secretNames(apis: readonly ServedApi[]): string[] {
+  return [...new Set(apis.flatMap((api) => [...servedSchemes(api.contract.components?.securitySchemes).values()].flatMap((scheme) => (scheme.type === 'apiKey' ? [scheme.parameter] : []))))];
+}
+
+/** The versions of openapi/ (bundled) with src/service/handlers' registries, the first one's document and handlers replaced by the seams'. */
+async function servedVersions(seams: CompositionSeams, contractDir: string | undefined): Promise<ServedVersion[]> {
+  return Promise.all(
+    contractVersionsIn(contractDir ?? OPENAPI_DIR).map(async (version, index) => {
+      const registry = (registries as Record<string, AnyHandlerRegistry | undefined>)[version.name];
+      if (!registry) throw new Error(`openapi/${version.name}/openapi.yaml has no handler registry in src/service/handlers/index.ts: run npm run scaffold`);
+      return {
+        name: version.name,
+        contract: (index === 0 && seams.contract) || (await loadContract(version.document)),
+        handlers: (index === 0 && (seams.handlers as AnyHandlerRegistry | undefined)) || registry,
+      };
+    }),
+  );
 }
 
 /** How often expired Idempotency-Keys are deleted. */
@@ -271,6 +322,6 @@ function purgeExpiredKeys(storage: Storage, now: () => number, logger: Logger): 
  */
 async function openSharedState(config: Config, storage: Storage, logger: Logger, metrics: Metrics): Promise<SharedState | undefined> {
   if (!config.redisUrl) return cluster.isWorker ? clusterWorkerState(storage.apiKeys) : undefined;
-  const { openRedisState } = require('./shared-state/redis-state') as typeof RedisState;
+  const { openRedisState } = require('./service/shared-state/redis-state') as typeof RedisState;
   return openRedisState(config.redisUrl, storage.apiKeys, logger, config.redisKeyPrefix, (kind) => metrics.redisErrors.inc({ kind }));
 }

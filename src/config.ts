@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
-import { DEFAULT_DATABASE_URL } from './storage/open-storage';
+import { DEFAULT_DATABASE_URL } from './service/storage/open-storage';
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
@@ -93,6 +93,14 @@ const environmentSchema = z.object({
     .transform((value) => (value === 'auto' ? availableParallelism() : Number(value)))
     .refine((workers) => workers >= 1 && workers <= MAX_WORKERS, `must be from 1 to ${MAX_WORKERS}, or auto`)
     .default(1),
+  /** The JSON Web Key Set that access tokens of oauth2 and openIdConnect schemes are verified against; unset: such requirements answer 401 saying so. */
+  OAUTH2_JWKS_URL: z.string().url('must be an http(s) URL of a JSON Web Key Set').refine((url) => /^https?:\/\//.test(url), 'must be an http(s) URL of a JSON Web Key Set').optional(),
+  /** The `iss` every access token must carry; not checked when unset. */
+  OAUTH2_ISSUER: z.string().min(1).optional(),
+  /** An `aud` every access token must carry; not checked when unset. */
+  OAUTH2_AUDIENCE: z.string().min(1).optional(),
+  /** The plan (rate limits) of every caller that presents an access token. */
+  OAUTH2_PLAN: z.enum(['free', 'pro', 'business']).default('free'),
   /** Concurrent sockets per process; the excess is closed at once. */
   MAX_CONNECTIONS: z.coerce.number({ error: 'must be a positive integer' }).int().positive().default(1024),
 }).refine((values) => values.HEADERS_TIMEOUT_SECONDS <= values.REQUEST_TIMEOUT_SECONDS, {
@@ -156,6 +164,13 @@ const configSchema = environmentSchema.transform((values) => {
       dayWindowMs: FIXED_SETTINGS.dayWindowMs,
     },
     trustProxy: values.TRUST_PROXY,
+    /** Access tokens (oauth2 and openIdConnect schemes): where their keys are, what they must say, the plan of their callers. */
+    oauth2: {
+      jwksUrl: values.OAUTH2_JWKS_URL,
+      issuer: values.OAUTH2_ISSUER,
+      audience: values.OAUTH2_AUDIENCE,
+      plan: values.OAUTH2_PLAN,
+    },
     /** Server processes; above 1 the entry point runs a node:cluster primary (src/runtime/cluster.ts). */
     workers: values.WORKERS,
     httpLimits: {

@@ -8,12 +8,12 @@ import { settleUrlParseDeprecation } from './runtime/legacy-url-parse';
 import { serve, type Serving } from './runtime/serve';
 import { loadConfig, type Config } from './config';
 import { compose, type Service } from './compose';
-import { issueApiKey } from './auth/key-service';
+import { issueApiKey } from './service/keys/key-service';
 import cluster from 'node:cluster';
 import { createLogger, flushLogger } from './observability/logger';
 import { runPrimary } from './runtime/cluster';
-import { openStorage } from './storage/open-storage';
-import type { Storage } from './storage/storage';
+import { openStorage } from './service/storage/open-storage';
+import type { Storage } from './service/storage/storage';
 
 /**
  * Starts the server as `npm start` does. `build` is the composition root; a

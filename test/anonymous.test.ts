@@ -3,7 +3,7 @@
  * not examined, there is no 401, and requests are limited per client IP.
  */
 import { startTestApp, type TestApp } from './support/test-app';
-import { loadSpec } from '../src/contract/load-spec';
+import { loadSpec } from './support/contracts';
 
 describe('an operation with security: []', () => {
   let t: TestApp;

@@ -3,8 +3,8 @@ import helmet from 'helmet';
 import request from 'supertest';
 import { startTestApp, type TestApp } from './support/test-app';
 import { createHash } from 'node:crypto';
-import { generateApiKey } from '../src/auth/api-key';
-import { issueApiKey } from '../src/auth/key-service';
+import { generateApiKey } from '../src/service/keys/api-key';
+import { issueApiKey } from '../src/service/keys/key-service';
 import { createLogger } from '../src/observability/logger';
 import { columnText, rawRows } from './support/raw-rows';
 

@@ -1,9 +1,10 @@
 import { mkdtempSync, readFileSync, writeFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { spawnSync } from 'node:child_process';
-import { basePathOf } from '../src/contract/base-path';
-import { deprecationHeaders } from '../src/contract/deprecation';
-import { listOperations, loadSpec } from '../src/contract/load-spec';
+import { basePathOf } from '../src/engine/contract/base-path';
+import { deprecationHeaders } from '../src/engine/contract/deprecation';
+import { listOperations } from '../src/engine/contract/document';
+import { loadSpec } from './support/contracts';
 import { projectVersions, scaffold } from '../scripts/scaffold';
 import { operationTable } from '../generated/v1/operations';
 import { PROJECT_ROOT, tempDir } from './support/paths';
@@ -93,7 +94,14 @@ describe('generated/ (npm run generate)', () => {
   });
 
   it('the operation table records method, path and the schema defaults the validator applies', () => {
-    expect(operationTable.listPets).toEqual({ method: 'get', path: '/pets', authenticated: true, defaulted: { query: ['limit'], body: [] } });
+    expect(operationTable.listPets).toEqual({
+      operationId: 'listPets',
+      method: 'get',
+      path: '/pets',
+      authentication: 'required',
+      security: [['bearerAuth']],
+      defaulted: { query: ['limit'], body: [] },
+    });
     expect(operationTable.createPet.defaulted.body).toEqual(['status']);
   });
 });
@@ -123,16 +131,16 @@ describe('npm run scaffold', () => {
     expect(readdirSync(dir).sort()).toEqual(['adoptPet.ts', 'fosterPet.ts', 'getPet.ts', 'index.ts', 'listPets.ts']);
   });
 
-  it('the committed handlers are exactly what scaffold writes (one file per operation of any version, plus the registries)', () => {
-    const dir = path.join(PROJECT_ROOT, 'src', 'handlers');
-    const project = projectVersions();
+  it('the committed handlers are exactly what scaffold writes (one file per operation of any version, plus the registries)', async () => {
+    const dir = path.join(PROJECT_ROOT, 'src', 'service', 'handlers');
+    const project = await projectVersions();
     expect(project.map((version) => version.name)).toEqual(['v1', 'v2']);
     expect(project[0]!.operationIds).toEqual(Object.keys(operationTable));
-    // One file per operation plus the registry; types/ holds the handler types and the stub helper.
+    // One file per operation plus the registry; types.ts holds the handler types.
     const files = readdirSync(dir, { withFileTypes: true }).filter((entry) => entry.isFile()).map((entry) => entry.name).sort();
-    expect(readdirSync(dir, { withFileTypes: true }).filter((entry) => entry.isDirectory()).map((entry) => entry.name)).toEqual(['types']);
+    expect(readdirSync(dir, { withFileTypes: true }).filter((entry) => entry.isDirectory()).map((entry) => entry.name)).toEqual([]);
     const operationIds = new Set(project.flatMap((version) => version.operationIds));
-    expect(files).toEqual([...[...operationIds].map((id) => `${id}.ts`), 'index.ts'].sort());
+    expect(files).toEqual([...[...operationIds].map((id) => `${id}.ts`), 'index.ts', 'types.ts'].sort());
     const copy = mkdtempSync(path.join(tempDir(), 'h-'));
     for (const file of files) writeFileSync(path.join(copy, file), readFileSync(path.join(dir, file)));
     expect(scaffold(copy, project)).toEqual([]);

@@ -146,12 +146,12 @@ describe('npm run dev', () => {
       status: 501,
     });
     await dev!.waitFor(
-      /DEV: openapi\/v1\/openapi\.yaml changed: checked, no lint problems, regenerated generated\/v1\/openapi\.ts, generated\/v1\/operations\.ts, scaffolded src\/handlers\/listShelters\.ts \([\d.]+ m?s\)/,
+      /DEV: openapi\/v1\/openapi\.yaml changed: checked, no lint problems, regenerated generated\/v1\/openapi\.ts, generated\/v1\/operations\.ts, scaffolded src\/service\/handlers\/listShelters\.ts \([\d.]+ m?s\)/,
       { from },
     );
     await dev!.waitFor(/DEV: the new contract: new listShelters \(answers 501 until implemented\): reloaded in [\d.]+ m?s/, { from });
-    expect(readFileSync(path.join(root, 'src/handlers/listShelters.ts'), 'utf8')).toContain("notImplementedHandler('listShelters')");
-    expect(readFileSync(path.join(root, 'src/handlers/index.ts'), 'utf8')).toContain('listShelters,');
+    expect(readFileSync(path.join(root, 'src/service/handlers/listShelters.ts'), 'utf8')).toContain("notImplementedHandler('listShelters')");
+    expect(readFileSync(path.join(root, 'src/service/handlers/index.ts'), 'utf8')).toContain('listShelters,');
     expect(readFileSync(path.join(root, 'generated/v1/operations.ts'), 'utf8')).toContain("listShelters: { method: 'get', path: '/shelters'");
     expect(((await (await fetch(`${dev!.url}/openapi.json`)).json()) as { paths: object }).paths).toHaveProperty(['/shelters']);
     expect(await (await fetch(`${dev!.url}/docs/v1.json`)).text()).toContain('listShelters');
@@ -193,9 +193,9 @@ describe('npm run dev', () => {
       const broken = good.replace('summary: List shelters', 'summry: List shelters');
       await expectRefused(broken, 'struct', lineOf(broken, 'summry'));
       const from = dev!.mark();
-      const handler = path.join(root, 'src/handlers/listShelters.ts');
+      const handler = path.join(root, 'src/service/handlers/listShelters.ts');
       writeFileSync(handler, `${readFileSync(handler, 'utf8')}// edited\n`);
-      await dev!.waitFor(/DEV: src\/handlers\/listShelters\.ts changed: reloaded in /, { from });
+      await dev!.waitFor(/DEV: src\/service\/handlers\/listShelters\.ts changed: reloaded in /, { from });
       expect((await api('/v1/shelters')).status).toBe(501);
     });
 
@@ -214,19 +214,19 @@ describe('npm run dev', () => {
     const { id } = (await created.json()) as { id: number };
     const from = dev!.mark();
     writeFileSync(
-      path.join(root, 'src/handlers/listShelters.ts'),
+      path.join(root, 'src/service/handlers/listShelters.ts'),
       `import type { Handler } from './types';
 
 export const listShelters: Handler<'listShelters'> = async () => ({ status: 200, body: [{ name: 'Happy Paws' }, { name: 'Second Chance' }] });
 `,
     );
     expect(await answers('/v1/shelters', 200)).toEqual([{ name: 'Happy Paws' }, { name: 'Second Chance' }]);
-    await dev!.waitFor(/DEV: src\/handlers\/listShelters\.ts changed: reloaded in [\d.]+ m?s \(server start [\d.]+ m?s\)/, { from });
+    await dev!.waitFor(/DEV: src\/service\/handlers\/listShelters\.ts changed: reloaded in [\d.]+ m?s \(server start [\d.]+ m?s\)/, { from });
     expect((await api(`/v1/pets/${id}`)).status).toBe(200);
   });
 
   it('a type error is printed with file and line while the server keeps serving; a line says when it is fixed', async () => {
-    const handler = path.join(root, 'src/handlers/listShelters.ts');
+    const handler = path.join(root, 'src/service/handlers/listShelters.ts');
     const good = readFileSync(handler, 'utf8');
     let from = dev!.mark();
     // 201 is not a status listShelters declares.
@@ -234,7 +234,7 @@ export const listShelters: Handler<'listShelters'> = async () => ({ status: 200,
 
 export const listShelters: Handler<'listShelters'> = async () => ({ status: 201, body: [] });
 `);
-    const [, line] = await dev!.waitFor(/src\/handlers\/listShelters\.ts:(\d+):\d+  TS\d+: /, { from, timeoutMs: 180_000 });
+    const [, line] = await dev!.waitFor(/src\/service\/handlers\/listShelters\.ts:(\d+):\d+  TS\d+: /, { from, timeoutMs: 180_000 });
     expect(Number(line)).toBe(3);
     await dev!.waitFor(/DEV: types: 1 error \([\d.]+ m?s\); the server keeps running/, { from });
     // The server runs the new code; response validation refuses the undeclared status.
@@ -286,7 +286,7 @@ describe('npm run dev -- --mock', () => {
     writeSpec(document);
     expect(await answers('/v1/shelters/featured', 200)).toEqual([{ name: 'Happy Paws' }]);
     await dev.waitFor(/DEV: the new contract: new listFeaturedShelters \(answers its example until implemented\): reloaded in /, { from });
-    expect(existsSync(path.join(root, 'src/handlers/listFeaturedShelters.ts'))).toBe(true);
+    expect(existsSync(path.join(root, 'src/service/handlers/listFeaturedShelters.ts'))).toBe(true);
     await answers('/v1/shelters', 200, (body) => body.length === 2); // implemented: real, not mocked
     await interruptAndCheck(dev);
     dev = undefined;

@@ -4,9 +4,9 @@ import type { Browser, Page, Request } from 'playwright-core';
 import { browserMissing, launchChromium } from './support/browser';
 import { startServer, type RunningServer } from './support/processes';
 import { PROJECT_ROOT, tempDir } from './support/paths';
-import { openStorage } from '../src/storage/open-storage';
-import { issueApiKey } from '../src/auth/key-service';
-import type { Pet } from '../src/storage/storage';
+import { openStorage } from '../src/service/storage/open-storage';
+import { issueApiKey } from '../src/service/keys/key-service';
+import type { Pet } from '../src/service/storage/storage';
 
 /**
  * /docs in a real browser (Debian's chromium, driven by playwright-core)

@@ -1,5 +1,5 @@
 import { startTestApp, type TestApp } from './support/test-app';
-import { loadSpec } from '../src/contract/load-spec';
+import { loadSpec } from './support/contracts';
 
 /** What /docs hands the page, without a browser (test/docs-browser.test.ts drives one). */
 let t: TestApp;

@@ -1,10 +1,10 @@
 import request from 'supertest';
 import type { Express } from 'express';
 import express from 'express';
-import { handlers } from '../src/handlers';
-import type { Handler } from '../src/handlers/types';
-import { contractValidator, int64Format } from '../src/contract/validator';
-import { errorMapper } from '../src/pipeline/error-response';
+import { handlers } from '../src/service/handlers';
+import type { Handler } from '../src/service/handlers/types';
+import { int64Format } from '../src/engine/contract/formats';
+import { errorMapper } from '../src/engine/pipeline/error-response';
 import { createLogger } from '../src/observability/logger';
 import { assertResponseConforms } from './support/spec-conformance';
 import { startTestApp, type TestApp } from './support/test-app';
@@ -194,7 +194,7 @@ describe('int64 format: only JavaScript-safe integers', () => {
     expect(int64Format.validate(1e20)).toBe(false);
   });
 
-  it('is registered with the validator (a bare int64 with no maximum refuses 2^63 and 1e20)', async () => {
+  it('is registered with the request checks (a bare int64 with no maximum refuses 2^63 and 1e20)', async () => {
     const spec = {
       openapi: '3.1.0',
       info: { title: 't', version: '1' },
@@ -209,16 +209,15 @@ describe('int64 format: only JavaScript-safe integers', () => {
         },
       },
     };
-    const app = express();
-    app.use(contractValidator(spec, '', { validateResponses: false }));
-    app.get('/n/:n', (_req, res) => {
-      res.status(204).end();
-    });
-    app.use(errorMapper(createLogger('silent')));
-    await request(app).get('/n/9007199254740991').expect(204);
-    for (const n of ['9223372036854775808', '100000000000000000000', '9007199254740992']) {
-      const res = await request(app).get(`/n/${n}`).expect(400);
-      expect(res.body.message).toBe('params.n must match format "int64"');
+    const custom = await startTestApp({ versions: [{ name: 'v1', contract: spec, handlers: { n: async () => ({ status: 204 }) } }] });
+    try {
+      await request(custom.app).get('/v1/n/9007199254740991').expect(204);
+      for (const value of ['9223372036854775808', '100000000000000000000', '9007199254740992']) {
+        const res = await request(custom.app).get(`/v1/n/${value}`).expect(400);
+        expect(res.body.message).toBe('params.n must match format "int64"');
+      }
+    } finally {
+      await custom.close();
     }
   });
 });

@@ -3,15 +3,17 @@
  * Redocly's no-invalid-*-examples rules through `npm run lint:api`), and mock
  * mode can answer every operation of the contract from it.
  */
-import { loadSpec, listOperations } from '../src/contract/load-spec';
-import { buildOperationMocks } from '../src/mock/mock-responses';
+import { PROJECT_ROOT } from '../src/project';
+import { listOperations } from '../src/engine/contract/document';
+import { loadSpec } from './support/contracts';
+import { buildOperationMocks } from '../src/engine/mock/mock-responses';
 import { invalidExamples } from './support/example-check';
-import { contractVersions } from '../src/contract/versions';
+import { contractVersions } from '../src/engine/contract/versions';
 
 const spec = loadSpec();
 
 describe('examples of openapi/v1/openapi.yaml', () => {
-  it.each(contractVersions().map((version) => [version.name, version.document]))('every example of %s validates against its schema', (_name, document) => {
+  it.each(contractVersions(PROJECT_ROOT).map((version) => [version.name, version.document]))('every example of %s validates against its schema', (_name, document) => {
     expect(invalidExamples(loadSpec(document))).toEqual([]);
   });
 

@@ -4,7 +4,7 @@
  * another body, 409 while the first is in flight, kept in the database.
  */
 import { appOn, startTestApp, type TestApp } from './support/test-app';
-import type { Storage } from '../src/storage/storage';
+import type { Storage } from '../src/service/storage/storage';
 
 let t: TestApp;
 beforeEach(async () => {
@@ -73,7 +73,7 @@ describe('Idempotency-Key on createPet', () => {
       const first = create(slowApp, t.auth, 'k-slow').expect(201).then((res) => res);
       // The first request holds the claim once the retry below cannot insert it.
       for (let i = 0; i < 50; i++) {
-        const row = await t.storage.idempotencyKeys.find(1, 'k-slow');
+        const row = await t.storage.idempotencyKeys.find('key:1', 'k-slow');
         if (row) break;
         await new Promise((resolve) => setTimeout(resolve, 20));
       }
@@ -150,7 +150,7 @@ describe('Idempotency-Key on createPet', () => {
       expect(fresh.headers['idempotent-replayed']).toBeUndefined();
       now += 24 * 3_600_000 + 1_000;
       expect(await t.storage.idempotencyKeys.purgeExpired(new Date(now))).toBe(1);
-      expect(await t.storage.idempotencyKeys.find(1, 'k-restart')).toBeUndefined();
+      expect(await t.storage.idempotencyKeys.find('key:1', 'k-restart')).toBeUndefined();
     } finally {
       await restarted.close();
     }

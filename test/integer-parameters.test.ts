@@ -1,6 +1,6 @@
 import type { Request, Response } from 'express';
-import type { OpenApiDocument, SpecOperation } from '../src/contract/load-spec';
-import { decimalIntegerParameters } from '../src/contract/integer-parameters';
+import type { OpenApiDocument, SpecOperation } from '../src/engine/contract/document';
+import { decimalIntegerParameters } from '../src/engine/request/integer-parameters';
 
 /** A contract whose path item declares `petId` an integer and `tag` a string query parameter. */
 function contract(operationParameters: unknown[]): { spec: OpenApiDocument; op: SpecOperation } {

@@ -3,7 +3,7 @@ import { startTestApp, type TestApp } from './support/test-app';
 import { samples, valueOf } from './support/prometheus';
 import { Redis } from 'ioredis';
 import { REDIS_URL, TEST_BACKEND } from './support/backend';
-import { openRedisState } from '../src/shared-state/redis-state';
+import { openRedisState } from '../src/service/shared-state/redis-state';
 import { createLogger } from '../src/observability/logger';
 import { checkedFetch, listenOnFreePort } from './support/http';
 
@@ -158,8 +158,8 @@ describe('GET /metrics after traffic', () => {
     const shared = await openRedisState(REDIS_URL!, t.storage.apiKeys, createLogger('silent'), prefix, (kind) => kinds.push(kind));
     const raw = new Redis(REDIS_URL!);
     try {
-      await raw.hset(`${prefix}ban:1`, 'not', 'a string'); // GET on a hash: WRONGTYPE
-      await expect(shared.banList.bannedUntil(1, Date.now())).rejects.toThrow(/WRONGTYPE/);
+      await raw.hset(`${prefix}ban:key:1`, 'not', 'a string'); // GET on a hash: WRONGTYPE
+      await expect(shared.banList.bannedUntil('key:1', Date.now())).rejects.toThrow(/WRONGTYPE/);
       const store = shared.stores.minute as unknown as { init(options: object): Promise<void>; incrementScriptSha: Promise<string> };
       await store.init({ windowMs: 60_000 });
       store.incrementScriptSha = Promise.resolve('0'.repeat(40)); // as after a Redis restart: NOSCRIPT, then loaded and retried

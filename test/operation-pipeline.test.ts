@@ -4,10 +4,10 @@
  * stand-in of the cost ledger answers what the full stack answers.
  */
 import { startTestApp, type TestApp } from './support/test-app';
-import { loadSpec } from '../src/contract/load-spec';
-import { handlers } from '../src/handlers';
+import { loadSpec } from './support/contracts';
+import { handlers } from '../src/service/handlers';
 import request from 'supertest';
-import { routeTable } from '../src/contract/route-table';
+import { routeTable } from '../src/engine/contract/route-table';
 import { LAYERS, parseLayers, standInHooks } from '../bench/ledger-stand-ins';
 
 describe('matching a request to its operation', () => {

@@ -1,9 +1,9 @@
 import type { Request, Response } from 'express';
 import type request from 'supertest';
 import { appOn, startTestApp, type TestApp } from './support/test-app';
-import { handlers } from '../src/handlers';
-import type { Handler } from '../src/handlers/types';
-import type { Storage } from '../src/storage/storage';
+import { handlers } from '../src/service/handlers';
+import type { Handler } from '../src/service/handlers/types';
+import type { Storage } from '../src/service/storage/storage';
 import { requestIds } from '../src/observability/request-id';
 
 let t: TestApp;

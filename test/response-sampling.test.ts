@@ -1,12 +1,12 @@
 import express from 'express';
 import request from 'supertest';
-import { handlers } from '../src/handlers';
-import type { Handler } from '../src/handlers/types';
-import { ApiError } from '../src/errors/api-error';
+import { handlers } from '../src/service/handlers';
+import type { Handler } from '../src/service/handlers/types';
+import { ApiError } from '../src/engine/errors/api-error';
 import { loadConfig } from '../src/config';
 import { createLogger } from '../src/observability/logger';
 import { responseSampler } from '../src/observability/response-sampling';
-import { asMiddleware } from '../src/pipeline/stage';
+import { asMiddleware } from '../src/engine/pipeline/stage';
 import { startTestApp, type TestApp, type TestAppOptions } from './support/test-app';
 import { memoryLog } from './support/memory-log';
 import { samples, valueOf } from './support/prometheus';

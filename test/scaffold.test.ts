@@ -16,9 +16,10 @@ import path from 'node:path';
 import { parse, stringify } from 'yaml';
 import { copyProject, runNpm } from './support/project-copy';
 import { startServer, type RunningServer } from './support/processes';
-import { schemaValidator } from '../src/contract/schema-validator';
-import { escapePointer } from '../src/contract/refs';
-import { loadSpec, type OpenApiDocument } from '../src/contract/load-spec';
+import { schemaValidator } from '../src/engine/contract/schemas';
+import { escapePointer } from '../src/engine/contract/refs';
+import type { OpenApiDocument } from '../src/engine/contract/document';
+import { loadSpec } from './support/contracts';
 import { checkedFetch } from './support/http';
 
 jest.setTimeout(240_000);
@@ -201,11 +202,11 @@ describe.each(BATCHES.map((batch) => [batch.map((shape) => shape.what).join(', '
     expect(runNpm(root, 'generate')).toMatchObject({ status: 0 });
     const failing = runNpm(root, 'typecheck');
     expect(failing.status).not.toBe(0);
-    expect(failing.output).toContain('src/handlers/index.ts');
+    expect(failing.output).toContain('src/service/handlers/index.ts');
     for (const shape of batch) expect(failing.output).toMatch(new RegExp(`missing the following properties[^\\n]*\\b${shape.operationId}\\b`));
 
     expect(runNpm(root, 'scaffold')).toMatchObject({ status: 0 });
-    for (const shape of batch) expect(existsSync(path.join(root, `src/handlers/${shape.operationId}.ts`))).toBe(true);
+    for (const shape of batch) expect(existsSync(path.join(root, `src/service/handlers/${shape.operationId}.ts`))).toBe(true);
   });
 });
 
@@ -219,14 +220,14 @@ describe('a new operation in v2 only (openapi/v2/openapi.yaml)', () => {
     expect(runNpm(root, 'generate')).toMatchObject({ status: 0 });
     const failing = runNpm(root, 'typecheck');
     expect(failing.status).not.toBe(0);
-    expect(failing.output).toContain('src/handlers/index.ts');
+    expect(failing.output).toContain('src/service/handlers/index.ts');
     expect(failing.output).toMatch(/\blistFosterHomes\b[^\n]*HandlerRegistry<"v2">/);
 
     const scaffolded = runNpm(root, 'scaffold');
     expect(scaffolded).toMatchObject({ status: 0 });
-    expect(scaffolded.output).toContain('created src/handlers/listFosterHomes.ts for v2 ');
-    expect(readFileSync(path.join(root, 'src/handlers/listFosterHomes.ts'), 'utf8')).toContain("export const listFosterHomes: Handler<'listFosterHomes', 'v2'> =");
-    const registry = readFileSync(path.join(root, 'src/handlers/index.ts'), 'utf8');
+    expect(scaffolded.output).toContain('created src/service/handlers/listFosterHomes.ts for v2 ');
+    expect(readFileSync(path.join(root, 'src/service/handlers/listFosterHomes.ts'), 'utf8')).toContain("export const listFosterHomes: Handler<'listFosterHomes', 'v2'> =");
+    const registry = readFileSync(path.join(root, 'src/service/handlers/index.ts'), 'utf8');
     const registryOf = (version: string): string => new RegExp(`export const ${version} = \\{\\n([^}]*)\\}`).exec(registry)![1]!;
     expect(registryOf('v2')).toContain('  listFosterHomes,\n');
     expect(registryOf('v1')).not.toContain('listFosterHomes');
@@ -293,7 +294,7 @@ describe('with every shape scaffolded', () => {
   it('under MOCK_RESPONSES=true each stub answers a schema-valid example of its lowest 2xx', async () => {
     server = await startServer({ DATABASE_URL: databaseUrl(), CWD: root, MOCK_RESPONSES: 'true' }, { projectRoot: root });
     expect(server.output()).toContain('mock mode');
-    const validators = { v1: schemaValidator(specs.v1), v2: schemaValidator(specs.v2) };
+    const validators = { v1: schemaValidator(specs.v1, { direction: 'response', allErrors: true }), v2: schemaValidator(specs.v2, { direction: 'response', allErrors: true }) };
     for (const shape of ALL_SHAPES) {
       const what = `${shape.version ?? 'v1'} ${shape.method.toUpperCase()} ${shape.valid[0]}`;
       const validator = validators[shape.version ?? 'v1'];

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
-import { openStorage } from '../src/storage/open-storage';
+import { openStorage } from '../src/service/storage/open-storage';
 import { startTestApp } from './support/test-app';
 import { tempDir } from './support/paths';
 
@@ -32,7 +32,12 @@ describe('SQLite storage (the embedded default)', () => {
     try {
       expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
       const migrations = db.prepare('select name from kysely_migration').all();
-      expect(migrations).toEqual([{ name: '0001_pets_and_api_keys' }, { name: '0002_api_key_bans' }, { name: '0003_idempotency_and_secrets' }]);
+      expect(migrations).toEqual([
+        { name: '0001_pets_and_api_keys' },
+        { name: '0002_api_key_bans' },
+        { name: '0003_idempotency_and_secrets' },
+        { name: '0004_idempotency_owner_principal' },
+      ]);
       const plan = db
         .prepare("explain query plan select id from pets where status = 'sold' order by id limit 20")
         .all()

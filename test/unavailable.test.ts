@@ -1,12 +1,12 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import request from 'supertest';
 import { appOn, startTestApp, type TestApp } from './support/test-app';
-import type { Storage } from '../src/storage/storage';
-import { openRedisState } from '../src/shared-state/redis-state';
+import type { Storage } from '../src/service/storage/storage';
+import { openRedisState } from '../src/service/shared-state/redis-state';
 import { createLogger } from '../src/observability/logger';
 import { TEST_BACKEND } from './support/backend';
 import { freePort } from './support/http';
-import { isUnavailable } from '../src/errors/unavailable';
+import { isUnavailable } from '../src/engine/errors/unavailable';
 
 const refused = () => Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' });
 

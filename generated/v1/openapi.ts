@@ -134,8 +134,10 @@ export interface components {
          *
          *     - `invalid_request`: the request breaks the contract (parameter, body, malformed JSON).
          *     - `unauthorized`: the API key is missing or invalid.
+         *     - `insufficient_scope`: the credentials are valid but lack a scope the operation requires (403; an operation secured by OAuth 2.0 scopes).
          *     - `not_found`: the resource or route does not exist.
          *     - `method_not_allowed`: the path exists but not with this method (see `Allow`).
+         *     - `not_acceptable`: the `Accept` header allows none of the media types the operation answers with (406).
          *     - `unsupported_media_type`: the request body is not `application/json`.
          *     - `payload_too_large`: the request body is over 1 MB.
          *     - `uri_too_long`: the request target (path and query) is over 8 KiB (414).
@@ -151,7 +153,7 @@ export interface components {
          *     - `internal_error`: an unexpected failure; details are logged, never sent.
          * @enum {string}
          */
-        ErrorCode: "invalid_request" | "unauthorized" | "not_found" | "method_not_allowed" | "unsupported_media_type" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "rate_limited" | "key_temporarily_banned" | "not_implemented" | "gone" | "idempotency_key_in_use" | "idempotency_key_reused" | "unavailable" | "internal_error";
+        ErrorCode: "invalid_request" | "unauthorized" | "insufficient_scope" | "not_found" | "method_not_allowed" | "not_acceptable" | "unsupported_media_type" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "rate_limited" | "key_temporarily_banned" | "not_implemented" | "gone" | "idempotency_key_in_use" | "idempotency_key_reused" | "unavailable" | "internal_error";
         Error: {
             code: components["schemas"]["ErrorCode"];
             /**

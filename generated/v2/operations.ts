@@ -2,15 +2,27 @@
 // Edit the YAML and run `npm run generate`; CI runs `npm run check:generated`.
 
 /**
- * Every operation of the contract: operationId -> HTTP method, path (relative
- * to the base path), whether it requires an API key (`security: []` means
- * not), and the query parameters / top-level body properties that have a
- * schema `default` (the validator fills them in before a handler runs).
+ * Every operation of the contract, by its identifier (its operationId made a
+ * JavaScript identifier, or its method and path: src/engine/contract/names.ts):
+ * the operationId as written, the HTTP method, the path (relative to the
+ * base path), whether callers must identify (`required`), may (`optional`)
+ * or are not asked (`none`), the schemes of each security requirement
+ * (one of them must pass; every scheme of it), and the query parameters /
+ * top-level body properties that have a schema `default` (filled in before
+ * a handler runs).
  */
 export const operationTable = {
-  listPets: { method: 'get', path: '/pets', authenticated: true, defaulted: { query: ['limit'], body: [] } },
-  createPet: { method: 'post', path: '/pets', authenticated: true, defaulted: { query: [], body: ['status'] } },
-  listStoreOrders: { method: 'get', path: '/store/orders', authenticated: true, defaulted: { query: [], body: [] } },
+  listPets: { method: 'get', path: '/pets', operationId: 'listPets', authentication: 'required', security: [['bearerAuth']], defaulted: { query: ['limit'], body: [] } },
+  createPet: { method: 'post', path: '/pets', operationId: 'createPet', authentication: 'required', security: [['bearerAuth']], defaulted: { query: [], body: ['status'] } },
+  listStoreOrders: { method: 'get', path: '/store/orders', operationId: 'listStoreOrders', authentication: 'required', security: [['bearerAuth']], defaulted: { query: [], body: [] } },
 } as const;
 
 export type OperationId = keyof typeof operationTable;
+
+/** The security schemes of the contract, as clients present them. */
+export const securitySchemes = {
+  "bearerAuth": {
+    "type": "http",
+    "scheme": "bearer"
+  }
+} as const;

@@ -15,7 +15,7 @@ const generator = (): typeof Generate => require('../generate') as typeof Genera
 export interface Applied {
   /** Files of generated/ that changed. */
   regenerated: string[];
-  /** Stub files created, e.g. `src/handlers/adoptPet.ts`. */
+  /** Stub files created, e.g. `src/service/handlers/adoptPet.ts`. */
   scaffolded: string[];
   /** Handler files that match no operation any more. */
   orphans: string[];
@@ -42,10 +42,10 @@ export async function renderContract(root: string): Promise<Map<string, string>>
 /** Writes what `renderContract` rendered, then scaffolds the stubs of new operations. */
 export async function applyContract(root: string, rendered: Map<string, string>): Promise<Applied> {
   const regenerated = await generator().writeGenerated(rendered, path.join(root, 'generated'));
-  const versions = projectVersions(root);
+  const versions = await projectVersions(root);
   const operationIds = [...new Set(versions.flatMap((version) => version.operationIds))];
-  const handlersDir = path.join(root, 'src', 'handlers');
-  const scaffolded = scaffold(handlersDir, versions).map((id) => `src/handlers/${id}.ts`);
-  const orphans = orphanHandlers(handlersDir, versions).map((file) => `src/handlers/${file}`);
+  const handlersDir = path.join(root, 'src', 'service', 'handlers');
+  const scaffolded = scaffold(handlersDir, versions).map((id) => `src/service/handlers/${id}.ts`);
+  const orphans = orphanHandlers(handlersDir, versions).map((file) => `src/service/handlers/${file}`);
   return { regenerated, scaffolded, orphans, operationIds };
 }

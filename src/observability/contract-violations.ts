@@ -1,7 +1,7 @@
 import type { Request } from 'express';
 import type { Logger } from 'pino';
-import { responseConformance, VIOLATION_KINDS, type SentResponse } from '../contract/response-conformance';
-import type { ServedApi } from '../pipeline/operation-pipeline';
+import { responseConformance, VIOLATION_KINDS, type SentResponse } from '../engine/contract/response-conformance';
+import type { ServedApi } from '../engine/pipeline/operation-pipeline';
 import type { Metrics } from './metrics';
 import { UNMATCHED } from './operation-names';
 import { loggedPath } from './request-observer';

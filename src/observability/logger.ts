@@ -25,7 +25,8 @@ const FLUSH_INTERVAL_MS = 250;
 
 /**
  * Logs on stdout (or `destination`); API keys can never be logged, even by
- * accident. `pretty` formats in-process with pino-pretty, a dev dependency
+ * accident: the Authorization and Cookie headers, and the headers, query
+ * parameters and cookies named in `secretNames` (apiKey schemes), are redacted. `pretty` formats in-process with pino-pretty, a dev dependency
  * loaded only then (config.ts refuses LOG_FORMAT=pretty when it is absent).
  *
  * JSON lines go to stdout through an asynchronous, buffered writer: a
@@ -36,11 +37,22 @@ const FLUSH_INTERVAL_MS = 250;
  *
  * @example const logger = createLogger('info', undefined, 'pretty');
  */
-export function createLogger(level: string, destination?: DestinationStream, format: LogFormat = 'json'): Logger {
+export function createLogger(level: string, destination?: DestinationStream, format: LogFormat = 'json', secretNames: readonly string[] = []): Logger {
   const options = {
     level,
     redact: {
-      paths: ['req.headers.authorization', 'headers.authorization', 'authorization', 'apiKey', 'key'],
+      paths: [
+        'req.headers.authorization',
+        'headers.authorization',
+        'authorization',
+        'apiKey',
+        'key',
+        'req.headers.cookie',
+        'headers.cookie',
+        'cookie',
+        // The names an API key is sent under besides Authorization (apiKey schemes: header, query parameter, cookie).
+        ...secretNames.flatMap((name) => [`req.headers[${JSON.stringify(name.toLowerCase())}]`, `headers[${JSON.stringify(name.toLowerCase())}]`, `query[${JSON.stringify(name)}]`, `cookies[${JSON.stringify(name)}]`]),
+      ],
       censor: '[redacted]',
     },
   };

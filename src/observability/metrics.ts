@@ -1,6 +1,6 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import cluster from 'node:cluster';
-import type { PoolStats } from '../storage/backend';
+import type { PoolStats } from '../service/storage/backend';
 import { clusterWorkerMetrics } from './cluster-metrics';
 
 /** Seconds. The service answers in 1–50 ms; the tail buckets catch outages and slow queries. */

@@ -1,6 +1,6 @@
 import type { Request } from 'express';
-import type { RouteTable } from '../contract/route-table';
-import { HTTP_METHODS } from '../contract/load-spec';
+import type { RouteTable } from '../engine/contract/route-table';
+import { HTTP_METHODS } from '../engine/contract/document';
 
 /** Routes outside the contract get fixed names; anything else is `unmatched`. Never a raw URL. */
 const PUBLIC_ROUTES: ReadonlyArray<readonly [RegExp, string]> = [

@@ -1,7 +1,7 @@
 import type { Request, RequestHandler, Response } from 'express';
 import type { Logger } from 'pino';
 import type { Metrics } from './metrics';
-import { asMiddleware, type Stage } from '../pipeline/stage';
+import { asMiddleware, type Stage } from '../engine/pipeline/stage';
 import { methodLabel, NO_VERSION } from './operation-names';
 
 /** nginx's "client closed request": the client went away before the response was sent. */
@@ -65,7 +65,9 @@ export function requestObserver({ metrics, operationOf, accessLog }: RequestObse
         status,
         durationMs: Math.round(durationMs * 100) / 100,
         responseBytes: length === undefined ? undefined : Number(length),
-        keyId: req.caller?.id,
+        keyId: req.caller?.keyId,
+        // A caller without a key (an access token) is named by its principal.
+        ...(req.caller && req.caller.keyId === undefined && { principal: req.caller.principal }),
         plan: req.caller?.plan,
         ip: req.ip,
         ...(res.writableFinished ? {} : { aborted: true }),

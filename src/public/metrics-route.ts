@@ -1,7 +1,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { RequestHandler } from 'express';
-import { ApiError } from '../errors/api-error';
-import { bearerToken } from '../auth/bearer';
+import { ApiError } from '../engine/errors/api-error';
+import { bearerToken } from '../engine/security/bearer';
 import type { Metrics } from '../observability/metrics';
 import type { Config } from '../config';
 

@@ -1,10 +1,10 @@
 import type { Express } from 'express';
 import type { Logger } from 'pino';
-import type { OpenApiDocument } from '../contract/load-spec';
+import type { OpenApiDocument } from '../engine/contract/document';
 import type { Metrics } from '../observability/metrics';
-import { limitUrlLength } from '../guards/url-length';
-import { asMiddleware } from '../pipeline/stage';
-import { mountDocs } from './docs';
+import { limitUrlLength } from '../engine/request/url-length';
+import { asMiddleware } from '../engine/pipeline/stage';
+import { mountDocs } from '../engine/publish/docs';
 import { metricsRoute, type MetricsAccess } from './metrics-route';
 import { readinessRoute } from './readiness';
 

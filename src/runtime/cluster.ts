@@ -2,7 +2,7 @@ import cluster, { type Worker } from 'node:cluster';
 import type { Logger } from 'pino';
 import type { Config } from '../config';
 import { flushLogger } from '../observability/logger';
-import { servePrimarySharedState } from '../shared-state/cluster-state';
+import { servePrimarySharedState } from '../service/shared-state/cluster-state';
 import { serveClusterMetrics } from '../observability/cluster-metrics';
 
 /** A worker that dies this soon after starting, this many times in a row, is a crash loop: the primary gives up. */

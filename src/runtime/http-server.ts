@@ -16,9 +16,9 @@
 import { randomUUID } from 'node:crypto';
 import http, { type RequestListener, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { errorBody, type ErrorBody } from '../errors/api-error';
+import { errorBody, type ErrorBody } from '../engine/errors/api-error';
 import type { Config } from '../config';
-import { sendJson } from '../pipeline/send-json';
+import { sendJson } from '../engine/response/send-json';
 
 /** Timeouts and the connection cap, as configured. */
 export type HttpLimits = Config['httpLimits'];

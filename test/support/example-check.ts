@@ -1,6 +1,6 @@
-import type { OpenApiDocument } from '../../src/contract/load-spec';
-import { schemaValidator } from '../../src/contract/schema-validator';
-import { escapePointer } from '../../src/contract/refs';
+import type { OpenApiDocument } from '../../src/engine/contract/document';
+import { schemaValidator } from '../../src/engine/contract/schemas';
+import { escapePointer } from '../../src/engine/contract/refs';
 
 type Node = Record<string, any>;
 
@@ -16,7 +16,7 @@ const DATA_KEYWORDS = new Set(['example', 'examples', 'enum', 'const', 'default'
  * @example invalidExamples(loadSpec()) // [] when every example is valid
  */
 export function invalidExamples(spec: OpenApiDocument): string[] {
-  const validator = schemaValidator(spec);
+  const validator = schemaValidator(spec, { direction: 'response', allErrors: true });
   const problems: string[] = [];
   const check = (schemaPointer: string, value: unknown, where: string): void => {
     const problem = validator.explain(schemaPointer, value);

@@ -7,7 +7,7 @@
  */
 import http, { type RequestListener } from 'node:http';
 import net, { type AddressInfo } from 'node:net';
-import type { OpenApiDocument } from '../../src/contract/load-spec';
+import type { OpenApiDocument } from '../../src/engine/contract/document';
 import { assertResponseConforms } from './spec-conformance';
 
 /** What a test tells the check: the statuses it expects, the contract the server serves. */

@@ -9,10 +9,12 @@
  * Error object when it is an error, and a 2xx there must come from a public
  * route; a 5xx fails unless the test expects it.
  */
-import { loadSpec, type OpenApiDocument } from '../../src/contract/load-spec';
-import { routeTable, type RouteTable } from '../../src/contract/route-table';
-import { responseConformance, type ResponseCheck } from '../../src/contract/response-conformance';
-import { contractVersions } from '../../src/contract/versions';
+import { PROJECT_ROOT } from '../../src/project';
+import type { OpenApiDocument } from '../../src/engine/contract/document';
+import { loadSpec } from './contracts';
+import { routeTable, type RouteTable } from '../../src/engine/contract/route-table';
+import { responseConformance, type ResponseCheck } from '../../src/engine/contract/response-conformance';
+import { contractVersions } from '../../src/engine/contract/versions';
 
 interface Checker {
   table: RouteTable;
@@ -22,7 +24,7 @@ interface Checker {
 
 const checkers = new WeakMap<OpenApiDocument, Checker>();
 /** Every major version's document, as the server serves them. */
-const defaultContracts = contractVersions().map((version) => loadSpec(version.document));
+const defaultContracts = contractVersions(PROJECT_ROOT).map((version) => loadSpec(version.document));
 
 function checkerFor(contract: OpenApiDocument): Checker {
   let checker = checkers.get(contract);

@@ -3,15 +3,14 @@
  * npm test). Each `@ts-expect-error` line must fail to compile: if the typing
  * ever lets it through, tsc reports an unused directive and the run fails.
  */
-import type { Handler, HandlerRegistry } from '../../src/handlers/types';
-import { handlers } from '../../src/handlers';
-import { createPet } from '../../src/handlers/createPet';
-import { getPet } from '../../src/handlers/getPet';
-import { listPets } from '../../src/handlers/listPets';
-import { listStoreOrders } from '../../src/handlers/listStoreOrders';
-import { notImplementedHandler } from '../../src/handlers/types/stub';
-import { notImplemented } from '../../src/errors/api-error';
-import type { Caller } from '../../src/auth/caller';
+import { notImplementedHandler, type Handler, type HandlerRegistry } from '../../src/service/handlers/types';
+import { handlers } from '../../src/service/handlers';
+import { createPet } from '../../src/service/handlers/createPet';
+import { getPet } from '../../src/service/handlers/getPet';
+import { listPets } from '../../src/service/handlers/listPets';
+import { listStoreOrders } from '../../src/service/handlers/listStoreOrders';
+import { notImplemented } from '../../src/engine/errors/api-error';
+import type { Caller } from '../../src/service/keys/caller';
 
 const pet = { id: 1, name: 'Rex', categoryId: 2, status: 'available' as const };
 

@@ -6,7 +6,7 @@
  */
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { PROJECT_ROOT } from '../../../src/contract/load-spec';
+import { PROJECT_ROOT } from '../../../src/project';
 import { planChangelog, type ChangelogPlan } from './changelog';
 import type { CommandOutcome } from './command-io';
 import { chooseDocuments } from './contract-choice';

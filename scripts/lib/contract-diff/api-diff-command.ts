@@ -9,7 +9,7 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { PROJECT_ROOT } from '../../../src/contract/load-spec';
+import { PROJECT_ROOT } from '../../../src/project';
 import type { CommandOutcome } from './command-io';
 import { compareContracts } from './compare-contracts';
 import { chooseDocuments, type ChosenDocument } from './contract-choice';

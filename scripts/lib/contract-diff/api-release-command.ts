@@ -13,7 +13,7 @@ import { copyFileSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import semver from 'semver';
-import { PROJECT_ROOT } from '../../../src/contract/load-spec';
+import { PROJECT_ROOT } from '../../../src/project';
 import { planChangelog } from './changelog';
 import { compareContracts } from './compare-contracts';
 import type { CommandOutcome } from './command-io';

@@ -6,8 +6,8 @@
  * work on every version, and api:release on the only one (or asks which).
  */
 import path from 'node:path';
-import { PROJECT_ROOT } from '../../../src/contract/load-spec';
-import { contractVersions } from '../../../src/contract/versions';
+import { PROJECT_ROOT } from '../../../src/project';
+import { contractVersions } from '../../../src/engine/contract/versions';
 import { displayPath } from './load-contract';
 
 /** One document to work on: the version's name when it is one of the project's, and its path. */

@@ -6,7 +6,7 @@
  * new document-level requirement unclassified. This compares the effective
  * requirement of every operation present on both sides instead.
  */
-import { HTTP_METHODS, type OpenApiDocument } from '../../../src/contract/load-spec';
+import { HTTP_METHODS, type OpenApiDocument } from '../../../src/engine/contract/document';
 import type { ChangeVerdict } from './change';
 
 type SecurityRequirement = Record<string, string[]>;

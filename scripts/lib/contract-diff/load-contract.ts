@@ -8,7 +8,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { parse } from 'yaml';
-import type { OpenApiDocument } from '../../../src/contract/load-spec';
+import type { OpenApiDocument } from '../../../src/engine/contract/document';
 import { newestRelease, releasesDirOf } from './releases';
 
 export class ContractSourceError extends Error {}

@@ -1,0 +1,121 @@
+import { readFileSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { parse } from 'yaml';
+import path from 'node:path';
+import { bundle, createConfig, type NormalizedProblem } from '@redocly/openapi-core';
+import type { OpenApiDocument } from './document';
+
+/** A document that cannot be served: the message names the file, the reference or schema, and the reason. */
+export class ContractLoadError extends Error {
+  override readonly name = 'ContractLoadError';
+}
+
+/** Redocly's configuration with no rules: the bundler only resolves. */
+let bundlerConfig: ReturnType<typeof createConfig> | undefined;
+
+/**
+ * Reads an OpenAPI 3.0 or 3.1 document and every file its relative `$ref`s
+ * reach (`./schemas/order.yaml`, `../common.yaml#/components/...`), and
+ * bundles them into one document whose `$ref`s are all local (Redocly's
+ * bundler: external schemas become `components`, external path items are
+ * inlined). Every tool and the server read the contract through here, so a
+ * document split across files is served exactly like a single one.
+ *
+ * Throws a ContractLoadError naming the file and the reason: a file that
+ * does not exist or does not parse, a reference that resolves nowhere
+ * (with the file and pointer where it is written), a document that is not
+ * OpenAPI 3.0 or 3.1.
+ *
+ * @example const contract = await loadContract('openapi/v1/openapi.yaml');
+ */
+export async function loadContract(file: string): Promise<OpenApiDocument> {
+  const shown = shownPath(file);
+  try {
+    await readFile(file);
+  } catch (error) {
+    throw new ContractLoadError(`${shown}: cannot read it (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`);
+  }
+  let result: Awaited<ReturnType<typeof bundle>>;
+  try {
+    result = await bundle({ ref: path.resolve(file), config: await (bundlerConfig ??= createConfig({})), dereference: false });
+  } catch (error) {
+    throw new ContractLoadError(`${shown}: ${firstLine((error as Error).message)}`);
+  }
+  const errors = result.problems.filter((problem) => problem.severity === 'error');
+  if (errors.length > 0) throw new ContractLoadError(errors.map(describeProblem).join('\n'));
+  return checkedDocument(result.bundle.parsed, shown);
+}
+
+/** Checks that a parsed value is a document the engine serves. */
+export function checkedDocument(parsed: unknown, shown: string): OpenApiDocument {
+  const document = parsed as Partial<OpenApiDocument> | null;
+  if (document === null || typeof document !== 'object') throw new ContractLoadError(`${shown}: not an OpenAPI document (it is not a YAML or JSON object)`);
+  if (typeof document.openapi !== 'string') {
+    const swagger = (document as { swagger?: unknown }).swagger;
+    throw new ContractLoadError(
+      `${shown}: not an OpenAPI 3 document (${swagger === undefined ? 'no "openapi" field' : `Swagger ${String(swagger)}: convert it to OpenAPI 3, e.g. with swagger2openapi`})`,
+    );
+  }
+  if (!/^3\.[01]\.\d+$/.test(document.openapi)) throw new ContractLoadError(`${shown}: OpenAPI ${document.openapi} is not served (3.0.x and 3.1.x are)`);
+  if (typeof document.info?.version !== 'string') throw new ContractLoadError(`${shown}: info.version is missing`);
+  if (document.paths !== undefined && (typeof document.paths !== 'object' || document.paths === null)) throw new ContractLoadError(`${shown}: paths is not an object`);
+  return { ...document, paths: document.paths ?? {} } as OpenApiDocument;
+}
+
+/** `openapi/v3/schemas/order.yaml#/properties/owner: Can't resolve $ref: ENOENT ... './owner.yaml'`. */
+function describeProblem(problem: NormalizedProblem): string {
+  const where = problem.location[0];
+  const file = where?.source.absoluteRef ? shownPath(where.source.absoluteRef) : 'the document';
+  const pointer = where?.pointer && where.pointer !== '#/' ? where.pointer : '';
+  return `${file}${pointer}: ${problem.message}`;
+}
+
+const firstLine = (text: string): string => text.trim().split('\n')[0] ?? text;
+
+/** Relative to the working folder when inside it, as a person finds it. */
+function shownPath(file: string): string {
+  const relative = path.relative(process.cwd(), path.resolve(file));
+  return relative.startsWith('..') || path.isAbsolute(relative) ? file : relative.split(path.sep).join('/');
+}
+
+/**
+ * Reads a document that is already one file with only local `$ref`s (a
+ * release snapshot, or a document written that way), synchronously; throws
+ * when it references another file (read it with `loadContract`).
+ *
+ * @example const release = readBundledContract('openapi/v1/releases/1.1.0.yaml');
+ */
+export function readBundledContract(file: string): OpenApiDocument {
+  const shown = shownPath(file);
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (error) {
+    throw new ContractLoadError(`${shown}: cannot read it (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`);
+  }
+  let parsed: unknown;
+  try {
+    parsed = parse(text);
+  } catch (error) {
+    throw new ContractLoadError(`${shown}: not valid YAML: ${firstLine((error as Error).message)}`);
+  }
+  const external = firstExternalRef(parsed);
+  if (external) throw new ContractLoadError(`${shown}: references another file (${external}): load it with loadContract, which bundles`);
+  return checkedDocument(parsed, shown);
+}
+
+function firstExternalRef(node: unknown): string | undefined {
+  if (Array.isArray(node)) {
+    for (const item of node) {
+      const found = firstExternalRef(item);
+      if (found) return found;
+    }
+  } else if (node !== null && typeof node === 'object') {
+    for (const [key, value] of Object.entries(node)) {
+      if (key === '$ref' && typeof value === 'string' && !value.startsWith('#')) return value;
+      const found = firstExternalRef(value);
+      if (found) return found;
+    }
+  }
+  return undefined;
+}

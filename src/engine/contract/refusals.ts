@@ -1,0 +1,114 @@
+import type { OpenApiDocument, SpecOperation } from './document';
+import { listOperations } from './document';
+import { essence, mediaKind } from './media-types';
+import { escapePointer, resolveRef } from './refs';
+import { schemaValidator } from './schemas';
+import { effectiveSecurity } from '../security/requirements';
+import { servedSchemes } from '../security/schemes';
+
+/**
+ * What the engine will not do with a document, said when it is loaded rather
+ * than found out by a client:
+ *
+ * - `errors` stop the start (a document that cannot be served as written: a
+ *   requirement naming a scheme the document does not define, a parameter
+ *   style its location does not have, a schema that does not compile);
+ * - `warnings` name what is refused while the rest is served: XML bodies
+ *   (each operation and media type; the operation's other media types keep
+ *   working), security schemes the engine cannot check (their requirements
+ *   always fail: 401), oauth2/openIdConnect schemes without a key set to
+ *   verify tokens with, and events (webhooks, callbacks: the server does not
+ *   send them).
+ */
+export interface Refusals {
+  errors: string[];
+  warnings: string[];
+}
+
+/** Styles each parameter location has (OpenAPI 3.x "Style Values"). */
+const STYLES: Readonly<Record<string, readonly string[]>> = {
+  path: ['simple', 'label', 'matrix'],
+  query: ['form', 'spaceDelimited', 'pipeDelimited', 'deepObject'],
+  header: ['simple'],
+  cookie: ['form'],
+};
+
+export interface RefusalOptions {
+  /** The label of the document in messages: `openapi/v3/openapi.yaml`. */
+  label: string;
+  /** Whether access tokens can be verified (OAUTH2_JWKS_URL is set). */
+  tokensVerifiable: boolean;
+}
+
+/** @example const { errors, warnings } = contractRefusals(spec, { label: 'openapi/v3/openapi.yaml', tokensVerifiable: false }); */
+export function contractRefusals(spec: OpenApiDocument, options: RefusalOptions): Refusals {
+  const errors: string[] = [];
+  const warnings: string[] = [];
+  const at = (op: SpecOperation): string => `${options.label}: ${op.method.toUpperCase()} ${op.path} (${op.operationId})`;
+  const definitions = spec.components?.securitySchemes ?? {};
+  const served = servedSchemes(definitions);
+
+  for (const [name, raw] of Object.entries(definitions)) {
+    if (served.has(name)) {
+      const scheme = served.get(name)!;
+      if ((scheme.type === 'oauth2' || scheme.type === 'openIdConnect') && !options.tokensVerifiable) {
+        warnings.push(`${options.label}: the ${scheme.type} scheme ${name} needs OAUTH2_JWKS_URL to verify access tokens; until it is set, its requirements answer 401 saying so`);
+      }
+      continue;
+    }
+    const definition = resolveRef(spec, raw).node as { type?: string; scheme?: string; in?: string };
+    const what = definition.type === 'http' ? `http scheme "${definition.scheme}"` : definition.type === 'apiKey' ? `apiKey in "${definition.in}"` : `type "${definition.type}"`;
+    warnings.push(`${options.label}: the security scheme ${name} (${what}) is not supported (http bearer and basic, apiKey in header, query or cookie, oauth2 and openIdConnect are): its requirements always answer 401`);
+  }
+
+  const request = schemaValidator(spec, { direction: 'request' });
+  const response = schemaValidator(spec, { direction: 'response' });
+  const compile = (validator: typeof request, pointer: string, where: string): void => {
+    try {
+      validator.compile(pointer);
+    } catch (error) {
+      errors.push(`${where}: the schema at #${pointer} does not compile: ${(error as Error).message}`);
+    }
+  };
+
+  let events = Object.keys(spec.webhooks ?? {}).length;
+  for (const op of listOperations(spec)) {
+    for (const requirement of effectiveSecurity(spec, op)) {
+      for (const name of Object.keys(requirement)) {
+        if (!(name in definitions)) errors.push(`${at(op)}: its security names the scheme ${name}, which components.securitySchemes does not define`);
+      }
+    }
+    for (const [index, raw] of [...((op.pathItem['parameters'] as unknown[] | undefined) ?? []), ...((op.operation['parameters'] as unknown[] | undefined) ?? [])].entries()) {
+      const parameter = resolveRef(spec, raw).node as { name?: string; in?: string; style?: string };
+      const styles = STYLES[String(parameter.in)];
+      if (!styles) errors.push(`${at(op)}: parameter ${index} (${parameter.name}) is in "${parameter.in}", which is not a parameter location (path, query, header, cookie)`);
+      else if (parameter.style !== undefined && !styles.includes(parameter.style)) {
+        errors.push(`${at(op)}: parameter ${parameter.name} has style ${parameter.style}, which ${parameter.in} parameters do not have (${styles.join(', ')})`);
+      }
+    }
+    const body = op.operation['requestBody'];
+    if (body !== undefined) {
+      const { node, ref } = resolveRef(spec, body);
+      const base = ref ? ref.slice(1) : `/paths/${escapePointer(op.path)}/${op.method}/requestBody`;
+      for (const [mediaType, media] of Object.entries((node['content'] as Record<string, { schema?: unknown }> | undefined) ?? {})) {
+        if (mediaKind(mediaType) === 'xml') {
+          warnings.push(`${at(op)}: request bodies of ${essence(mediaType)} are not served (XML is not supported): such a request gets 415, the operation's other media types work`);
+        } else if (media?.schema !== undefined) compile(request, `${base}/content/${escapePointer(mediaType)}/schema`, at(op));
+      }
+    }
+    for (const [status, raw] of Object.entries((op.operation['responses'] ?? {}) as Record<string, unknown>)) {
+      const { node, ref } = resolveRef(spec, raw);
+      const base = ref ? ref.slice(1) : `/paths/${escapePointer(op.path)}/${op.method}/responses/${escapePointer(status)}`;
+      for (const [mediaType, media] of Object.entries((node['content'] as Record<string, { schema?: unknown }> | undefined) ?? {})) {
+        if (mediaKind(mediaType) === 'xml') {
+          warnings.push(`${at(op)}: ${status} responses in ${essence(mediaType)} are not served (XML is not supported): Accept picks among the others, 406 when only XML is acceptable`);
+        } else if (media?.schema !== undefined) compile(response, `${base}/content/${escapePointer(mediaType)}/schema`, at(op));
+      }
+    }
+    events += Object.keys((op.operation['callbacks'] ?? {}) as object).length;
+  }
+  if (events > 0) {
+    warnings.push(`${options.label}: ${events} webhook(s) and callback(s) are events the server sends, not routes: their payload types are generated (generated/<version>/events.ts), but nothing sends them yet`);
+  }
+  return { errors, warnings };
+}

@@ -1,0 +1,60 @@
+/**
+ * The codes of the Error objects the engine answers with itself (a document
+ * that publishes an `ErrorCode` enum lists these; the service adds its own).
+ */
+export const ENGINE_ERROR_CODES = [
+  'invalid_request',
+  'unauthorized',
+  'insufficient_scope',
+  'not_found',
+  'method_not_allowed',
+  'not_acceptable',
+  'unsupported_media_type',
+  'payload_too_large',
+  'uri_too_long',
+  'headers_too_large',
+  'request_timeout',
+  'gone',
+  'not_implemented',
+  'unavailable',
+  'internal_error',
+] as const;
+
+export type EngineErrorCode = (typeof ENGINE_ERROR_CODES)[number];
+
+/** The Error object every failure is answered with. */
+export interface ErrorBody {
+  code: string;
+  message: string;
+  status: number;
+}
+
+/**
+ * An error that becomes an Error object response. Thrown by the phases
+ * (authentication, rate limits, validation) and mapped by the error mapper;
+ * handlers return their declared error responses instead.
+ *
+ * @example throw new ApiError(401, 'unauthorized', 'missing API key', { 'WWW-Authenticate': 'Bearer' })
+ */
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    /** One of ENGINE_ERROR_CODES, or a code of the service's own. */
+    readonly code: string,
+    message: string,
+    readonly headers: Readonly<Record<string, string>> = {},
+  ) {
+    super(message);
+    this.name = 'ApiError';
+  }
+
+  toBody(): ErrorBody {
+    return { code: this.code, message: this.message, status: this.status };
+  }
+}
+
+/** An Error object. @example errorBody(404, 'not_found', 'pet 7 does not exist') */
+export const errorBody = <C extends string>(status: number, code: C, message: string): { code: C; message: string; status: number } => ({ code, message, status });
+
+export const notImplemented = (operationId: string) =>
+  errorBody(501, 'not_implemented', `${operationId} is declared in the contract but not implemented yet`);

@@ -1,0 +1,44 @@
+import type { ErrorRequestHandler, Request, RequestHandler } from 'express';
+import type { Logger } from 'pino';
+import { ApiError } from '../errors/api-error';
+import { toApiError } from '../errors/to-api-error';
+import { loggedPath } from '../../observability/request-observer';
+import { sendJson } from '../response/send-json';
+
+/**
+ * The one place errors become responses: every failure is an Error object
+ * `{code, message, status}` served as application/json. Bugs are logged once,
+ * here, with their stack, the request id (through `req.log`) and the
+ * operation, and answered with a bland 500. Request bodies are never logged.
+ */
+export function errorMapper(logger: Logger, operationOf?: (req: Request) => string): ErrorRequestHandler {
+  // During an outage every request fails the same way: one warning per interval is enough.
+  const UNAVAILABLE_LOG_INTERVAL_MS = 10_000;
+  let lastUnavailableLog = 0;
+  return (error, req, res, _next) => {
+    const apiError = toApiError(error, req);
+    // A child logger that adds the request id, when the app provides one.
+    const log = (req.log as Logger | undefined) ?? logger;
+    // The path only: a query string may carry secrets or personal data.
+    const where = { operation: operationOf?.(req), method: req.method, path: loggedPath(req) };
+    if (apiError.code === 'unavailable') {
+      if (Date.now() - lastUnavailableLog >= UNAVAILABLE_LOG_INTERVAL_MS) {
+        lastUnavailableLog = Date.now();
+        log.warn({ err: (error as Error).message, ...where }, 'dependency unavailable: answering 503');
+      }
+    } else if (apiError.status >= 500 && apiError.code !== 'not_implemented') {
+      // A stub's 501 is the framework's answer, like a 401: the access log has it.
+      log.error({ err: error, ...where }, 'request failed');
+    }
+    if (res.headersSent) {
+      res.destroy();
+      return;
+    }
+    sendJson(res, apiError.status, apiError.toBody(), apiError.headers);
+  };
+}
+
+/** Paths outside the contract (and outside the docs/health routes). */
+export const unknownRoute: RequestHandler = () => {
+  throw new ApiError(404, 'not_found', 'no such route: see /docs for the API reference');
+};

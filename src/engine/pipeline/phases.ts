@@ -1,0 +1,109 @@
+import type { Request } from 'express';
+import type { RouteMatch } from '../contract/route-table';
+import type { SpecOperation } from '../contract/document';
+import type { ServedApi } from '../contract/served-api';
+import type { Stage } from './stage';
+
+/**
+ * The phases of a request, in the one order they run: this list is the only
+ * place the order is written (the pipeline is assembled from it, and the docs
+ * point here). The first three run for every request; the rest run for
+ * requests under a version's base path, compiled once per operation.
+ *
+ * - `observe`: the request id (`X-Request-Id` on every response, `req.log`),
+ *   the duration histogram and the access log, recorded when the response
+ *   closes; the draw that picks responses to check against the contract
+ *   after they are sent (VALIDATE_RESPONSES as a fraction);
+ * - `security-headers`: helmet's headers, computed once at start;
+ * - `route`: the route table finds the operation (src/engine/contract/route-table.ts);
+ * - `authenticate`: who is calling, by the operation's security
+ *   requirements (src/engine/security/authenticate.ts); a refusal is
+ *   recorded, not answered yet, so the rate limits count it;
+ * - `rate-limit`: per caller, or per IP without one; 429, and the rate-limit
+ *   headers on every later response;
+ * - `request-size`: 414 for a request target that is too long;
+ * - `require-caller`: 401 (403 for a missing scope, 503 when credentials
+ *   cannot be checked), before anything reveals the contract;
+ * - `sunset`: a deprecated operation's call is counted; from its sunset date
+ *   on, it answers 410 `gone` instead of running;
+ * - `parameters`: path, query, header and cookie parameters deserialized by
+ *   their style, coerced and validated (400);
+ * - `body`: the body read in its declared media type (415 for another, 413,
+ *   400); bodies of refused requests are never read;
+ * - `validate`: express-openapi-validator checks the body against its schema (400);
+ * - `negotiate`: `Accept` picks among the declared response media types (406);
+ * - `handle`: the operation's typed handler (or its stub: 501, or an example
+ *   in mock mode);
+ * - `serialize`: the handler's response written in its media type.
+ *
+ * A request under a base path that matched no operation runs from
+ * `authenticate` to `require-caller` and is then answered 404, or 405 when
+ * its path exists with other methods.
+ *
+ * Failures at any phase go to the error mapper (src/engine/pipeline/error-response.ts).
+ */
+export const PHASES = [
+  'observe',
+  'security-headers',
+  'route',
+  'authenticate',
+  'rate-limit',
+  'request-size',
+  'require-caller',
+  'sunset',
+  'parameters',
+  'body',
+  'validate',
+  'negotiate',
+  'handle',
+  'serialize',
+] as const;
+
+export type PhaseName = (typeof PHASES)[number];
+
+/** Finds the operation of a request (undefined: no path of the contract matches). */
+export type Route = (req: Request) => RouteMatch | undefined;
+
+/** A phase built for each operation of each served version (`undefined`: a request that matched no operation). */
+export type PerOperation = (operation: SpecOperation | undefined, api: ServedApi) => Stage | undefined;
+
+/**
+ * What each phase does: one stage for every request, or a stage built per
+ * operation (`undefined` when the phase has nothing to do for it).
+ */
+export interface PhaseImplementations {
+  observe: Stage;
+  'security-headers': Stage;
+  route: Route;
+  authenticate: PerOperation;
+  'rate-limit': Stage;
+  'request-size': Stage;
+  'require-caller': Stage;
+  sunset: PerOperation;
+  parameters: PerOperation;
+  body: PerOperation;
+  validate: PerOperation;
+  negotiate: PerOperation;
+  handle: PerOperation;
+  serialize: PerOperation;
+}
+
+/**
+ * Replaces named phases with something built from the real ones. This is the
+ * benchmarks' seam (bench/ measures what a phase costs by running the service
+ * with that phase replaced): only code that builds its own service through
+ * `compose` can pass hooks; no configuration or environment variable reaches it.
+ *
+ * @example const hooks: PhaseHooks = { 'security-headers': () => () => undefined };
+ */
+export type PhaseHooks = { readonly [P in PhaseName]?: (real: PhaseImplementations[P]) => PhaseImplementations[P] };
+
+/** The implementations with the hooks applied. */
+export function withHooks(phases: PhaseImplementations, hooks: PhaseHooks = {}): PhaseImplementations {
+  const result = { ...phases } as Record<PhaseName, unknown>;
+  for (const name of PHASES) {
+    const hook = hooks[name] as ((real: unknown) => unknown) | undefined;
+    if (hook) result[name] = hook(phases[name]);
+  }
+  return result as unknown as PhaseImplementations;
+}

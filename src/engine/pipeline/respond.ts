@@ -1,0 +1,160 @@
+import type { Request, Response } from 'express';
+import type { SpecOperation } from '../contract/document';
+import { covers, essence, mediaKind, negotiate } from '../contract/media-types';
+import { isStub } from '../handlers/stub';
+import { ApiError, notImplemented } from '../errors/api-error';
+import type { OperationMock } from '../mock/mock-responses';
+import { jsonFirst, type Representations } from '../response/representations';
+import { sendBody } from '../response/send-body';
+import { sendJson } from '../response/send-json';
+import type { Stage } from './stage';
+
+/** What is sent: a handler's response, or a mock's. */
+export interface OutgoingResponse {
+  status: number;
+  body?: unknown;
+  headers?: Record<string, string>;
+  /** The media type of `body`, one the contract declares for `status`; JSON (or the only declared type) when omitted. */
+  mediaType?: string;
+  /**
+   * Written as it is, never judged by response validation: the framework's
+   * own answers, such as a stub's 400 for a bad `Prefer` header.
+   */
+  direct?: boolean;
+}
+
+declare module 'express-serve-static-core' {
+  interface Request {
+    /** The response the handle phase produced, for the serialize phase to write. */
+    answer?: OutgoingResponse;
+  }
+}
+
+/**
+ * What a handler receives: the validated request of its operation. Typed per
+ * operation by the generated code (src/engine/handlers/types.ts).
+ */
+export interface HandlerInput {
+  params: Record<string, unknown>;
+  query: Record<string, unknown>;
+  headers: Record<string, unknown>;
+  cookies: Record<string, unknown>;
+  body: unknown;
+  /** The declared request media type the body was sent as; undefined without a body. */
+  mediaType: string | undefined;
+  /** The media type the client accepts best among those the successful responses declare. */
+  accept: string | undefined;
+}
+
+export interface HandleOptions {
+  /** What handlers may use besides the request (the caller is added per request). */
+  context: object;
+  /** Mock mode: the example answers of the stubbed operations (`npm run mock`). */
+  mocks?: ReadonlyMap<string, OperationMock>;
+}
+
+/** A handler as the engine calls it: the registry was type-checked against the contract where it is declared. */
+type AnyHandler = (request: HandlerInput, context: object) => Promise<OutgoingResponse>;
+
+const NONE: Readonly<Record<string, unknown>> = Object.freeze({});
+
+/**
+ * The handle phase of one operation: calls its handler with the validated
+ * request and keeps the response it returns for the serialize phase. A stub
+ * (`notImplementedHandler`) is answered here: 501 `not_implemented`, or in
+ * mock mode an example from the contract. Either way the request has already
+ * been authenticated, counted and validated.
+ *
+ * @example stages.push(handleStage(op, handlers[op.operationId], { context }));
+ */
+export function handleStage(op: SpecOperation, entry: unknown, options: HandleOptions): Stage {
+  const { operationId } = op;
+  if (entry === undefined) {
+    // An operation of a contract this registry was not generated from (tests that edit the contract): not served.
+    return () => {
+      throw new ApiError(404, 'not_found', 'no such route: see /docs for the API reference');
+    };
+  }
+  if (isStub(entry)) {
+    const mock = options.mocks?.get(operationId);
+    return (req, res) => {
+      let response: OutgoingResponse | undefined;
+      try {
+        response = mock?.answer(req.get('prefer'), req.headers.accept);
+      } catch (error) {
+        if (!(error instanceof ApiError)) throw error;
+        // A bad Prefer header is the framework's 400, declared or not.
+        req.answer = { status: error.status, headers: { ...error.headers }, body: error.toBody(), direct: true };
+        return;
+      }
+      if (!response) throw new ApiError(501, 'not_implemented', notImplemented(operationId).message);
+      // Rate-limit and deprecation headers are already set; declared headers they do not cover get examples.
+      const headers = Object.fromEntries(Object.entries(response.headers ?? {}).filter(([name]) => !res.hasHeader(name)));
+      req.answer = { ...response, headers };
+    };
+  }
+  const handler = entry as AnyHandler;
+  const shared = options.context;
+  return async (req) => {
+    const parameters = req.parameters;
+    const input: HandlerInput = {
+      params: parameters?.path ?? NONE,
+      query: parameters?.query ?? NONE,
+      headers: parameters?.header ?? NONE,
+      cookies: parameters?.cookie ?? NONE,
+      body: req.body,
+      mediaType: req.received?.mediaType,
+      accept: req.preferredMediaType,
+    };
+    req.answer = await handler(input, { ...shared, caller: req.caller });
+  };
+}
+
+/**
+ * The serialize phase of one operation: writes the response the handle phase
+ * produced, in its media type (JSON, or the only one its status declares,
+ * when the handler does not name one). A successful answer in a media type
+ * the client's `Accept` refuses is a 406. With strict response validation a
+ * JSON body goes through `res.json`, which the validator intercepts;
+ * otherwise it is written directly: a handler's body is already typed from
+ * the contract, every response of the test suite is checked against it, and
+ * in production a share of them is checked after it is sent
+ * (src/observability/response-sampling.ts).
+ *
+ * @example stages.push(serializeStage(representations(spec, op), config.validateResponses));
+ */
+export function serializeStage(declared: Representations, validateResponses: boolean): Stage {
+  return (req, res) => {
+    const answer = req.answer;
+    if (!answer) throw new Error(`the handle phase produced no response for ${req.method} ${req.path}`);
+    if (answer.body === undefined || answer.direct) {
+      if (validateResponses && !answer.direct) return sendThroughValidator(res, answer);
+      return sendJson(res, answer.status, answer.body, answer.headers);
+    }
+    const mediaType = mediaTypeOf(answer, declared.of(answer.status));
+    if (answer.status < 300 && req.headers.accept !== undefined && negotiate([mediaType], req.headers.accept) === undefined) {
+      throw new ApiError(406, 'not_acceptable', `Accept does not allow ${mediaType}, the media type of this answer`);
+    }
+    if (validateResponses && mediaKind(mediaType) === 'json') return sendThroughValidator(res, answer);
+    return sendBody(res, answer.status, mediaType, answer.body, answer.headers);
+  };
+}
+
+/** The concrete media type an answer is sent as. */
+function mediaTypeOf(answer: OutgoingResponse, declared: readonly string[]): string {
+  const named = answer.mediaType ?? jsonFirst(declared)[0] ?? (typeof answer.body === 'string' ? 'text/plain' : 'application/json');
+  if (!named.includes('*')) return essence(named);
+  // A range (`image/*`): the Blob's own type, when it falls in it.
+  const own = answer.body instanceof Blob ? answer.body.type : '';
+  if (own && covers(named, own)) return essence(own);
+  throw new Error(`a ${answer.status} answer declared as ${named} must name its concrete media type (mediaType, or a Blob with a type)`);
+}
+
+function sendThroughValidator(res: Response, response: OutgoingResponse): void {
+  res.status(response.status);
+  if (response.headers) res.set(response.headers);
+  if (response.body === undefined) res.end();
+  else res.json(response.body);
+}
+
+export type { Request };

@@ -1,0 +1,224 @@
+import express, { type Request, type RequestHandler } from 'express';
+import { isUtf8 } from 'node:buffer';
+import multer from 'multer';
+import type { OpenApiDocument, SpecOperation } from '../contract/document';
+import { essence, mediaKind, selectDeclared, type MediaKind } from '../contract/media-types';
+import { resolveRef } from '../contract/refs';
+import { ApiError } from '../errors/api-error';
+import { fromMiddleware, type Stage } from '../pipeline/stage';
+import { formFields } from './form-fields';
+
+/** Largest body read, whatever its media type; a larger one gets 413 (also when sent chunked). */
+export const MAX_BODY_BYTES = 1_048_576;
+/** Files and fields of one multipart body. */
+const MAX_PARTS = 100;
+
+/** A body as the handler receives it, with the declared media type it was sent as. */
+export interface ReceivedBody {
+  /** The key of the operation's `requestBody.content` the request's Content-Type selected (`application/json`, `image/*`). */
+  mediaType: string;
+  /** The media type the client sent, without parameters (`image/png`). */
+  sentAs: string;
+  kind: MediaKind;
+}
+
+declare module 'express-serve-static-core' {
+  interface Request {
+    /** Set by the body phase when the request has a body. */
+    received?: ReceivedBody;
+    /** The files of a multipart body, by field name, put into the body once it is validated. */
+    uploads?: Map<string, File[]>;
+  }
+}
+
+/** An operation's request body as declared: its media types and whether it is required. */
+export interface DeclaredBody {
+  required: boolean;
+  /** Every media type of `content`, in document order. */
+  mediaTypes: string[];
+  /** Those the engine parses (XML is refused when the contract is loaded). */
+  served: string[];
+  /** The pointer of `requestBody` in the document, for the encoding of form and multipart fields. */
+  pointer: string;
+}
+
+/** The request body an operation declares, `undefined` when none. */
+export function declaredBody(spec: OpenApiDocument, op: SpecOperation): DeclaredBody | undefined {
+  const raw = op.operation['requestBody'];
+  if (raw === undefined) return undefined;
+  const { node, ref } = resolveRef(spec, raw);
+  const content = (node['content'] as Record<string, unknown> | undefined) ?? {};
+  const mediaTypes = Object.keys(content);
+  return {
+    required: node['required'] === true,
+    mediaTypes,
+    served: mediaTypes.filter((type) => mediaKind(type) !== 'xml'),
+    pointer: ref ? ref.slice(1) : `/paths/${op.path.replace(/~/g, '~0').replace(/\//g, '~1')}/${op.method}/requestBody`,
+  };
+}
+
+/**
+ * The body phase of one operation: reads the body in the media type its
+ * Content-Type selects among those the operation declares (exact type
+ * first, then the most specific range), never more than MAX_BODY_BYTES:
+ *
+ * - JSON (`application/json`, `+json`): valid UTF-8, and no string holding
+ *   U+0000 or an unpaired surrogate (neither can be stored faithfully);
+ * - `application/x-www-form-urlencoded` and `multipart/form-data`: fields
+ *   deserialized by their `encoding` (style, explode, contentType) and
+ *   coerced to their schema types; a multipart file is a `File`, held in
+ *   memory within the same limit, never written to disk;
+ * - `text/*`: a string;
+ * - anything else (`application/octet-stream`, `image/png`, `*\/*`): the
+ *   bytes, as a Blob of the type sent.
+ *
+ * A body of a media type the operation does not declare is a 415 before a
+ * byte is read; a required body that is absent is a 400. Bodies of requests
+ * refused earlier are never read: this phase runs after authentication and
+ * the rate limits. An operation without a request body ignores one.
+ *
+ * @example stages.push(bodyStage(spec, op));
+ */
+export function bodyStage(spec: OpenApiDocument, op: SpecOperation): Stage {
+  const declared = declaredBody(spec, op);
+  if (!declared) return () => undefined;
+  const readers = new Map(declared.served.map((mediaType) => [mediaType, readerFor(spec, declared, mediaType)] as const));
+  const accepted = declared.served.join(', ');
+  const onlyJson = declared.served.length === 1 && essence(declared.served[0]!) === 'application/json';
+
+  return (req, res) => {
+    if (!hasBody(req)) {
+      if (!declared.required) return;
+      throw new ApiError(400, 'invalid_request', onlyJson ? 'body is required: send JSON with Content-Type: application/json' : `body is required: send it as ${accepted}`);
+    }
+    const contentType = req.headers['content-type'];
+    const declaredType = contentType === undefined ? undefined : selectDeclared(declared.mediaTypes, contentType);
+    if (declaredType === undefined) {
+      const sent = contentType === undefined ? 'none' : essence(contentType);
+      throw new ApiError(415, 'unsupported_media_type', onlyJson ? `Content-Type must be application/json, got ${sent}` : `Content-Type must be one of ${accepted}, got ${sent}`);
+    }
+    const read = readers.get(declaredType);
+    if (!read) {
+      throw new ApiError(415, 'unsupported_media_type', `${essence(declaredType)} bodies are declared but not served (XML is not supported)${accepted ? `: send ${accepted}` : ''}`);
+    }
+    const sentAs = essence(contentType!);
+    if (Number(req.headers['content-length']) > MAX_BODY_BYTES) throw tooLarge();
+    req.received = { mediaType: declaredType, sentAs, kind: mediaKind(declaredType) };
+    return read(req, res);
+  };
+}
+
+const tooLarge = (): ApiError => new ApiError(413, 'payload_too_large', 'body must not be larger than 1 MB');
+
+/** A body is announced by Transfer-Encoding or a Content-Length above 0 (an empty body is no body). */
+export const hasBody = (req: Request): boolean => req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0;
+
+type Reader = (req: Request, res: Parameters<Stage>[1]) => Promise<void>;
+
+/** Any media type: body-parser reads it whatever its Content-Type says (the phase chose the reader). */
+const ANY = (): boolean => true;
+
+const utf8Only = (_req: unknown, _res: unknown, buffer: Buffer, encoding: string): void => {
+  if (encoding.toLowerCase() === 'utf-8' && !isUtf8(buffer)) throw new ApiError(400, 'invalid_request', 'body is not valid UTF-8');
+};
+
+function readerFor(spec: OpenApiDocument, declared: DeclaredBody, mediaType: string): Reader {
+  const kind = mediaKind(mediaType);
+  switch (kind) {
+    case 'json': {
+      const parse = fromMiddleware(express.json({ limit: MAX_BODY_BYTES, type: ANY, verify: utf8Only }));
+      return (req, res) => parse(req, res).then(() => refuseUnsafeStrings(req.body));
+    }
+    case 'text': {
+      const parse = fromMiddleware(express.text({ limit: MAX_BODY_BYTES, type: ANY, defaultCharset: 'utf-8', verify: utf8Only }));
+      return (req, res) => parse(req, res);
+    }
+    case 'form': {
+      const parse = fromMiddleware(express.text({ limit: MAX_BODY_BYTES, type: ANY, defaultCharset: 'utf-8', verify: utf8Only }));
+      const fields = formFields(spec, declared.pointer, mediaType);
+      return async (req, res) => {
+        await parse(req, res);
+        req.body = fields.fromUrlEncoded(typeof req.body === 'string' ? req.body : '');
+      };
+    }
+    case 'multipart': {
+      const parse = fromMiddleware(limitBytes(multer({ limits: { fileSize: MAX_BODY_BYTES, fieldSize: MAX_BODY_BYTES, parts: MAX_PARTS, files: MAX_PARTS } }).any()));
+      const fields = formFields(spec, declared.pointer, mediaType);
+      return async (req, res) => {
+        await parse(req, res).catch((error: unknown) => Promise.reject(multipartError(error)));
+        const { body, uploads } = fields.fromMultipart((req.body ?? {}) as Record<string, unknown>, (req.files ?? []) as Express.Multer.File[]);
+        req.body = body;
+        req.uploads = uploads;
+      };
+    }
+    case 'binary':
+    case 'xml': {
+      const parse = fromMiddleware(express.raw({ limit: MAX_BODY_BYTES, type: ANY }));
+      return async (req, res) => {
+        await parse(req, res);
+        req.body = new Blob([req.body as Buffer], { type: req.received!.sentAs });
+      };
+    }
+  }
+}
+
+/** Stops reading a body (multer has no total limit) once it passes MAX_BODY_BYTES. */
+function limitBytes(parse: RequestHandler): RequestHandler {
+  return (req, res, next) => {
+    let received = 0;
+    let refused = false;
+    const count = (chunk: Buffer): void => {
+      received += chunk.length;
+      if (received > MAX_BODY_BYTES && !refused) {
+        refused = true;
+        req.unpipe();
+        next(tooLarge());
+      }
+    };
+    req.on('data', count);
+    void parse(req, res, (error?: unknown) => {
+      req.off('data', count);
+      if (!refused) next(error);
+    });
+  };
+}
+
+/** multer's refusals as Error objects: a limit is a 413, a malformed body a 400. */
+function multipartError(error: unknown): unknown {
+  if (error instanceof ApiError) return error;
+  if (error instanceof multer.MulterError) {
+    if (/^LIMIT_(FILE_SIZE|FIELD_VALUE|PART_COUNT|FILE_COUNT|FIELD_COUNT)$/.test(error.code)) return new ApiError(413, 'payload_too_large', `multipart body too large: ${error.message.toLowerCase()}`);
+    return new ApiError(400, 'invalid_request', `multipart body: ${error.message.toLowerCase()}`);
+  }
+  const message = (error as Error | undefined)?.message ?? '';
+  if (/boundary|multipart|unexpected end/i.test(message)) return new ApiError(400, 'invalid_request', `multipart body is malformed: ${message}`);
+  return error;
+}
+
+/** With the u flag a surrogate pair is one code point, so this matches only unpaired halves. */
+const LONE_SURROGATE = /\p{Cs}/u;
+
+/**
+ * No string (value or property name) of a JSON body may contain U+0000 or an
+ * unpaired surrogate. The walk is iterative, so deeply nested JSON costs no stack.
+ */
+export function refuseUnsafeStrings(body: unknown): void {
+  if (body === undefined) return;
+  const pending: unknown[] = [body];
+  const check = (text: string): void => {
+    if (text.includes('\0')) throw new ApiError(400, 'invalid_request', 'body must not contain the NUL character (\\u0000)');
+    if (LONE_SURROGATE.test(text)) throw new ApiError(400, 'invalid_request', 'body must not contain unpaired UTF-16 surrogates');
+  };
+  while (pending.length > 0) {
+    const value = pending.pop();
+    if (typeof value === 'string') check(value);
+    else if (Array.isArray(value)) for (const item of value) pending.push(item);
+    else if (value !== null && typeof value === 'object') {
+      for (const [key, item] of Object.entries(value)) {
+        check(key);
+        pending.push(item);
+      }
+    }
+  }
+}
+

@@ -1,0 +1,166 @@
+import type { Request } from 'express';
+import type { OpenApiDocument, SpecOperation } from '../contract/document';
+import { essence, mediaKind } from '../contract/media-types';
+import { resolveRef } from '../contract/refs';
+import type { SchemaValidator } from '../contract/schemas';
+import { ApiError } from '../errors/api-error';
+import { issuesOfAjv, describeIssues } from '../errors/validation-issues';
+import type { Stage } from '../pipeline/stage';
+import { cookiePairs } from './cookies';
+import { deserializeSimple, fromCookies, fromPath, fromQuery, IGNORED_HEADERS, PREFIX, queryPairs, shapeOf, take, unreadable, type Parameter } from './styles';
+
+/** Where a parameter is, as OpenAPI names it. */
+export type ParameterLocation = 'path' | 'query' | 'header' | 'cookie';
+
+/** The parameters of a request once deserialized, coerced to their schema types and validated. */
+export interface RequestParameters {
+  path: Record<string, unknown>;
+  query: Record<string, unknown>;
+  header: Record<string, unknown>;
+  cookie: Record<string, unknown>;
+}
+
+declare module 'express-serve-static-core' {
+  interface Request {
+    /** The path parameters as the route table found them, not decoded. */
+    rawPathParams?: Readonly<Record<string, string>>;
+    /** The operation's parameters, typed and validated (the parameters phase). */
+    parameters?: RequestParameters;
+  }
+}
+
+/**
+ * The parameters phase of one operation: every declared path, query, header
+ * and cookie parameter deserialized by its `style` and `explode` (form,
+ * spaceDelimited, pipeDelimited, deepObject, simple, label, matrix; or JSON
+ * `content`), its text coerced to the types its schema declares, defaults
+ * applied, and validated against its schema. The result is
+ * `req.parameters`, which the handler receives. Refused with 400:
+ *
+ * - a query parameter the operation does not declare (an API key's query
+ *   parameter, `apiKeyQueryNames`, is known);
+ * - a parameter given twice that is not an exploded array;
+ * - text that is not valid percent-encoded UTF-8, or holds U+0000 or an
+ *   unpaired surrogate (neither can be stored or compared faithfully);
+ * - an integer written other than in decimal digits (`1e3`, `0x10`, `1.0`:
+ *   JavaScript would read them as numbers; `1e999` would be Infinity);
+ * - a missing required parameter, a value its schema refuses.
+ *
+ * @example stages.push(parametersStage(spec, op, validator, ['api_key']));
+ */
+export function parametersStage(spec: OpenApiDocument, op: SpecOperation, validator: SchemaValidator, apiKeyQueryNames: readonly string[] = []): Stage {
+  const parameters = declaredParameters(spec, op);
+  for (const parameter of parameters) if (parameter.pointer) validator.compile(parameter.pointer);
+  const byLocation = (location: ParameterLocation): Parameter[] => parameters.filter((parameter) => parameter.in === location);
+  const path = byLocation('path');
+  const query = byLocation('query');
+  const header = byLocation('header');
+  const cookie = byLocation('cookie');
+  const knownQuery = knownQueryNames(query, apiKeyQueryNames);
+
+  return (req) => {
+    const result: RequestParameters = { path: {}, query: {}, header: {}, cookie: {} };
+    if (path.length > 0) {
+      const raw = req.rawPathParams ?? {};
+      for (const parameter of path) {
+        const text = raw[parameter.name];
+        if (text !== undefined) take(result.path, parameter, fromPath(parameter, text, req));
+      }
+    }
+    const pairs = queryPairs(req);
+    if (pairs.length > 0) refuseUnknown(pairs, knownQuery);
+    for (const parameter of query) take(result.query, parameter, fromQuery(parameter, pairs));
+    for (const parameter of header) {
+      const value = req.headers[parameter.name.toLowerCase()];
+      if (value !== undefined) take(result.header, parameter, deserializeSimple(parameter, Array.isArray(value) ? value.join(',') : value, ','));
+    }
+    if (cookie.length > 0) {
+      const cookies = cookiePairs(req.headers.cookie);
+      for (const parameter of cookie) take(result.cookie, parameter, fromCookies(parameter, cookies));
+    }
+    for (const parameter of parameters) check(result, parameter, validator);
+    req.parameters = result;
+  };
+}
+
+/** The query names the operation accepts: its parameters (and an exploded object's properties, a deepObject's `name[...]`), and API keys. */
+function knownQueryNames(query: Parameter[], apiKeyQueryNames: readonly string[]): (name: string) => boolean {
+  const exact = new Set<string>([...query.map((parameter) => parameter.name), ...apiKeyQueryNames]);
+  const deep: string[] = [];
+  let openObject = false;
+  for (const parameter of query) {
+    if (parameter.shape.kind !== 'object') continue;
+    if (parameter.style === 'deepObject') deep.push(`${parameter.name}[`);
+    else if (parameter.explode && !parameter.json) {
+      for (const property of Object.keys(parameter.shape.properties)) exact.add(property);
+      if (Object.keys(parameter.shape.properties).length === 0 || parameter.shape.additional.length > 0) openObject = true;
+    }
+  }
+  return (name) => openObject || exact.has(name) || deep.some((prefix) => name.startsWith(prefix));
+}
+
+function refuseUnknown(pairs: Array<[string, string]>, known: (name: string) => boolean): void {
+  for (const [name] of pairs) {
+    if (known(name)) continue;
+    if (/[[\]]/.test(name)) {
+      throw new ApiError(400, 'invalid_request', `query.${name} is not allowed: arrays and objects (name[]=, name[key]=) are only accepted where the contract declares them`);
+    }
+    throw new ApiError(400, 'invalid_request', `query.${name} is not a known query parameter`);
+  }
+}
+
+/** The operation's parameters: the path item's, replaced by the operation's own of the same name and location. */
+function declaredParameters(spec: OpenApiDocument, op: SpecOperation): Parameter[] {
+  const declared = new Map<string, Parameter>();
+  const lists: Array<[unknown[], string]> = [
+    [(op.pathItem['parameters'] as unknown[] | undefined) ?? [], `/paths/${escape(op.path)}/parameters`],
+    [(op.operation['parameters'] as unknown[] | undefined) ?? [], `/paths/${escape(op.path)}/${op.method}/parameters`],
+  ];
+  for (const [list, base] of lists) {
+    list.forEach((entry, index) => {
+      const { node, ref } = resolveRef(spec, entry);
+      const location = node['in'] as ParameterLocation;
+      const name = String(node['name']);
+      if (location === 'header' && IGNORED_HEADERS.has(name.toLowerCase())) return;
+      const at = ref ? ref.slice(1) : `${base}/${index}`;
+      const content = node['content'] as Record<string, { schema?: unknown }> | undefined;
+      const contentType = content ? Object.keys(content)[0] : undefined;
+      const pointer = content ? (contentType && content[contentType]?.schema !== undefined ? `${at}/content/${escape(contentType)}/schema` : undefined) : node['schema'] !== undefined ? `${at}/schema` : undefined;
+      const schema = pointer ? resolveRef(spec, pointerTarget(spec, pointer)).node : {};
+      declared.set(`${location} ${location === 'header' ? name.toLowerCase() : name}`, {
+        name,
+        in: location,
+        required: location === 'path' || node['required'] === true,
+        style: (node['style'] as string | undefined) ?? (location === 'query' || location === 'cookie' ? 'form' : 'simple'),
+        explode: (node['explode'] as boolean | undefined) ?? ((node['style'] ?? (location === 'query' || location === 'cookie' ? 'form' : 'simple')) === 'form'),
+        pointer,
+        json: contentType !== undefined && mediaKind(essence(contentType)) === 'json',
+        shape: shapeOf(spec, schema),
+        default: schema['default'],
+      });
+    });
+  }
+  return [...declared.values()];
+}
+
+const escape = (key: string): string => key.replace(/~/g, '~0').replace(/\//g, '~1');
+
+function pointerTarget(spec: OpenApiDocument, pointer: string): unknown {
+  return resolveRef(spec, { $ref: `#${pointer}` }).node;
+}
+
+/** Applies the default of an absent parameter, refuses a missing required one, and validates the value against its schema. */
+function check(result: RequestParameters, parameter: Parameter, validator: SchemaValidator): void {
+  const into = result[parameter.in as ParameterLocation];
+  const where = `${PREFIX[parameter.in]}.${parameter.name}`;
+  if (!(parameter.name in into)) {
+    if (parameter.default !== undefined) into[parameter.name] = structuredClone(parameter.default);
+    else if (parameter.required) throw new ApiError(400, 'invalid_request', `${where} is required`);
+    else return;
+  }
+  if (!parameter.pointer) return;
+  const validate = validator.compile(parameter.pointer);
+  if (!validate(into[parameter.name])) {
+    throw new ApiError(400, 'invalid_request', describeIssues(issuesOfAjv(validate.errors ?? [], `/${PREFIX[parameter.in]}/${parameter.name}`)));
+  }
+}

@@ -1,0 +1,98 @@
+import * as OpenApiValidator from 'express-openapi-validator';
+import type { RequestHandler } from 'express';
+import type { OpenApiDocument, SpecOperation } from '../contract/document';
+import { int32Format, int64Format } from '../contract/formats';
+import { mediaKind } from '../contract/media-types';
+import { chain, fromMiddleware, type Stage } from '../pipeline/stage';
+import { withUploads } from './form-fields';
+
+export interface ValidatorOptions {
+  /** Every response goes through the validator before it is sent (strict mode: VALIDATE_RESPONSES=true). */
+  validateResponses: boolean;
+}
+
+/** Formats every Ajv of the engine checks the same way; a format nobody defines is accepted, as JSON Schema says. */
+function formatsFor(spec: OpenApiDocument): Record<string, unknown> {
+  const formats: Record<string, unknown> = { int64: int64Format, int32: int32Format };
+  const visit = (node: unknown): void => {
+    if (Array.isArray(node)) node.forEach(visit);
+    else if (node !== null && typeof node === 'object') {
+      for (const [key, value] of Object.entries(node)) {
+        if (key === 'format' && typeof value === 'string' && !KNOWN_FORMATS.has(value) && !(value in formats)) formats[value] = true;
+        else visit(value);
+      }
+    }
+  };
+  visit(spec);
+  return formats;
+}
+
+/** What ajv-formats and the validator define themselves. */
+const KNOWN_FORMATS = new Set([
+  'date', 'time', 'date-time', 'iso-time', 'iso-date-time', 'duration', 'uri', 'uri-reference', 'uri-template', 'url', 'email', 'hostname',
+  'ipv4', 'ipv6', 'regex', 'uuid', 'json-pointer', 'json-pointer-uri-fragment', 'relative-json-pointer', 'byte', 'int32', 'int64', 'float',
+  'double', 'password', 'binary',
+]);
+
+/**
+ * The request-body (and, in strict mode, response) validation of one
+ * operation: express-openapi-validator, used as its authors designed it (its
+ * whole middleware chain, through its public options), on a copy of the
+ * document whose only path is this operation's. The engine has already
+ * deserialized and validated the parameters (styles the validator cannot
+ * read) and read the body by media type, so the copy has no parameters and
+ * no security, and bodies are never coerced. Multipart files take their
+ * place in the body once it is valid.
+ *
+ * Undefined when there is nothing for it to do: no request body and no
+ * strict response validation.
+ *
+ * @example const validate = requestValidator(spec, '/v1', op, { validateResponses: false }); if (validate) stages.push(validate);
+ */
+export function requestValidator(spec: OpenApiDocument, basePath: string, op: SpecOperation, options: ValidatorOptions): Stage | undefined {
+  const hasBody = op.operation['requestBody'] !== undefined;
+  if (!hasBody && !options.validateResponses) return undefined;
+  const operation = { ...structuredClone(op.operation) } as Record<string, unknown>;
+  delete operation['parameters'];
+  delete operation['security'];
+  delete operation['callbacks'];
+  const only = {
+    ...structuredClone({ ...spec, paths: {}, webhooks: undefined }),
+    servers: [{ url: basePath }],
+    security: [],
+    paths: { [op.path]: { [op.method]: operation } },
+  };
+  const middlewares = OpenApiValidator.middleware({
+    apiSpec: only as never,
+    validateRequests: { allowUnknownQueryParameters: true, coerceTypes: false },
+    validateResponses: options.validateResponses ? { removeAdditional: false } : false,
+    validateSecurity: false,
+    // Bodies are read by the body phase (multipart with multer, within the body limit).
+    fileUploader: false,
+    ignoreUndocumented: false,
+    formats: formatsFor(spec) as never,
+  }) as RequestHandler[];
+  const validate = chain([reduceContentType, ...middlewares.map(fromMiddleware)]);
+  return (req, res) => {
+    // A binary body has no schema to check beyond being there; an absent optional body has nothing.
+    const bytes = req.received !== undefined && (req.received.kind === 'binary' || mediaKind(req.received.mediaType) === 'xml');
+    if (!options.validateResponses && (!req.received || bytes)) return;
+    // Bytes have no schema to check beyond being there: the validator sees an empty string in their place.
+    const sent = req.body as unknown;
+    if (bytes) req.body = '';
+    const done = validate(req, res);
+    const restore = (): void => void (req.body = bytes ? sent : withUploads(req.body, req.uploads));
+    return done instanceof Promise ? done.then(restore) : restore();
+  };
+}
+
+/**
+ * Reduces Content-Type to its media type once the body is read. The
+ * validator compiles and keeps a request validator per distinct Content-Type
+ * value, parameters included, so `application/json; x=<random>` on every
+ * request would grow its caches (memory and a schema compile each) forever.
+ */
+const reduceContentType: Stage = (req) => {
+  const contentType = req.headers['content-type'];
+  if (contentType !== undefined) req.headers['content-type'] = contentType.split(';', 1)[0]!.trim().toLowerCase();
+};

@@ -1,0 +1,74 @@
+import type { OpenApiDocument, SpecOperation } from '../contract/document';
+import { essence, mediaKind, negotiate } from '../contract/media-types';
+import { resolveRef } from '../contract/refs';
+import { ApiError } from '../errors/api-error';
+import type { Stage } from '../pipeline/stage';
+
+declare module 'express-serve-static-core' {
+  interface Request {
+    /**
+     * The media type the client accepts best among those the operation's
+     * successful responses declare (and the engine serves): what a handler
+     * should answer in, and what it is answered in when it does not say.
+     */
+    preferredMediaType?: string;
+  }
+}
+
+/** The media types a response of `status` may be sent as (XML left out: refused when the contract is loaded), in document order. */
+export interface Representations {
+  /** For one status: its declared media types (none: the response has no body). */
+  of(status: number): readonly string[];
+  /** Every media type of the successful (2xx) responses. */
+  readonly successful: readonly string[];
+}
+
+/**
+ * The response media types an operation declares, by status: the exact
+ * status, else its range (`2XX`), else `default`.
+ *
+ * @example representations(spec, op).of(200) // ['application/json', 'text/csv']
+ */
+export function representations(spec: OpenApiDocument, op: SpecOperation): Representations {
+  const responses = (op.operation['responses'] ?? {}) as Record<string, unknown>;
+  const typesOf = (key: string | undefined): string[] => {
+    if (key === undefined || responses[key] === undefined) return [];
+    const content = resolveRef(spec, responses[key]).node['content'] as Record<string, unknown> | undefined;
+    return Object.keys(content ?? {}).filter((type) => mediaKind(type) !== 'xml');
+  };
+  const keyOf = (status: number): string | undefined => {
+    const exact = String(status);
+    if (exact in responses) return exact;
+    const range = `${exact[0]}XX`;
+    if (range in responses) return range;
+    return 'default' in responses ? 'default' : undefined;
+  };
+  const successful = [...new Set(Object.keys(responses).filter((key) => /^2(\d\d|XX)$/i.test(key)).flatMap((key) => typesOf(key)))];
+  return { of: (status) => typesOf(keyOf(status)), successful };
+}
+
+/** JSON first: what an answer that does not name its media type is sent as. */
+export const jsonFirst = (types: readonly string[]): string[] => [...types.filter((type) => mediaKind(type) === 'json'), ...types.filter((type) => mediaKind(type) !== 'json')];
+
+/**
+ * The negotiation of one operation, before its handler runs: the media
+ * types its successful responses declare are offered (JSON first), the
+ * client's `Accept` picks (RFC 9110 12.5.1), and when it accepts none of
+ * them the answer is 406 `not_acceptable`, naming what it could have. An
+ * operation whose successful responses have no body has nothing to
+ * negotiate.
+ *
+ * @example stages.push(negotiation(representations(spec, op)));
+ */
+export function negotiation(declared: Representations): Stage | undefined {
+  const offered = jsonFirst(declared.successful);
+  if (offered.length === 0) return undefined;
+  const [only] = offered;
+  const describe = offered.map(essence).join(', ');
+  return (req) => {
+    const accept = req.headers.accept;
+    const chosen = accept === undefined || accept === '*/*' ? only : negotiate(offered, accept);
+    if (chosen === undefined) throw new ApiError(406, 'not_acceptable', `Accept allows none of the media types this operation answers with: ${describe}`);
+    req.preferredMediaType = chosen;
+  };
+}

@@ -1,0 +1,31 @@
+import type { ServerResponse } from 'node:http';
+
+const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
+
+/**
+ * Writes a JSON response with one `writeHead`: the one way the engine writes
+ * JSON (handlers' responses, Error objects, the HTTP server's own refusals).
+ * Express's `res.send` machinery (charset and freshness checks, ETag logic)
+ * costs more than the rest of a small response. `text` is the body already
+ * serialized, when the caller has it.
+ *
+ * @example sendJson(res, 404, { code: 'not_found', message: 'no such pet', status: 404 });
+ */
+export function sendJson(
+  res: ServerResponse,
+  status: number,
+  body: unknown,
+  headers?: Readonly<Record<string, string>>,
+  text?: string,
+  contentType: string = JSON_CONTENT_TYPE,
+): void {
+  if (headers) for (const name in headers) res.setHeader(name, headers[name]!);
+  if (body === undefined) {
+    res.writeHead(status).end();
+    return;
+  }
+  const json = text ?? JSON.stringify(body);
+  res.setHeader('Content-Type', contentType);
+  res.setHeader('Content-Length', Buffer.byteLength(json));
+  res.writeHead(status).end(json);
+}

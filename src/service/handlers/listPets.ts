@@ -1,0 +1,18 @@
+import type { Handler } from './types';
+import { errorBody } from '../../engine/errors/api-error';
+
+export const listPets: Handler<'listPets', 'v1' | 'v2'> = async ({ query }, { pets, pages }) => {
+  const { limit, status, cursor } = query;
+  const after = cursor === undefined ? 0 : pages.open(cursor, { limit, status });
+  if (after === undefined) {
+    return {
+      status: 400,
+      body: errorBody(400, 'invalid_request', 'query.cursor was not issued by this server for this limit and status: follow the Link header of the previous page'),
+    };
+  }
+  // One more than asked: whether a next page exists, without counting.
+  const found = await pets.list({ limit: limit + 1, status, after });
+  if (found.length <= limit) return { status: 200, body: found };
+  const page = found.slice(0, limit);
+  return { status: 200, body: page, headers: { Link: pages.next('/pets', { after: page[page.length - 1]!.id, limit, status }) } };
+};

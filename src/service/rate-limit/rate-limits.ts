@@ -1,0 +1,206 @@
+import type { Request, Response } from 'express';
+import { ipKeyGenerator, MemoryStore, type ClientRateLimitInfo, type Options, type Store } from 'express-rate-limit';
+import type { Stage } from '../../engine/pipeline/stage';
+import { ApiError } from '../../engine/errors/api-error';
+import type { Logger as PinoLogger } from 'pino';
+import type { BanList } from './ban-list';
+import { limitsOf } from './plans';
+import { isUnavailable, UNAVAILABLE_RETRY_AFTER_SECONDS } from '../../engine/errors/unavailable';
+import type { Plan } from './plans';
+import type { Config } from '../../config';
+
+/** Told about each refusal (429) and each new ban, for metrics. `plan` is `none` without a valid key. */
+export interface RateLimitObserver {
+  refused(plan: Plan | 'none', window: 'minute' | 'day' | 'ip' | 'ban'): void;
+  banned(plan: Plan, window: 'minute' | 'day'): void;
+}
+
+const IGNORE: RateLimitObserver = { refused: () => undefined, banned: () => undefined };
+
+/** Plan enforcement settings (banAfter, banSeconds, ipPerMinute, window lengths), as configured. */
+export type RateLimitSettings = Config['rateLimits'];
+
+/** Where counts live: in memory by default, a shared store (Redis) when several instances serve. */
+export interface RateLimitStores {
+  minute: Store;
+  day: Store;
+  ip: Store;
+}
+
+export const memoryStores = (): RateLimitStores => ({ minute: new MemoryStore(), day: new MemoryStore(), ip: new MemoryStore() });
+
+interface Window {
+  name: 'minute' | 'day' | 'ip';
+  /** The counter's key in its store (undefined for a synthetic window). */
+  key?: string;
+  limit: number;
+  used: number;
+  windowSeconds: number;
+  resetMs: number;
+}
+
+/**
+ * Rate limiting for everything under the base path, on express-rate-limit's
+ * `Store` interface (its MemoryStore, or rate-limit-redis): the counters are
+ * called directly, both windows of a key at once, without the library's
+ * middleware and its per-request option handling. IPs are keyed as the library
+ * keys them (`ipKeyGenerator`: an IPv6 client counts by its /56).
+ *
+ * - a valid key is counted in two windows at once (per minute and per day,
+ *   from its plan); a request is refused when either is exhausted;
+ * - a request without a valid key is counted per client IP, so keys cannot be
+ *   guessed at speed (its 401 carries the IP window's headers);
+ * - a key refused `banAfter` times within a window is banned for `banSeconds`.
+ *
+ * Every response carries X-RateLimit-Limit / -Remaining / -Reset for the window
+ * that binds now (fewest requests remaining), plus the IETF draft
+ * `RateLimit-Policy` and `RateLimit` fields. Must run after `authenticate`.
+ */
+export function rateLimits(
+  settings: RateLimitSettings,
+  stores: RateLimitStores,
+  bans: BanList,
+  logger: Pick<PinoLogger, 'warn' | 'error'>,
+  observer: RateLimitObserver = IGNORE,
+): Stage {
+  const now = (): number => Date.now();
+  const windowMs = { minute: settings.minuteWindowMs, day: settings.dayWindowMs, ip: 60_000 } as const;
+  // What the library's middleware would do once: tell each store its window.
+  for (const name of ['minute', 'day', 'ip'] as const) {
+    void Promise.resolve(stores[name].init?.({ windowMs: windowMs[name] } as Options)).catch((error: unknown) =>
+      logger.error({ err: error }, `rate-limit store (${name}) failed to initialise`),
+    );
+  }
+  const windowOf = (name: Window['name'], key: string, limit: number, info: ClientRateLimitInfo): Window => ({
+    name,
+    key,
+    limit,
+    used: info.totalHits,
+    windowSeconds: Math.round(windowMs[name] / 1000),
+    resetMs: info.resetTime?.getTime() ?? now() + windowMs[name],
+  });
+
+  const checkBan = async (req: Request): Promise<void> => {
+    if (!req.caller) return;
+    const stored = req.caller.bannedUntil ? Date.parse(req.caller.bannedUntil) : 0;
+    const until = Math.max(stored, (await bans.bannedUntil(req.caller.principal, now())) ?? 0);
+    if (until > now()) req.bannedUntil = until;
+  };
+
+  /** Sets the headers and throws the 429 when a window is exhausted; store calls happen in `count`. */
+  const decide = (req: Request, res: Response, windows: Window[]): void => {
+    if (req.bannedUntil !== undefined) {
+      const { perMinute } = limitsOf(req.caller!);
+      const window: Window = { name: 'minute', limit: perMinute, used: perMinute, windowSeconds: Math.round(settings.minuteWindowMs / 1000), resetMs: req.bannedUntil };
+      setHeaders(res, [window], window);
+      observer.refused(req.caller!.plan, 'ban');
+      throw tooMany('key_temporarily_banned', 'API key temporarily banned for repeated requests over the rate limit', window.resetMs);
+    }
+    // After a refusal the exhausted windows have 0 left and bind; the latest of them tells when to retry.
+    const binding = bindingWindow(windows);
+    setHeaders(res, windows, binding);
+    if (binding.used <= binding.limit) return;
+    observer.refused(req.caller?.plan ?? 'none', binding.name);
+    const scope = req.caller ? `API key's ${binding.name} limit` : 'limit for requests without a valid API key';
+    throw tooMany('rate_limited', `rate limit exceeded: the ${scope} is ${binding.limit} requests`, binding.resetMs);
+  };
+
+  /**
+   * Counts the request in its windows (per IP, or per key in both windows).
+   * A refused request is handed back to the windows that still had room, and
+   * a key refused more than `banAfter` times in a window is banned until the
+   * later of `banSeconds` from now and the end of its exhausted windows, so it
+   * is not banned again on its first request after the ban.
+   */
+  const count = async (req: Request): Promise<Window[]> => {
+    await checkBan(req);
+    if (req.bannedUntil !== undefined) return []; // a banned key's requests are not counted
+    let windows: Window[];
+    if (req.caller) {
+      const key = req.caller.principal;
+      const { perMinute, perDay } = limitsOf(req.caller);
+      // Both windows at once: one round trip to a shared store, not two.
+      const [minute, day] = await Promise.all([stores.minute.increment(key), stores.day.increment(key)]);
+      windows = [windowOf('minute', key, perMinute, minute), windowOf('day', key, perDay, day)];
+    } else {
+      const key = ipKeyGenerator(req.ip ?? 'unknown');
+      windows = [windowOf('ip', key, settings.ipPerMinute, await stores.ip.increment(key))];
+    }
+    const exhausted = windows.filter((window) => window.used > window.limit);
+    if (exhausted.length === 0) return windows;
+    for (const window of windows.filter((candidate) => candidate.used <= candidate.limit)) {
+      await stores[window.name].decrement(window.key!);
+      window.used -= 1;
+    }
+    const refusals = Math.max(...exhausted.map((window) => window.used - window.limit));
+    if (req.caller && refusals > settings.banAfter) {
+      const until = Math.max(now() + settings.banSeconds * 1000, ...exhausted.map((window) => window.resetMs));
+      await bans.ban(req.caller, until);
+      req.bannedUntil = until;
+      for (const window of exhausted) observer.banned(req.caller.plan, window.name as 'minute' | 'day');
+    }
+    return windows;
+  };
+
+  const tooMany = (code: 'rate_limited' | 'key_temporarily_banned', message: string, untilMs: number): ApiError =>
+    new ApiError(429, code, message, { 'Retry-After': String(Math.max(1, Math.ceil((untilMs - now()) / 1000))) });
+
+  /**
+   * When the counters cannot be read (the shared store is down) or the key
+   * cannot be checked, the request is refused with 503 rather than served
+   * unlimited: fail closed. Its headers say "nothing left until Retry-After".
+   */
+  const unavailable = (req: Request, res: Response, error: ApiError): ApiError => {
+    const limit = req.caller ? limitsOf(req.caller).perMinute : settings.ipPerMinute;
+    const window: Window = {
+      name: req.caller ? 'minute' : 'ip',
+      limit,
+      used: limit,
+      windowSeconds: Math.round((req.caller ? settings.minuteWindowMs : 60_000) / 1000),
+      resetMs: now() + UNAVAILABLE_RETRY_AFTER_SECONDS * 1000,
+    };
+    setHeaders(res, [window], window);
+    return error;
+  };
+  const storeUnavailable = (): ApiError =>
+    new ApiError(503, 'unavailable', 'service temporarily unavailable: rate limits cannot be checked; retry later', {
+      'Retry-After': String(UNAVAILABLE_RETRY_AFTER_SECONDS),
+    });
+
+  return async (req, res) => {
+    // The key could not be checked (database down): not counted against the IP, answered 503.
+    if (req.authFailure?.code === 'unavailable') throw unavailable(req, res, req.authFailure);
+    let windows: Window[];
+    try {
+      windows = await count(req);
+    } catch (error) {
+      throw isUnavailable(error) ? unavailable(req, res, storeUnavailable()) : error;
+    }
+    decide(req, res, windows);
+  };
+}
+
+declare module 'express-serve-static-core' {
+  interface Request {
+    /** Set while the calling key is banned (ms since epoch of the ban's end). */
+    bannedUntil?: number;
+  }
+}
+
+/** The window with the fewest requests remaining; on a tie, the one that resets last. */
+function bindingWindow(windows: Window[]): Window {
+  const remaining = (window: Window): number => Math.max(0, window.limit - window.used);
+  return windows.reduce((best, window) =>
+    remaining(window) < remaining(best) || (remaining(window) === remaining(best) && window.resetMs > best.resetMs) ? window : best,
+  );
+}
+
+function setHeaders(res: Response, windows: Window[], binding: Window): void {
+  const remaining = Math.max(0, binding.limit - binding.used);
+  const resetSeconds = Math.ceil(binding.resetMs / 1000);
+  res.setHeader('X-RateLimit-Limit', String(binding.limit));
+  res.setHeader('X-RateLimit-Remaining', String(remaining));
+  res.setHeader('X-RateLimit-Reset', String(resetSeconds));
+  res.setHeader('RateLimit-Policy', windows.map((window) => `"${window.name}";q=${window.limit};w=${window.windowSeconds}`).join(', '));
+  res.setHeader('RateLimit', `"${binding.name}";r=${remaining};t=${Math.max(0, Math.ceil((binding.resetMs - Date.now()) / 1000))}`);
+}

@@ -1,0 +1,115 @@
+/**
+ * Schema migrations, run on every start by Kysely's Migrator (which records
+ * what ran and, on PostgreSQL, holds an advisory lock so concurrent starts are
+ * safe). Append new migrations; never edit one that has shipped.
+ */
+import type { Kysely, Migration, MigrationProvider } from 'kysely';
+import { sql } from 'kysely';
+import { Migrator } from 'kysely';
+import type { Backend } from './backend';
+import { randomBytes } from 'node:crypto';
+
+/** The few column types that differ between backends come from the backend. */
+type SqlFlavor = Pick<Backend, 'addIdColumn' | 'name'>;
+
+function migrations(flavor: SqlFlavor): Record<string, Migration> {
+  return {
+    '0001_pets_and_api_keys': {
+      async up(db: Kysely<any>) {
+        await flavor
+          .addIdColumn(db.schema.createTable('pets'))
+          .addColumn('name', 'text', (col) => col.notNull())
+          .addColumn('category_id', 'bigint', (col) => col.notNull())
+          .addColumn('status', 'text', (col) =>
+            col.notNull().defaultTo('available').check(sql`status in ('available', 'pending', 'sold')`),
+          )
+          .addColumn('created_at', 'text', (col) => col.notNull())
+          .execute();
+        // Serves `WHERE status = ? ORDER BY id LIMIT ?` without a sort; the
+        // unfiltered listing walks the primary key.
+        await db.schema.createIndex('pets_status_id').on('pets').columns(['status', 'id']).execute();
+
+        await flavor
+          .addIdColumn(db.schema.createTable('api_keys'))
+          .addColumn('key_hash', 'text', (col) => col.notNull().unique())
+          .addColumn('prefix', 'text', (col) => col.notNull())
+          .addColumn('plan', 'text', (col) => col.notNull())
+          .addColumn('label', 'text', (col) => col.notNull())
+          .addColumn('requests_per_minute', 'integer')
+          .addColumn('requests_per_day', 'integer')
+          .addColumn('created_at', 'text', (col) => col.notNull())
+          .addColumn('revoked_at', 'text')
+          .execute();
+      },
+    },
+    '0002_api_key_bans': {
+      async up(db: Kysely<any>) {
+        await db.schema.alterTable('api_keys').addColumn('banned_until', 'text').execute();
+      },
+    },
+    '0003_idempotency_and_secrets': {
+      async up(db: Kysely<any>) {
+        // One row per (API key, Idempotency-Key): the claim, then the stored response.
+        await flavor
+          .addIdColumn(db.schema.createTable('idempotency_keys'))
+          .addColumn('owner', 'bigint', (col) => col.notNull())
+          .addColumn('key', 'text', (col) => col.notNull())
+          .addColumn('request_hash', 'text', (col) => col.notNull())
+          .addColumn('locked_until', 'text', (col) => col.notNull())
+          .addColumn('expires_at', 'text', (col) => col.notNull())
+          .addColumn('response_status', 'integer')
+          .addColumn('response_body', 'text')
+          .addColumn('created_at', 'text', (col) => col.notNull())
+          .addUniqueConstraint('idempotency_keys_owner_key', ['owner', 'key'])
+          .execute();
+        await db.schema.createIndex('idempotency_keys_expires_at').on('idempotency_keys').column('expires_at').execute();
+        // The claim a pet was created under: at most one pet per claim, whatever crashes or races.
+        await db.schema.alterTable('pets').addColumn('created_by_request', 'bigint').execute();
+        // Partial: creates without a key (most) add nothing to it.
+        await db.schema
+          .createIndex('pets_created_by_request')
+          .on('pets')
+          .column('created_by_request')
+          .unique()
+          .where(sql.ref('created_by_request'), 'is not', null)
+          .execute();
+        // Secrets the instances of one database share (the signing key of page cursors).
+        await db.schema
+          .createTable('secrets')
+          .addColumn('name', 'text', (col) => col.primaryKey())
+          .addColumn('value', 'text', (col) => col.notNull())
+          .execute();
+        await db.insertInto('secrets').values({ name: 'page-cursors', value: randomBytes(32).toString('base64url') }).execute();
+      },
+    },
+    '0004_idempotency_owner_principal': {
+      // Idempotency-Keys are scoped to the caller's principal (`key:12`, `token:<sub>`), not to an API key's id:
+      // callers that present an access token have none.
+      async up(db: Kysely<any>) {
+        if (flavor.name === 'postgres') {
+          await sql`alter table idempotency_keys alter column owner type text using 'key:' || owner::text`.execute(db);
+        } else {
+          // SQLite keeps text in a column declared bigint as it is (type affinity), and the unique constraint holds.
+          await sql`update idempotency_keys set owner = 'key:' || owner`.execute(db);
+        }
+      },
+    },
+  };
+}
+
+/**
+ * Brings the schema up to date; throws (and the server refuses to start) when
+ * a migration fails.
+ *
+ * @example await migrateToLatest(backend);
+ */
+export async function migrateToLatest(backend: Backend): Promise<void> {
+  const provider: MigrationProvider = { getMigrations: async () => migrations(backend) };
+  const schema = backend.migrationSchema;
+  const migrator = new Migrator({ db: backend.db, provider, ...(schema && { migrationTableSchema: schema }) });
+  const { error, results } = await migrator.migrateToLatest();
+  const failed = results?.find((result) => result.status === 'Error');
+  if (error || failed) {
+    throw new Error(`database migration ${failed?.migrationName ?? ''} failed: ${String(error)}`, { cause: error });
+  }
+}

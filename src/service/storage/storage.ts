@@ -1,0 +1,153 @@
+/**
+ * The storage boundary. Handlers and use cases see only these interfaces; a
+ * backend (SQLite, PostgreSQL, ...) is chosen by configuration in
+ * `open-storage.ts` and is invisible above this line.
+ */
+import type { components } from '../../../generated/v1/openapi';
+
+import type { operations } from '../../../generated/v1/openapi';
+import type { Plan } from '../rate-limit/plans';
+import type { PoolStats } from './backend';
+
+export type Pet = components['schemas']['Pet'];
+export type PetStatus = components['schemas']['PetStatus'];
+
+/**
+ * What listing pets takes: the listPets query parameters the storage
+ * understands (from the contract), and where the page starts.
+ */
+export type ListPetsQuery = Pick<Required<NonNullable<operations['listPets']['parameters']['query']>>, 'limit'> &
+  Pick<NonNullable<operations['listPets']['parameters']['query']>, 'status'> & {
+    /** Only pets with a larger id (keyset paging); 0 by default. */
+    after?: number;
+  };
+
+export interface PetRepository {
+  /** Pets in ascending id order, after `after`, at most `limit`, optionally only those with `status`. */
+  list(query: ListPetsQuery): Promise<Pet[]>;
+  /**
+   * Stores a pet durably and returns it with its new id. With `request` (an
+   * idempotency claim), at most one pet is ever stored for that claim: a
+   * second create under it fails with a unique violation.
+   */
+  create(pet: Omit<Pet, 'id'>, options?: { request?: number }): Promise<Pet>;
+  get(id: number): Promise<Pet | undefined>;
+  /** The pet created under an idempotency claim, if one was. */
+  createdBy(request: number): Promise<Pet | undefined>;
+}
+
+/** A stored `Idempotency-Key` of an API key: the claim of the first request, then its response. */
+export interface IdempotencyRecord {
+  id: number;
+  requestHash: string;
+  /** Until when the request that holds the claim is deemed to be processing it. */
+  lockedUntil: Date;
+  expiresAt: Date;
+  /** Set once the first request completed. */
+  response: { status: number; body: unknown } | undefined;
+}
+
+export interface IdempotencyRepository {
+  /** Records a new claim; undefined when the API key already has this key. */
+  insert(claim: { owner: string; key: string; requestHash: string; lockedUntil: Date; expiresAt: Date }): Promise<number | undefined>;
+  find(owner: string, key: string): Promise<IdempotencyRecord | undefined>;
+  /** Takes over a claim whose holder ran out of time, if nobody took it first (it still has `lockedUntil`). */
+  relock(id: number, lockedUntil: Date, newLockedUntil: Date): Promise<boolean>;
+  /** Stores the response of the request that holds the claim. */
+  complete(id: number, response: { status: number; body: unknown }): Promise<void>;
+  /** Gives a claim up (its request failed), so a retry may take it at once. */
+  unlock(id: number): Promise<void>;
+  /** Deletes one record, if it has expired. */
+  deleteExpired(id: number, now: Date): Promise<void>;
+  /** Deletes every record expired before `now`; how many. */
+  purgeExpired(now: Date): Promise<number>;
+}
+
+/** Secrets every instance on the same database shares, created by the migrations. */
+export interface SecretRepository {
+  get(name: string): Promise<string | undefined>;
+}
+
+export interface ApiKeyRecord {
+  id: number;
+  /** The key's first characters, safe to show (`pas_AbC1…`). */
+  prefix: string;
+  plan: Plan;
+  label: string;
+  /** Only for `enterprise`: its custom limits. */
+  requestsPerMinute: number | null;
+  requestsPerDay: number | null;
+  createdAt: string;
+  revokedAt: string | null;
+  /** Set while the key is temporarily banned for hammering past its rate limit. */
+  bannedUntil: string | null;
+}
+
+export interface NewApiKeyRecord {
+  hash: string;
+  prefix: string;
+  plan: Plan;
+  label: string;
+  requestsPerMinute: number | null;
+  requestsPerDay: number | null;
+}
+
+export interface ApiKeyRepository {
+  create(key: NewApiKeyRecord): Promise<ApiKeyRecord>;
+  /** The key stored under this SHA-256 hash (revoked or not). */
+  findByHash(hash: string): Promise<ApiKeyRecord | undefined>;
+  /** The key with this id (revoked or not). */
+  get(id: number): Promise<ApiKeyRecord | undefined>;
+  list(): Promise<ApiKeyRecord[]>;
+  /** Marks a key revoked; false when no such key exists. */
+  revoke(id: number): Promise<boolean>;
+  /** Changes a key's plan (and enterprise limits); false when no such key exists. */
+  setPlan(id: number, plan: Pick<ApiKeyRecord, 'plan' | 'requestsPerMinute' | 'requestsPerDay'>): Promise<boolean>;
+  /**
+   * Replaces the secret of a key that is not revoked (its hash and display
+   * prefix); id, plan, limits, label and ban stay. False when no such
+   * unrevoked key exists.
+   */
+  rotate(id: number, secret: Pick<NewApiKeyRecord, 'hash' | 'prefix'>): Promise<boolean>;
+  /** Records a temporary ban (or lifts it with null). */
+  setBannedUntil(id: number, until: Date | null): Promise<void>;
+  count(): Promise<number>;
+}
+
+/**
+ * The repositories of the service's data, as handlers see them (their
+ * context is derived from this): a new repository added here and in
+ * kysely-storage.ts reaches every handler, with nothing to change in the
+ * pipeline.
+ */
+export interface Repositories {
+  readonly pets: PetRepository;
+}
+
+/** The names of `Repositories`, to hand handlers exactly those. */
+export const REPOSITORY_NAMES = ['pets'] as const satisfies ReadonlyArray<keyof Repositories>;
+
+/**
+ * The repositories of a storage, as handlers receive them.
+ *
+ * @example handler(request, { ...repositoriesOf(storage), caller })
+ */
+export const repositoriesOf = (storage: Repositories): Repositories =>
+  Object.fromEntries(REPOSITORY_NAMES.map((name) => [name, storage[name]])) as unknown as Repositories;
+
+/** Every repository of a storage, by name (the handlers' ones and the service's own). */
+export const STORAGE_REPOSITORY_NAMES = [...REPOSITORY_NAMES, 'apiKeys', 'idempotencyKeys', 'secrets'] as const;
+
+/** An open database: repositories plus lifecycle. */
+export interface Storage extends Repositories {
+  /** `sqlite` or `postgres` (metrics, logs). */
+  readonly backend: string;
+  readonly apiKeys: ApiKeyRepository;
+  readonly idempotencyKeys: IdempotencyRepository;
+  readonly secrets: SecretRepository;
+  /** Resolves when the database answers a trivial query. */
+  ping(): Promise<void>;
+  /** The connection pool's counts, where there is a pool (PostgreSQL). */
+  poolStats?(): PoolStats;
+  close(): Promise<void>;
+}
