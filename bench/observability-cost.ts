@@ -17,7 +17,7 @@ import { loadSpec } from '../test/support/contracts';
 import { routeTable } from '../src/engine/contract/route-table';
 
 const REQUESTS = 100_000;
-const operationOf = operationResolver([{ name: 'v1', table: routeTable(loadSpec()) }]);
+const operationOf = operationResolver([{ name: 'v1', table: routeTable(loadSpec(), '/v1') }]);
 const metrics = createMetrics();
 const logger = pino({ level: 'info' }, pino.destination({ dest: '/dev/null', sync: false }));
 const ids = requestIds();

@@ -1,7 +1,6 @@
 import { mkdtempSync, readFileSync, writeFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { spawnSync } from 'node:child_process';
-import { basePathOf } from '../src/engine/contract/base-path';
 import { deprecationHeaders } from '../src/engine/contract/deprecation';
 import { listOperations } from '../src/engine/contract/document';
 import { loadSpec } from './support/contracts';
@@ -16,7 +15,6 @@ describe('the contract (openapi/v1/openapi.yaml)', () => {
     expect(spec.openapi).toBe('3.1.0');
     expect(spec.info.version).toMatch(/^1\.\d+\.\d+$/);
     expect(spec.servers?.map((server) => server.url)).toEqual(['{base_url}', '{staging_base_url}', 'http://localhost:3000/v1']);
-    expect(basePathOf(spec)).toBe('/v1');
   });
 
   it('declares the seed operations, getPet deprecated, every operation secured', () => {
@@ -29,12 +27,6 @@ describe('the contract (openapi/v1/openapi.yaml)', () => {
     ]);
     expect(spec['security']).toEqual([{ bearerAuth: [] }]);
     for (const op of listOperations(spec)) expect(op.operation['security']).toBeUndefined();
-  });
-
-  it('servers that disagree on the base path are refused', () => {
-    expect(() => basePathOf({ ...spec, servers: [{ url: 'https://a.example/v1' }, { url: 'https://b.example/v2' }] })).toThrow(
-      /disagree/,
-    );
   });
 });
 

@@ -42,7 +42,7 @@ describe('matching a request to its operation', () => {
   });
 
   it('the route table matches in the validator\'s order: static segments first, the first matching path decides', async () => {
-    const table = routeTable(t.service.contract);
+    const table = routeTable(t.service.contract, '/v1');
     expect(table.paths.map((path) => path.template)).toEqual(['/pets/mine', '/pets/{petId}', '/pets', '/store/orders']);
     expect(table.match('GET', '/v1/pets/mine')).toMatchObject({ path: { template: '/pets/mine' }, operation: undefined });
     expect(table.match('POST', '/V1/PETS/MINE/')?.operation?.operationId).toBe('adoptMine');

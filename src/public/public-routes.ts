@@ -10,7 +10,7 @@ import { readinessRoute } from './readiness';
 
 export interface PublicRoutesOptions {
   /** Every served version: its name (`v1`) and document. */
-  apis: ReadonlyArray<{ name: string; contract: OpenApiDocument }>;
+  apis: ReadonlyArray<{ name: string; basePath: string; contract: OpenApiDocument }>;
   metrics: Metrics;
   metricsAccess: MetricsAccess;
   /** What /readyz checks, by name (the database, Redis). */

@@ -8,14 +8,14 @@
 import http, { type RequestListener } from 'node:http';
 import net, { type AddressInfo } from 'node:net';
 import type { OpenApiDocument } from '../../src/engine/contract/document';
-import { assertResponseConforms } from './spec-conformance';
+import { assertResponseConforms, type ConformanceOptions } from './spec-conformance';
 
 /** What a test tells the check: the statuses it expects, the contract the server serves. */
 export interface CheckOptions {
   /** Statuses the test expects: a 5xx passes the check only when listed (the status itself is not asserted). */
   expect?: number[];
   /** The contract the server serves; openapi/v1/openapi.yaml by default (a project copy's own, for instance). */
-  contract?: OpenApiDocument;
+  contract?: ConformanceOptions['contract'];
 }
 
 /** A response as the test sees it once the check passed. */

@@ -22,14 +22,30 @@ interface Checker {
   check: ResponseCheck;
 }
 
-const checkers = new WeakMap<OpenApiDocument, Checker>();
-/** Every major version's document, as the server serves them. */
-const defaultContracts = contractVersions(PROJECT_ROOT).map((version) => loadSpec(version.document));
+/** A served document and where it is served (`/v1`). */
+export interface ServedContract {
+  document: OpenApiDocument;
+  basePath: string;
+}
 
-function checkerFor(contract: OpenApiDocument): Checker {
-  let checker = checkers.get(contract);
+const checkers = new WeakMap<OpenApiDocument, Checker>();
+/** Every major version's document, as the server serves them (openapi/vN/ under /vN). */
+const defaultContracts: ServedContract[] = contractVersions(PROJECT_ROOT).map((version) => ({ document: loadSpec(version.document), basePath: `/${version.name}` }));
+
+/** A document handed alone is served where its `servers` say (their path, variables at their defaults). */
+const served = (contract: OpenApiDocument | ServedContract): ServedContract => ('document' in contract && 'basePath' in contract ? (contract as ServedContract) : { document: contract as OpenApiDocument, basePath: serversPath(contract as OpenApiDocument) });
+
+function serversPath(document: OpenApiDocument): string {
+  const server = document.servers?.[0];
+  if (!server) return '';
+  const url = server.url.replace(/\{([^}]+)\}/g, (_, name: string) => server.variables?.[name]?.default ?? '');
+  return new URL(url, 'http://localhost').pathname.replace(/\/+$/, '');
+}
+
+function checkerFor({ document, basePath }: ServedContract): Checker {
+  let checker = checkers.get(document);
   if (!checker) {
-    checkers.set(contract, (checker = { table: routeTable(contract), check: responseConformance(contract) }));
+    checkers.set(document, (checker = { table: routeTable(document, basePath), check: responseConformance(document) }));
   }
   return checker;
 }
@@ -60,7 +76,7 @@ export interface ObservedResponse {
 
 export interface ConformanceOptions {
   /** The documents the server serves (one per major version); every openapi/vN/openapi.yaml by default. */
-  contract?: OpenApiDocument | readonly OpenApiDocument[];
+  contract?: OpenApiDocument | ServedContract | ReadonlyArray<OpenApiDocument | ServedContract>;
   /** Statuses the test expects: a 5xx passes only when listed here. */
   expectedStatuses?: ReadonlySet<number>;
 }
@@ -73,7 +89,7 @@ export interface ConformanceOptions {
 export function assertResponseConforms(res: ObservedResponse, options: ConformanceOptions = {}): void {
   const method = res.method.toUpperCase();
   const url = new URL(res.url, 'http://x').pathname;
-  const contracts = options.contract === undefined ? defaultContracts : Array.isArray(options.contract) ? options.contract : [options.contract as OpenApiDocument];
+  const contracts = options.contract === undefined ? defaultContracts : (Array.isArray(options.contract) ? options.contract : [options.contract]).map(served);
   // The version whose route table matches the path (the server's own rule), else the first for Error objects.
   const contract = contracts.find((candidate) => checkerFor(candidate).table.match(method, url) !== undefined) ?? contracts[0]!;
   const { table, check } = checkerFor(contract);

@@ -8,7 +8,7 @@ import type { Plan } from '../../src/service/rate-limit/plans';
 import { issueApiKey } from '../../src/service/keys/key-service';
 import type { OpenApiDocument } from '../../src/engine/contract/document';
 import type { Metrics } from '../../src/observability/metrics';
-import { assertResponseConforms } from './spec-conformance';
+import { assertResponseConforms, type ConformanceOptions } from './spec-conformance';
 import { tempDir } from './paths';
 import { memoryLog } from './memory-log';
 import { isolatedPostgresUrl, isolationName, REDIS_URL, TEST_BACKEND } from './backend';
@@ -22,7 +22,7 @@ type Method = 'get' | 'post' | 'put' | 'patch' | 'delete' | 'head' | 'options';
  */
 export type ApiClient = { [M in Method]: (url: string) => request.Test };
 
-export function apiClient(app: Express, contract?: OpenApiDocument | readonly OpenApiDocument[]): ApiClient {
+export function apiClient(app: Express, contract?: ConformanceOptions['contract']): ApiClient {
   const agent = request(app);
   const wrap =
     (method: Method) =>
@@ -124,7 +124,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     `Bearer ${(await issueApiKey(storage.apiKeys, { plan, ...limits })).key}`;
   return {
     app: service.app,
-    api: apiClient(service.app, service.apis.map((api) => api.contract)),
+    api: apiClient(service.app, service.apis.map((api) => ({ document: api.contract, basePath: api.basePath }))),
     service,
     storage,
     auth: await issueKey(),
@@ -150,5 +150,5 @@ export async function appOn(
   const config = testConfig({ ...(rateLimits && { rateLimits }), settings: { ...settings, ...(logLevel && { logLevel }) } });
   const log = memoryLog();
   const service = await compose(config, { ...seams, storage, logDestination: log.sink });
-  return { app: service.app, api: apiClient(service.app, service.apis.map((api) => api.contract)), service, logs: log.text, close: () => service.close() };
+  return { app: service.app, api: apiClient(service.app, service.apis.map((api) => ({ document: api.contract, basePath: api.basePath }))), service, logs: log.text, close: () => service.close() };
 }

@@ -1,4 +1,6 @@
 import type { OpenApiDocument, SpecOperation } from './document';
+import Ajv, { type ErrorObject } from 'ajv';
+import { mediaKind, selectDeclared } from './media-types';
 import { schemaValidator } from './schemas';
 import { deref, escapePointer, resolveRef } from './refs';
 
@@ -33,13 +35,19 @@ export interface SentResponse {
 export type ResponseCheck = (operation: SpecOperation | undefined, response: SentResponse) => Violation[];
 
 /**
- * 400 request validation, 401 auth, 413/415 body, 414 URL, 429 limits, 501
- * stubs, 503 outages: the framework's answers, not the handler's. They need
- * not be declared, but they are Error objects.
+ * 400 request validation, 401 and 403 auth, 406 negotiation, 410 sunset,
+ * 413/415 body, 414 URL, 429 limits, 501 stubs, 503 outages: the engine's
+ * answers, not the handler's. They need not be declared, and whatever the
+ * document says of them, they are Error objects.
  */
-const FRAMEWORK_STATUSES: ReadonlySet<number> = new Set([400, 401, 413, 414, 415, 429, 501, 503]);
+const FRAMEWORK_STATUSES: ReadonlySet<number> = new Set([400, 401, 403, 406, 410, 413, 414, 415, 429, 501, 503]);
 
-const ERROR_SCHEMA = '/components/schemas/Error';
+/** The Error object every engine answer is (`{code, message, status}`). */
+const ENGINE_ERROR = {
+  type: 'object',
+  required: ['code', 'message', 'status'],
+  properties: { code: { type: 'string', minLength: 1 }, message: { type: 'string' }, status: { type: 'integer', minimum: 400, maximum: 599 } },
+};
 
 /**
  * The one rule of what a response of the contract must be, shared by the
@@ -57,12 +65,13 @@ const ERROR_SCHEMA = '/components/schemas/Error';
  */
 export function responseConformance(contract: OpenApiDocument): ResponseCheck {
   const schemas = schemaValidator(contract, { direction: 'response', allErrors: true });
+  const engineError = new Ajv({ allErrors: true }).compile(ENGINE_ERROR);
 
-  const bodyProblem = (schemaPointer: string, response: SentResponse): Violation[] => {
+  const bodyProblem = (schemaPointer: string | undefined, response: SentResponse): Violation[] => {
     if (response.method === 'HEAD') return []; // no body, whatever the status
     const type = response.headers['content-type'];
-    if (!String(type).startsWith('application/json')) return [{ kind: 'body', message: `content-type is ${type}` }];
-    const problem = schemas.explain(schemaPointer, response.body);
+    if (mediaKind(String(type ?? '')) !== 'json') return [{ kind: 'body', message: `content-type is ${type}` }];
+    const problem = schemaPointer === undefined ? (engineError(response.body) ? undefined : `not an Error object: ${ajvText(engineError.errors)}`) : schemas.explain(schemaPointer, response.body);
     if (problem) return [{ kind: 'body', message: problem }];
     const status = (response.body as { status?: unknown } | null)?.status;
     if (response.status >= 400 && status !== response.status) return [{ kind: 'body', message: `body.status ${status} differs from the HTTP status` }];
@@ -70,12 +79,13 @@ export function responseConformance(contract: OpenApiDocument): ResponseCheck {
   };
 
   return (operation, response) => {
-    if (!operation) return response.status >= 400 ? bodyProblem(ERROR_SCHEMA, response) : [];
+    if (!operation) return response.status >= 400 ? bodyProblem(undefined, response) : [];
     const responses = operation.operation['responses'] as Record<string, unknown>;
     const declared = String(response.status) in responses ? String(response.status) : 'default';
+    const framework = FRAMEWORK_STATUSES.has(response.status);
     if (!(declared in responses)) {
-      if (!FRAMEWORK_STATUSES.has(response.status)) return [{ kind: 'status', message: 'status is not declared and there is no default response' }];
-      return bodyProblem(ERROR_SCHEMA, response);
+      if (!framework) return [{ kind: 'status', message: 'status is not declared and there is no default response' }];
+      return bodyProblem(undefined, response);
     }
     if (declared === 'default' && response.status < 400) {
       return [{ kind: 'status', message: `a ${response.status} is not declared: only errors may fall to the default response` }];
@@ -85,13 +95,21 @@ export function responseConformance(contract: OpenApiDocument): ResponseCheck {
     const header = headerProblem(contract, declaration, response);
     if (header) violations.push({ kind: 'header', message: header });
     const content = declaration['content'] as Record<string, unknown> | undefined;
+    // An engine answer the document declares without a JSON body (`400: Invalid ID supplied`) is still an Error object.
+    if (framework && !Object.keys(content ?? {}).some((mediaType) => mediaKind(mediaType) === 'json')) return [...violations, ...bodyProblem(undefined, response)];
     if (!content) {
       if (response.text) violations.push({ kind: 'body', message: 'no content is declared but the response has a body' });
       return violations;
     }
+    if (response.method === 'HEAD') return violations;
+    const sent = String(response.headers['content-type'] ?? '');
+    const mediaType = sent === '' ? undefined : selectDeclared(Object.keys(content), sent);
+    if (mediaType === undefined) return [...violations, { kind: 'body', message: `content-type ${sent || '(none)'} is not declared for ${declared} (declared: ${Object.keys(content).join(', ')})` }];
+    // Bytes and text are checked for their media type only; JSON against its schema.
+    if (mediaKind(mediaType) !== 'json' || (content[mediaType] as { schema?: unknown } | undefined)?.schema === undefined) return violations;
     // Where the response object lives, so Ajv resolves its schema's $refs in place.
     const pointer = ref ? ref.replace(/^#/, '') : `/paths/${escapePointer(operation.path)}/${operation.method}/responses/${declared}`;
-    return [...violations, ...bodyProblem(`${pointer}/content/application~1json/schema`, response)];
+    return [...violations, ...bodyProblem(`${pointer}/content/${escapePointer(mediaType)}/schema`, response)];
   };
 }
 
@@ -105,3 +123,5 @@ function headerProblem(contract: OpenApiDocument, declaration: Record<string, un
   }
   return undefined;
 }
+
+const ajvText = (errors: ErrorObject[] | null | undefined): string => (errors ?? []).map((error) => `${error.instancePath || 'data'} ${error.message}`).join(', ');

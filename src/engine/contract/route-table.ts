@@ -1,4 +1,3 @@
-import { basePathOf } from './base-path';
 import { listOperations, type OpenApiDocument, type SpecOperation } from './document';
 
 /** One path of the contract with the operations it declares, keyed by upper-case method. */
@@ -43,10 +42,10 @@ export interface RouteTable {
  * parameter such as `/pets/%FF` still matches and reaches the validator's 400.
  *
  * @example
- * const table = routeTable(spec);
+ * const table = routeTable(spec, '/v1');
  * table.match('GET', '/v1/pets/12')?.operation?.operationId // 'getPet'
  */
-export function routeTable(spec: OpenApiDocument, basePath: string = basePathOf(spec)): RouteTable {
+export function routeTable(spec: OpenApiDocument, basePath: string): RouteTable {
   const byTemplate = new Map<string, { template: string; operations: Map<string, SpecOperation> }>();
   for (const op of listOperations(spec)) {
     let path = byTemplate.get(op.path);

@@ -5,7 +5,6 @@ import { precomputeHeaders } from '../pipeline/security-headers';
 import { asMiddleware } from '../pipeline/stage';
 import { stringify } from 'yaml';
 import type { OpenApiDocument } from '../contract/document';
-import { basePathOf } from '../contract/base-path';
 
 /** How the instance serving the page is named in the docs' server selector. */
 export const THIS_SERVER_DESCRIPTION = 'this server';
@@ -17,10 +16,10 @@ export const THIS_SERVER_DESCRIPTION = 'this server';
  * so the CSP's `default-src 'self'` allows it and no CORS is involved),
  * whatever host or port the page was opened on. The YAML's servers follow.
  *
- * @example withThisServerFirst(loadSpec()).servers?.[0] // { url: '/v1', description: 'this server' }
+ * @example withThisServerFirst(contract, '/v1').servers?.[0] // { url: '/v1', description: 'this server' }
  */
-export function withThisServerFirst(spec: OpenApiDocument): OpenApiDocument {
-  const thisServer = { url: basePathOf(spec) || '/', description: THIS_SERVER_DESCRIPTION };
+export function withThisServerFirst(spec: OpenApiDocument, basePath: string): OpenApiDocument {
+  const thisServer = { url: basePath || '/', description: THIS_SERVER_DESCRIPTION };
   return { ...spec, servers: [thisServer, ...(spec.servers ?? [])] };
 }
 
@@ -45,13 +44,13 @@ const docsContentSecurityPolicy = asMiddleware(
  * no inline script) with a version selector, each version aimed at this
  * instance (`/docs/vN.json`: the document with this server first).
  *
- * @example mountDocs(app, [{ name: 'v1', contract: v1 }, { name: 'v2', contract: v2 }]);
+ * @example mountDocs(app, [{ name: 'v1', basePath: '/v1', contract: v1 }, { name: 'v2', basePath: '/v2', contract: v2 }]);
  */
-export function mountDocs(app: Express, apis: ReadonlyArray<{ name: string; contract: OpenApiDocument }>): void {
-  apis.forEach(({ name, contract }, index) => {
+export function mountDocs(app: Express, apis: ReadonlyArray<{ name: string; basePath: string; contract: OpenApiDocument }>): void {
+  apis.forEach(({ name, basePath, contract }, index) => {
     const yaml = stringify(contract);
     const json = JSON.stringify(contract, null, 2);
-    const shown = JSON.stringify(withThisServerFirst(contract), null, 2);
+    const shown = JSON.stringify(withThisServerFirst(contract, basePath), null, 2);
     const paths = index === 0 ? [`/openapi/${name}`, '/openapi'] : [`/openapi/${name}`];
     app.get(
       paths.map((path) => `${path}.yaml`),
