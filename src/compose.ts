@@ -30,7 +30,7 @@ import { resolvedSecurity } from './engine/security/requirements';
 import { servedSchemes } from './engine/security/schemes';
 import { tokenVerifier } from './engine/security/tokens';
 import { registries } from './service/handlers';
-import type { HandlerRegistry } from './service/handlers/types';
+import type { HandlerRegistry, Version } from './service/handlers/types';
 import { keyCheck } from './service/keys/key-check';
 import { memoryStores, rateLimits } from './service/rate-limit/rate-limits';
 import { MemoryBanList } from './service/rate-limit/ban-list';
@@ -288,11 +288,18 @@ function secretNames(apis: readonly ServedApi[]): string[] {
   return [...new Set(apis.flatMap((api) => [...servedSchemes(api.contract.components?.securitySchemes).values()].flatMap((scheme) => (scheme.type === 'apiKey' ? [scheme.parameter] : []))))];
 }
 
+/**
+ * A registry for every version of the contract: a version added to openapi/
+ * without one (npm run scaffold writes it) is a compile error here, naming
+ * the version and the operations it needs.
+ */
+const everyVersion: { readonly [V in Version]: HandlerRegistry<V> } = registries;
+
 /** The versions of openapi/ (bundled) with src/service/handlers' registries, the first one's document and handlers replaced by the seams'. */
 async function servedVersions(seams: CompositionSeams, contractDir: string | undefined): Promise<ServedVersion[]> {
   return Promise.all(
     contractVersionsIn(contractDir ?? OPENAPI_DIR).map(async (version, index) => {
-      const registry = (registries as Record<string, AnyHandlerRegistry | undefined>)[version.name];
+      const registry = (everyVersion as Record<string, AnyHandlerRegistry | undefined>)[version.name];
       if (!registry) throw new Error(`openapi/${version.name}/openapi.yaml has no handler registry in src/service/handlers/index.ts: run npm run scaffold`);
       return {
         name: version.name,
