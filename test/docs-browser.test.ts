@@ -1,8 +1,9 @@
-import { mkdirSync } from 'node:fs';
+import { copyFileSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import type { Browser, Page, Request } from 'playwright-core';
 import { browserMissing, launchChromium } from './support/browser';
 import { startServer, type RunningServer } from './support/processes';
+import { copyProject, runNpm } from './support/project-copy';
 import { PROJECT_ROOT, tempDir } from './support/paths';
 import { openStorage } from '../src/service/storage/open-storage';
 import { issueApiKey } from '../src/service/keys/key-service';
@@ -215,5 +216,91 @@ describeInBrowser('/docs opened over plain HTTP under another host name (a stagi
     expect(status).toBe('401'); // no key given: the answer of this host, over HTTP
     expect(sent.url()).toBe(`${origin}/v1/pets?limit=20`);
     expect(problems.filter((problem) => !/status of 401/.test(problem))).toEqual([]);
+  });
+});
+
+describeInBrowser('/docs of a document written elsewhere (Scalar Galaxy as v3): "Authorize" with its declared scheme', () => {
+  let server: RunningServer;
+  let browser: Browser;
+  let page: Page;
+  let key: string;
+  const problems: string[] = [];
+
+  beforeAll(async () => {
+    const root = copyProject();
+    mkdirSync(path.join(root, 'openapi/v3'), { recursive: true });
+    copyFileSync(path.join(PROJECT_ROOT, 'test/fixtures/third-party/scalar-galaxy-3.1.yaml'), path.join(root, 'openapi/v3/openapi.yaml'));
+    for (const script of ['generate', 'scaffold']) expect(runNpm(root, script)).toMatchObject({ status: 0 });
+    const databaseUrl = `sqlite:${tempDir()}/pets.db`;
+    const storage = await openStorage(databaseUrl);
+    ({ key } = await issueApiKey(storage.apiKeys, { plan: 'free', label: 'browser' }));
+    await storage.close();
+    server = await startServer({ DATABASE_URL: databaseUrl, NODE_ENV: 'production' }, { projectRoot: root });
+    browser = await launchChromium();
+    page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    await watchProblems(page, problems, [/^Failed to load resource: the server responded with a status of (401|501)/]);
+  }, 180_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await server?.stop();
+  });
+
+  /** Opens getMe, "Try it out" and "Execute"; the shown status and the request sent. */
+  async function tryGetMe(): Promise<{ status: string; body: string; sent: Request }> {
+    const operation = page.locator('#operations-Authentication-getMe');
+    if (!(await operation.locator('.opblock-body').isVisible())) await operation.locator('.opblock-summary').click();
+    const tryOut = operation.locator('button.try-out__btn');
+    if ((await tryOut.textContent())?.includes('Try it out')) await tryOut.click();
+    const answered = page.waitForResponse((response) => new URL(response.url()).pathname === '/v3/me');
+    await operation.locator('button.execute').click();
+    const sent = (await answered).request();
+    const shown = operation.locator('.live-responses-table tbody tr.response');
+    await shown.waitFor();
+    return {
+      status: (await shown.locator('.response-col_status').textContent())!.trim(),
+      body: (await shown.locator('.response-col_description pre').first().textContent())!,
+      sent,
+    };
+  }
+
+  it('publishes the declared schemes; the key given to apiKeyHeader goes as X-API-Key and passes (501: a stub)', async () => {
+    await page.goto(`${server.url}/docs`);
+    const versions = page.locator('.topbar select');
+    await versions.locator('option').first().waitFor({ state: 'attached' });
+    await versions.selectOption({ label: 'v3 (0.2.20)' });
+    await page.locator('.info .title', { hasText: 'Scalar Galaxy' }).waitFor();
+    expect(await page.locator('.servers select').inputValue()).toBe('/v3');
+
+    await page.locator('.auth-wrapper button.authorize').click();
+    const dialog = page.locator('.modal-ux');
+    const headings = await dialog.locator('.auth-container h4').allTextContents();
+    for (const scheme of ['bearerAuth', 'basicAuth', 'apiKeyHeader', 'apiKeyQuery', 'apiKeyCookie', 'oAuth2']) {
+      expect(headings.some((heading) => heading.includes(scheme))).toBe(true);
+    }
+    const apiKeyHeader = dialog.locator('.auth-container', { has: page.locator('h4', { hasText: 'apiKeyHeader' }) });
+    await apiKeyHeader.locator('input').first().fill(key);
+    await apiKeyHeader.locator('button.authorize').click();
+    await dialog.locator('button.btn-done').first().click();
+
+    const { status, body, sent } = await tryGetMe();
+    expect(await sent.headerValue('x-api-key')).toBe(key);
+    expect(status).toBe('501');
+    expect(JSON.parse(body)).toMatchObject({ code: 'not_implemented', status: 501 });
+  });
+
+  it('logged out, "Try it out" shows the 401 with a challenge per accepted scheme', async () => {
+    await page.locator('.auth-wrapper button.authorize').click();
+    const dialog = page.locator('.modal-ux');
+    for (const logout of await dialog.locator('button', { hasText: 'Logout' }).all()) await logout.click();
+    await dialog.locator('button.btn-done').first().click();
+    const { status, body, sent } = await tryGetMe();
+    expect(await sent.headerValue('x-api-key')).toBeNull();
+    expect(status).toBe('401');
+    expect(JSON.parse(body)).toMatchObject({ code: 'unauthorized', status: 401 });
+  });
+
+  it('raised no CSP violation, page error or console error', () => {
+    expect(problems).toEqual([]);
   });
 });

@@ -73,6 +73,10 @@ export function contractRefusals(spec: OpenApiDocument, options: RefusalOptions)
 
   let events = Object.keys(spec.webhooks ?? {}).length;
   for (const op of listOperations(spec)) {
+    // Some published documents write variants of one path as `/path#variant`: a client never sends a fragment, so no request can reach them.
+    if (/[#?]/.test(op.path)) {
+      warnings.push(`${at(op)}: the path contains "${/[#?]/.exec(op.path)![0]}", which no request path can (a fragment or query string is not part of the path): the operation is never routed`);
+    }
     for (const requirement of effectiveSecurity(spec, op)) {
       for (const name of Object.keys(requirement)) {
         if (!(name in definitions)) errors.push(`${at(op)}: its security names the scheme ${name}, which components.securitySchemes does not define`);
@@ -96,14 +100,17 @@ export function contractRefusals(spec: OpenApiDocument, options: RefusalOptions)
         } else if (media?.schema !== undefined) compile(request, `${base}/content/${escapePointer(mediaType)}/schema`, at(op));
       }
     }
+    const xmlResponses: string[] = [];
     for (const [status, raw] of Object.entries((op.operation['responses'] ?? {}) as Record<string, unknown>)) {
       const { node, ref } = resolveRef(spec, raw);
       const base = ref ? ref.slice(1) : `/paths/${escapePointer(op.path)}/${op.method}/responses/${escapePointer(status)}`;
       for (const [mediaType, media] of Object.entries((node['content'] as Record<string, { schema?: unknown }> | undefined) ?? {})) {
-        if (mediaKind(mediaType) === 'xml') {
-          warnings.push(`${at(op)}: ${status} responses in ${essence(mediaType)} are not served (XML is not supported): Accept picks among the others, 406 when only XML is acceptable`);
-        } else if (media?.schema !== undefined) compile(response, `${base}/content/${escapePointer(mediaType)}/schema`, at(op));
+        if (mediaKind(mediaType) === 'xml') xmlResponses.push(`${status} ${essence(mediaType)}`);
+        else if (media?.schema !== undefined) compile(response, `${base}/content/${escapePointer(mediaType)}/schema`, at(op));
       }
+    }
+    if (xmlResponses.length > 0) {
+      warnings.push(`${at(op)}: responses in XML are not served (${xmlResponses.join(', ')}; XML is not supported): Accept picks among the others, 406 when only XML is acceptable`);
     }
     events += Object.keys((op.operation['callbacks'] ?? {}) as object).length;
   }

@@ -135,7 +135,7 @@ export function serializeStage(declared: Representations, validateResponses: boo
     if (answer.status < 300 && req.headers.accept !== undefined && negotiate([mediaType], req.headers.accept) === undefined) {
       throw new ApiError(406, 'not_acceptable', `Accept does not allow ${mediaType}, the media type of this answer`);
     }
-    if (validateResponses && mediaKind(mediaType) === 'json') return sendThroughValidator(res, answer);
+    if (validateResponses && mediaKind(mediaType) === 'json' && declared.hasSchema(answer.status, mediaType)) return sendThroughValidator(res, answer);
     return sendBody(res, answer.status, mediaType, answer.body, answer.headers);
   };
 }

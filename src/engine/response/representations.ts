@@ -21,6 +21,8 @@ export interface Representations {
   of(status: number): readonly string[];
   /** Every media type of the successful (2xx) responses. */
   readonly successful: readonly string[];
+  /** Whether the response of `status` in `mediaType` has a schema to check a body against (some documents give only examples). */
+  hasSchema(status: number, mediaType: string): boolean;
 }
 
 /**
@@ -44,7 +46,14 @@ export function representations(spec: OpenApiDocument, op: SpecOperation): Repre
     return 'default' in responses ? 'default' : undefined;
   };
   const successful = [...new Set(Object.keys(responses).filter((key) => /^2(\d\d|XX)$/i.test(key)).flatMap((key) => typesOf(key)))];
-  return { of: (status) => typesOf(keyOf(status)), successful };
+  const hasSchema = (status: number, mediaType: string): boolean => {
+    const key = keyOf(status);
+    if (key === undefined) return false;
+    const content = (resolveRef(spec, responses[key]).node['content'] ?? {}) as Record<string, { schema?: unknown } | undefined>;
+    const media = Object.entries(content).find(([type]) => essence(type) === essence(mediaType))?.[1];
+    return media?.schema !== undefined;
+  };
+  return { of: (status) => typesOf(keyOf(status)), successful, hasSchema };
 }
 
 /** JSON first: what an answer that does not name its media type is sent as. */
