@@ -247,12 +247,12 @@ describeInBrowser('/docs of a document written elsewhere (Scalar Galaxy as v3): 
   });
 
   /** Opens getMe, "Try it out" and "Execute"; the shown status and the request sent. */
-  async function tryGetMe(): Promise<{ status: string; body: string; sent: Request }> {
-    const operation = page.locator('#operations-Authentication-getMe');
+  async function tryGetMe(target: Page): Promise<{ status: string; body: string; sent: Request }> {
+    const operation = target.locator('#operations-Authentication-getMe');
     if (!(await operation.locator('.opblock-body').isVisible())) await operation.locator('.opblock-summary').click();
     const tryOut = operation.locator('button.try-out__btn');
     if ((await tryOut.textContent())?.includes('Try it out')) await tryOut.click();
-    const answered = page.waitForResponse((response) => new URL(response.url()).pathname === '/v3/me');
+    const answered = target.waitForResponse((response) => new URL(response.url()).pathname === '/v3/me');
     await operation.locator('button.execute').click();
     const sent = (await answered).request();
     const shown = operation.locator('.live-responses-table tbody tr.response');
@@ -264,13 +264,18 @@ describeInBrowser('/docs of a document written elsewhere (Scalar Galaxy as v3): 
     };
   }
 
-  it('publishes the declared schemes; the key given to apiKeyHeader goes as X-API-Key and passes (501: a stub)', async () => {
-    await page.goto(`${server.url}/docs`);
-    const versions = page.locator('.topbar select');
+  /** Opens /docs on v3. */
+  async function openV3(target: Page): Promise<void> {
+    await target.goto(`${server.url}/docs`);
+    const versions = target.locator('.topbar select');
     await versions.locator('option').first().waitFor({ state: 'attached' });
     await versions.selectOption({ label: 'v3 (0.2.20)' });
-    await page.locator('.info .title', { hasText: 'Scalar Galaxy' }).waitFor();
-    expect(await page.locator('.servers select').inputValue()).toBe('/v3');
+    await target.locator('.info .title', { hasText: 'Scalar Galaxy' }).waitFor();
+    expect(await target.locator('.servers select').inputValue()).toBe('/v3');
+  }
+
+  it('publishes the declared schemes; the key given to apiKeyHeader goes as X-API-Key and passes (501: a stub)', async () => {
+    await openV3(page);
 
     await page.locator('.auth-wrapper button.authorize').click();
     const dialog = page.locator('.modal-ux');
@@ -283,24 +288,34 @@ describeInBrowser('/docs of a document written elsewhere (Scalar Galaxy as v3): 
     await apiKeyHeader.locator('button.authorize').click();
     await dialog.locator('button.btn-done').first().click();
 
-    const { status, body, sent } = await tryGetMe();
+    const { status, body, sent } = await tryGetMe(page);
     expect(await sent.headerValue('x-api-key')).toBe(key);
-    expect(status).toBe('501');
+    expect(status).toMatch(/^501\b/); // "501 Undocumented": the document does not declare the stub's status
     expect(JSON.parse(body)).toMatchObject({ code: 'not_implemented', status: 501 });
   });
 
-  it('logged out, "Try it out" shows the 401 with a challenge per accepted scheme', async () => {
-    await page.locator('.auth-wrapper button.authorize').click();
-    const dialog = page.locator('.modal-ux');
-    for (const logout of await dialog.locator('button', { hasText: 'Logout' }).all()) await logout.click();
+  it('with basicAuth, the key as the user name goes as Authorization: Basic base64(key:) and passes', async () => {
+    // (Not tried without credentials here: a 401 carrying a Basic challenge makes the browser prompt for a password,
+    // as it should; the v1 tests above show /docs' 401, test/security-schemes.test.ts the challenges.)
+    const other = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    await watchProblems(other, problems, [/^Failed to load resource: the server responded with a status of 501/]);
+    await openV3(other);
+    await other.locator('.auth-wrapper button.authorize').click();
+    const dialog = other.locator('.modal-ux');
+    const basicAuth = dialog.locator('.auth-container', { has: other.locator('h4', { hasText: 'basicAuth' }) });
+    await basicAuth.locator('input').first().fill(key);
+    await basicAuth.locator('button.authorize').click();
     await dialog.locator('button.btn-done').first().click();
-    const { status, body, sent } = await tryGetMe();
-    expect(await sent.headerValue('x-api-key')).toBeNull();
-    expect(status).toBe('401');
-    expect(JSON.parse(body)).toMatchObject({ code: 'unauthorized', status: 401 });
+    const { status, sent } = await tryGetMe(other);
+    expect(await sent.headerValue('authorization')).toBe(`Basic ${Buffer.from(`${key}:`).toString('base64')}`);
+    expect(status).toMatch(/^501\b/);
+    await other.close();
   });
 
-  it('raised no CSP violation, page error or console error', () => {
-    expect(problems).toEqual([]);
+  it('raised no page error, and the CSP blocked only what the document points at elsewhere', () => {
+    // The document's description shows an image from another site and its openIdConnect scheme names a discovery URL
+    // there: /docs may load and call this origin only, so both are blocked (and the page goes on).
+    const elsewhere = /images\.placeholders\.dev|galaxy\.scalar\.com|^console error: TypeError: Failed to fetch/;
+    expect(problems.filter((problem) => !elsewhere.test(problem))).toEqual([]);
   });
 });
