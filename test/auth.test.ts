@@ -155,7 +155,7 @@ describe('public routes need no key', () => {
 
   it('GET /openapi.json and /openapi.yaml serve the contract', async () => {
     const json = await t.api.get('/openapi.json').expect(200).expect('Content-Type', /application\/json/);
-    expect(json.body.info.version).toBe('1.1.0');
+    expect(json.body.info.version).toBe('1.2.0');
     expect(Object.keys(json.body.paths)).toEqual(['/pets', '/pets/{petId}', '/store/orders']);
     const yaml = await t.api.get('/openapi.yaml').expect(200).expect('Content-Type', /yaml/);
     expect(yaml.text).toContain('operationId: listPets');

@@ -162,9 +162,9 @@ describeInBrowser('/docs in Chromium', () => {
 
   it('the version selector shows v2 (no getPet, this server at /v2) and "Try it out" works there too', async () => {
     const versions = page.locator('.topbar select');
-    expect(await versions.locator('option').allTextContents()).toEqual(['v1 (1.1.0)', 'v2 (2.0.0)']);
-    await versions.selectOption({ label: 'v2 (2.0.0)' });
-    await page.locator('.info .title', { hasText: '2.0.0' }).waitFor();
+    expect(await versions.locator('option').allTextContents()).toEqual(['v1 (1.2.0)', 'v2 (2.1.0)']);
+    await versions.selectOption({ label: 'v2 (2.1.0)' });
+    await page.locator('.info .title', { hasText: '2.1.0' }).waitFor();
     await page.locator('.opblock').first().waitFor();
     expect(await page.locator('.opblock').evaluateAll((blocks) => blocks.map((block) => block.id))).toEqual([
       'operations-pets-listPets',
@@ -178,8 +178,8 @@ describeInBrowser('/docs in Chromium', () => {
     expect(JSON.parse(body)).toEqual(stored);
     expect(sent.url()).toBe(`${server.url}/v2/pets?limit=20`);
     await authorize(page, undefined);
-    await versions.selectOption({ label: 'v1 (1.1.0)' });
-    await page.locator('.info .title', { hasText: '1.1.0' }).waitFor();
+    await versions.selectOption({ label: 'v1 (1.2.0)' });
+    await page.locator('.info .title', { hasText: '1.2.0' }).waitFor();
   });
 
   it('raised no CSP violation, page error or console error', () => {
