@@ -662,6 +662,68 @@ describe('api:diff --base <git ref> (a temporary repository with the contract co
   });
 });
 
+describe('a document split across files (the Petstore of test/fixtures/third-party, split by redocly split)', () => {
+  const git = (cwd: string, ...args: string[]) =>
+    spawnSync('git', ['-c', 'user.name=test', '-c', 'user.email=test@example.com', '-c', 'commit.gpgsign=false', ...args], { cwd, encoding: 'utf8' });
+
+  /** A repository with openapi/v3 split into openapi.yaml, paths/ and components/, committed; returns the root document. */
+  function splitRepository(): string {
+    const dir = tempDir();
+    const folder = path.join(dir, 'openapi', 'v3');
+    mkdirSync(folder, { recursive: true });
+    const split = spawnSync(path.join(PROJECT_ROOT, 'node_modules/.bin/redocly'), ['split', path.join(PROJECT_ROOT, 'test/fixtures/third-party/swagger-petstore-3.1.yaml'), '--outDir', folder], {
+      encoding: 'utf8',
+      // Under NODE_ENV=test (jest's), redocly split leaves the root document unwritten.
+      env: { ...process.env, NODE_ENV: 'production' },
+    });
+    expect(split.status).toBe(0);
+    expect(existsSync(path.join(folder, 'components', 'schemas', 'Order.yaml'))).toBe(true);
+    expect(git(dir, 'init', '-q').status).toBe(0);
+    git(dir, 'add', '-A');
+    expect(git(dir, 'commit', '-qm', 'split contract').status).toBe(0);
+    return path.join(folder, 'openapi.yaml');
+  }
+  /** A breaking edit in a referenced file, not in the root document: Order.quantity becomes a string. */
+  const breakOrder = (spec: string): void => {
+    const file = path.join(path.dirname(spec), 'components', 'schemas', 'Order.yaml');
+    const order = parse(readFileSync(file, 'utf8'));
+    order.properties.quantity.type = 'string';
+    writeFileSync(file, stringify(order));
+  };
+  const QUANTITY = /BREAKING paths\.\/store\/order\/\{orderId\}\.get\.responses\.200\.content\.application\/json\.schema\.properties\.quantity\.type: "integer" → "string"/;
+
+  it('against a git ref: the folder at that ref is bundled, and an edit in a referenced file is breaking', () => {
+    const spec = splitRepository();
+    expect(runApiDiff(['--spec', spec, '--base', 'HEAD'], PROJECT_ROOT)).toMatchObject({ exitCode: 0, stdout: expect.stringContaining('\nno changes\n') });
+    breakOrder(spec);
+    const outcome = runApiDiff(['--spec', spec, '--base', 'HEAD'], PROJECT_ROOT);
+    expect(outcome.stdout).toMatch(QUANTITY);
+    expect(outcome.exitCode).toBe(1);
+  });
+
+  it('against a file, and api:release records the release as one self-contained file', () => {
+    const spec = splitRepository();
+    breakOrder(spec);
+    const outcome = runApiDiff(['--spec', spec, '--base', path.join(PROJECT_ROOT, 'test/fixtures/third-party/swagger-petstore-3.1.yaml')], PROJECT_ROOT);
+    expect(outcome.stdout).toMatch(QUANTITY);
+    expect(outcome.exitCode).toBe(1);
+    const released = runApiRelease(['--spec', spec], PROJECT_ROOT);
+    expect(released.exitCode).toBe(0);
+    const record = readFileSync(path.join(path.dirname(spec), 'releases', '1.0.0.yaml'), 'utf8');
+    expect(record).not.toMatch(/\$ref: ['"]?\.\.?\//);
+    expect(parse(record).info.version).toBe('1.0.0');
+  });
+
+  it('a reference to a missing file: one line naming it, exit 2', () => {
+    const spec = splitRepository();
+    const text = readFileSync(spec, 'utf8').replace(/paths\/pet\.yaml/, 'paths/no-such-file.yaml');
+    writeFileSync(spec, text);
+    const outcome = runApiDiff(['--spec', spec, '--base', 'HEAD'], PROJECT_ROOT);
+    expect(outcome.exitCode).toBe(2);
+    expect(outcome.stderr).toMatch(/cannot bundle its references: .*no-such-file\.yaml/);
+  });
+});
+
 describe('the real CLI', () => {
   const cli = (script: string, args: string[]) =>
     spawnSync(process.execPath, ['--import', 'tsx', script, ...args], { cwd: PROJECT_ROOT, encoding: 'utf8', timeout: 30_000, env: { ...process.env, INIT_CWD: PROJECT_ROOT } });

@@ -9,7 +9,7 @@
  * (`openapi/vN/openapi.yaml`) has its own record: when there are several,
  * `--version vN` (or `--spec <file>`) says which one is released.
  */
-import { copyFileSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import semver from 'semver';
@@ -18,7 +18,7 @@ import { planChangelog } from './changelog';
 import { compareContracts } from './compare-contracts';
 import type { CommandOutcome } from './command-io';
 import { chooseDocuments, whichVersionMessage } from './contract-choice';
-import { ContractSourceError, displayPath, loadContractFile } from './load-contract';
+import { bundledText, ContractSourceError, displayPath, hasExternalRefs, loadContractFile } from './load-contract';
 import { RELEASE_INDEX, recordReleaseDate } from './release-dates';
 import { newestRelease, releasesDirOf } from './releases';
 import { renderText } from './report';
@@ -74,8 +74,12 @@ export function runApiRelease(args: readonly string[], cwd: string, root: string
 
     // Everything is read and rendered before anything is written.
     const changelog = planChangelog(specPath, dir, cwd, { version, date: day.today, contract: { label: relative(target), document: head.document } });
+    // A release is one self-contained file: a document split across files is recorded bundled.
+    const source = readFileSync(specPath, 'utf8');
+    const snapshot = hasExternalRefs(source) ? bundledText(specPath, relative(specPath)) : undefined;
     mkdirSync(dir, { recursive: true });
-    copyFileSync(specPath, target);
+    if (snapshot === undefined) copyFileSync(specPath, target);
+    else writeFileSync(target, snapshot);
     recordReleaseDate(dir, version, day.today);
     writeFileSync(changelog.file, changelog.text);
     const written = [target, path.join(dir, RELEASE_INDEX), changelog.file].map(relative);

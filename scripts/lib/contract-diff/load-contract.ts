@@ -5,7 +5,8 @@
  * one-line message.
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { parse } from 'yaml';
 import type { OpenApiDocument } from '../../../src/engine/contract/document';
@@ -53,7 +54,40 @@ export function parseContract(text: string, label: string): LoadedContract {
 export function loadContractFile(file: string, label: string = file): LoadedContract {
   if (!existsSync(file)) throw new ContractSourceError(`${label}: no such file`);
   if (!statSync(file).isFile()) throw new ContractSourceError(`${label}: not a file`);
-  return parseContract(readFileSync(file, 'utf8'), label);
+  const text = readFileSync(file, 'utf8');
+  return parseContract(hasExternalRefs(text) ? bundledText(file, label) : text, label);
+}
+
+/** Whether a document references other files (`$ref: ./schemas/pet.yaml`): then it is read bundled. */
+export const hasExternalRefs = (text: string): boolean => /\$ref['"]?\s*:\s*['"]?(?!#)[^\s'"#]/.test(text);
+
+const REDOCLY = path.join(__dirname, '../../../node_modules/.bin/redocly');
+
+/**
+ * A document split across files, as one: Redocly's bundler (the one the
+ * engine uses) run on it, so a reference to a missing file names the file.
+ * Synchronous like the rest of these commands.
+ *
+ * @example bundledText('openapi/v3/openapi.yaml', 'openapi/v3/openapi.yaml') // the YAML with external $refs inlined as components
+ */
+export function bundledText(file: string, label: string): string {
+  const out = mkdtempSync(path.join(os.tmpdir(), 'contract-bundle-'));
+  try {
+    const target = path.join(out, 'bundled.yaml');
+    execFileSync(REDOCLY, ['bundle', file, '--output', target, '--lint-config', 'off'], {
+      cwd: path.dirname(file),
+      stdio: ['ignore', 'pipe', 'pipe'],
+      // Redocly leaves the bundle unwritten under NODE_ENV=test.
+      env: { ...process.env, NODE_ENV: 'production' },
+    });
+    return readFileSync(target, 'utf8');
+  } catch (error) {
+    const stderr = String((error as { stderr?: unknown }).stderr ?? '');
+    const reason = /Can't resolve \$ref[^\n]*|ENOENT[^\n]*/.exec(stderr)?.[0] ?? (firstLine(stderr) || (error as Error).message);
+    throw new ContractSourceError(`${label}: cannot bundle its references: ${reason}`);
+  } finally {
+    rmSync(out, { recursive: true, force: true });
+  }
 }
 
 /** Where `specPath` is in its git repository (`openapi/v1/openapi.yaml`); outside one, its folder and name. */
@@ -80,7 +114,16 @@ function loadContractAtRef(ref: string, specPath: string): LoadedContract {
     const stderr = firstLine(String((error as { stderr?: unknown }).stderr ?? (error as Error).message));
     throw new ContractSourceError(`--base ${ref}: neither a file nor a git ref that has ${shown} (${stderr || 'git failed'})`);
   }
-  return parseContract(text, `${ref}:${shown}`);
+  if (!hasExternalRefs(text)) return parseContract(text, `${ref}:${shown}`);
+  // Split across files: the whole folder as it was at that ref, bundled there.
+  const folder = mkdtempSync(path.join(os.tmpdir(), 'contract-at-ref-'));
+  try {
+    const archive = execFileSync('git', ['archive', '--format=tar', ref, '.'], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'], maxBuffer: 256 * 1024 * 1024 });
+    execFileSync('tar', ['-x', '-C', folder], { input: archive, stdio: ['pipe', 'ignore', 'pipe'] });
+    return parseContract(bundledText(path.join(folder, path.basename(specPath)), `${ref}:${shown}`), `${ref}:${shown}`);
+  } finally {
+    rmSync(folder, { recursive: true, force: true });
+  }
 }
 
 /**
