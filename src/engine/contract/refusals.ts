@@ -82,12 +82,20 @@ export function contractRefusals(spec: OpenApiDocument, options: RefusalOptions)
         if (!(name in definitions)) errors.push(`${at(op)}: its security names the scheme ${name}, which components.securitySchemes does not define`);
       }
     }
-    for (const [index, raw] of [...((op.pathItem['parameters'] as unknown[] | undefined) ?? []), ...((op.operation['parameters'] as unknown[] | undefined) ?? [])].entries()) {
-      const parameter = resolveRef(spec, raw).node as { name?: string; in?: string; style?: string };
-      const styles = STYLES[String(parameter.in)];
-      if (!styles) errors.push(`${at(op)}: parameter ${index} (${parameter.name}) is in "${parameter.in}", which is not a parameter location (path, query, header, cookie)`);
-      else if (parameter.style !== undefined && !styles.includes(parameter.style)) {
-        errors.push(`${at(op)}: parameter ${parameter.name} has style ${parameter.style}, which ${parameter.in} parameters do not have (${styles.join(', ')})`);
+    const levels = [
+      { list: op.pathItem['parameters'], base: `/paths/${escapePointer(op.path)}/parameters` },
+      { list: op.operation['parameters'], base: `/paths/${escapePointer(op.path)}/${op.method}/parameters` },
+    ];
+    for (const { list, base } of levels) {
+      for (const [index, raw] of ((list as unknown[] | undefined) ?? []).entries()) {
+        const { node, ref } = resolveRef(spec, raw);
+        const parameter = node as { name?: string; in?: string; style?: string; schema?: unknown };
+        const styles = STYLES[String(parameter.in)];
+        if (!styles) errors.push(`${at(op)}: parameter ${index} (${parameter.name}) is in "${parameter.in}", which is not a parameter location (path, query, header, cookie)`);
+        else if (parameter.style !== undefined && !styles.includes(parameter.style)) {
+          errors.push(`${at(op)}: parameter ${parameter.name} has style ${parameter.style}, which ${parameter.in} parameters do not have (${styles.join(', ')})`);
+        }
+        if (parameter.schema !== undefined) compile(request, `${ref ? ref.slice(1) : `${base}/${index}`}/schema`, `${at(op)}: parameter ${parameter.name}`);
       }
     }
     const body = op.operation['requestBody'];
