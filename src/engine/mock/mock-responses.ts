@@ -21,8 +21,8 @@ export interface MockResponse {
 /** The example answers of one operation, chosen per request from its `Prefer` and `Accept` headers. */
 export interface OperationMock {
   /**
-   * The lowest declared 2xx (else 3xx, else `default` as 200) with its first
-   * example, in the media type `Accept` prefers, or what `Prefer: code=… / example=…` asks for;
+   * The lowest declared 2xx (else 3xx) with its first example, in the media
+   * type `Accept` prefers, or what `Prefer: code=… / example=…` asks for;
    * undefined when the operation declares no such status and nothing was
    * asked (the caller answers 501). Throws a 400 ApiError for a code the
    * operation does not declare or an example its response lacks.
@@ -63,14 +63,12 @@ export function buildOperationMocks(spec: OpenApiDocument, operationIds: readonl
     const where = `${op.method.toUpperCase()} ${op.path} (${op.operationId})`;
     const declared = new Map<string, DeclaredResponse>();
     for (const [status, entry] of Object.entries((op.operation['responses'] ?? {}) as Record<string, Node>)) {
-      // Ranges have no status to answer with; `default` is answered as 200 when nothing else succeeds (below).
-      if (!/^([1-5]\d\d|default)$/.test(status)) continue;
+      if (!/^[1-5]\d\d$/.test(status)) continue; // `default` and ranges have no status to answer with
       const pointer = entry['$ref'] ? (entry['$ref'] as string).replace(/^#/, '') : `/paths/${escapePointer(op.path)}/${op.method}/responses/${status}`;
-      declared.set(status, declaredResponse(spec, validator, `${where} ${status}`, status === 'default' ? 200 : Number(status), pointer));
+      declared.set(status, declaredResponse(spec, validator, `${where} ${status}`, Number(status), pointer));
     }
-    const statuses = [...declared.keys()].filter((status) => status !== 'default').sort();
-    // An operation that declares only `default` (some documents describe success that way) is mocked as 200, which `default` covers.
-    const fallback = statuses.find((status) => status.startsWith('2')) ?? statuses.find((status) => status.startsWith('3')) ?? (declared.has('default') && !declared.has('200') ? 'default' : undefined);
+    const statuses = [...declared.keys()].sort();
+    const fallback = statuses.find((status) => status.startsWith('2')) ?? statuses.find((status) => status.startsWith('3'));
     mocks.set(op.operationId, {
       answer(prefer, accept) {
         const asked = parsePrefer(prefer);
