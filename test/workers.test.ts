@@ -64,13 +64,17 @@ it(`a Free key gets exactly 60 of 70 requests, whichever of ${WORKERS} workers s
   const server = await startWorkers(env);
   try {
     const statuses: number[] = [];
+    const remaining: number[] = [];
     // Ten at a time: concurrent increments from both workers meet in the primary.
     for (let batch = 0; batch < 7; batch++) {
       const answers = await Promise.all(Array.from({ length: 10 }, () => send(server, key)));
       statuses.push(...answers.map((answer) => answer.status));
+      remaining.push(...answers.filter((answer) => answer.status === 200).map((answer) => Number(answer.headers['x-ratelimit-remaining'])));
     }
     expect(statuses.filter((status) => status === 200)).toHaveLength(60);
     expect(statuses.filter((status) => status === 429)).toHaveLength(10);
+    // Each response tells the count after its own request, as in one process: 59 down to 0, each once.
+    expect([...remaining].sort((a, b) => a - b)).toEqual(Array.from({ length: 60 }, (_, index) => index));
     await waitFor(() => servingPids(server, '/v1/pets').size === WORKERS, 'access lines from every worker', server);
     // Whichever worker answers the scrape, it reports the whole instance.
     for (let scrape = 0; scrape < 4; scrape++) {

@@ -1,8 +1,8 @@
 import cluster, { type Worker } from 'node:cluster';
-import { ClusterMemoryStorePrimary, ClusterMemoryStoreWorker } from '@express-rate-limit/cluster-memory-store';
 import type { ApiKeyRepository } from '../storage/storage';
 import { ExpiringBans, MemoryBanList } from '../rate-limit/ban-list';
 import type { SharedState } from './shared-state';
+import { primaryCountStores, servePrimaryCounts } from './primary-counts';
 
 /** Marks this module's messages among the others on a worker's IPC channel. */
 const CHANNEL = 'pas-shared-state';
@@ -16,9 +16,10 @@ const isShared = (message: unknown): message is SharedMessage => (message as { c
 /**
  * The shared state of one worker of a `WORKERS=N` cluster (src/runtime/cluster.ts):
  *
- * - rate-limit counts live in the primary (express-rate-limit's
- *   cluster-memory-store: each increment is a message to the primary, whose
- *   single thread makes every count exact whichever worker serves);
+ * - rate-limit counts live in the primary (primary-counts.ts: one message
+ *   per request counts both of a key's windows, and the primary answers
+ *   one message at a time, so every count is exact, and each response
+ *   carries its own, whichever worker serves);
  * - a ban or a key change is sent to the primary, which passes it to every
  *   other worker (`servePrimarySharedState`); bans are also stored, as in
  *   one process, so a worker started later sees them through the key.
@@ -36,17 +37,14 @@ export function clusterWorkerState(apiKeys: ApiKeyRepository): SharedState {
     else for (const listener of listeners) listener(message.keyId);
   };
   worker.on('message', onMessage);
+  const stores = primaryCountStores();
   /** To every other worker, through the primary. */
   const relay = (message: SharedMessage): void => {
     if (process.connected) process.send!(message);
   };
   return {
     kind: 'cluster',
-    stores: {
-      minute: new ClusterMemoryStoreWorker({ prefix: 'minute' }),
-      day: new ClusterMemoryStoreWorker({ prefix: 'day' }),
-      ip: new ClusterMemoryStoreWorker({ prefix: 'ip' }),
-    },
+    stores,
     banList: {
       bannedUntil: (principal, now) => bans.bannedUntil(principal, now),
       async ban(caller, untilMs) {
@@ -67,6 +65,7 @@ export function clusterWorkerState(apiKeys: ApiKeyRepository): SharedState {
     },
     async close() {
       worker.off('message', onMessage);
+      stores.detach();
     },
   };
 }
@@ -79,7 +78,7 @@ export function clusterWorkerState(apiKeys: ApiKeyRepository): SharedState {
  * @example servePrimarySharedState(); for (let i = 0; i < n; i++) cluster.fork();
  */
 export function servePrimarySharedState(now: () => number = Date.now): void {
-  new ClusterMemoryStorePrimary().init();
+  servePrimaryCounts();
   const bans = new ExpiringBans<string>();
   cluster.on('message', (from: Worker, message: unknown) => {
     if (!isShared(message)) return;
