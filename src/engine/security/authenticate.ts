@@ -61,7 +61,7 @@ type SchemeResult =
   | { ok: true; principal: Principal }
   | { ok: false; why: 'missing' }
   | { ok: false; why: 'invalid'; error: ApiError; tokenError?: string }
-  | { ok: false; why: 'scope'; principal: Principal; missing: readonly string[] };
+  | { ok: false; why: 'scope'; principal: Principal; missing: readonly string[]; required: readonly string[] };
 
 /**
  * The authenticate phase of one operation, by its security requirements: a
@@ -118,9 +118,11 @@ export function authenticate(options: AuthenticationOptions): Stage {
     if (scoped) {
       const short = scoped.filter((scheme): scheme is Extract<SchemeResult, { why: 'scope' }> => !scheme.ok && scheme.why === 'scope');
       const scopes = [...new Set(short.flatMap((scheme) => scheme.missing))];
+      // RFC 6750: the challenge's scope is what the resource needs, all of it; the message says what was missing.
+      const needed = [...new Set(short.flatMap((scheme) => scheme.required))];
       req.caller = short[0]!.principal;
       req.authFailure = new ApiError(403, 'insufficient_scope', `the access token lacks the scope${scopes.length > 1 ? 's' : ''} ${scopes.join(', ')} this operation requires`, {
-        'WWW-Authenticate': `Bearer error="insufficient_scope", scope="${scopes.join(' ')}"`,
+        'WWW-Authenticate': `Bearer error="insufficient_scope", scope="${needed.join(' ')}"`,
       });
       return;
     }
@@ -182,7 +184,7 @@ function checkScheme(
         (token): SchemeResult => {
           const principal = options.check.token(token, scheme);
           const lacking = scopes.filter((scope) => !token.scopes.has(scope));
-          return lacking.length === 0 ? { ok: true, principal } : { ok: false, why: 'scope', principal, missing: lacking };
+          return lacking.length === 0 ? { ok: true, principal } : { ok: false, why: 'scope', principal, missing: lacking, required: scopes };
         },
         (error: unknown): SchemeResult => {
           if (error instanceof TokenRejected) return { ...invalid(new ApiError(401, 'unauthorized', `invalid access token: ${error.message}`)), tokenError: error.message };

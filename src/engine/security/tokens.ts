@@ -43,7 +43,8 @@ const ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256
  * @example const verify = tokenVerifier({ jwksUrl: 'https://issuer.example/.well-known/jwks.json' }); const { subject, scopes } = await verify(token);
  */
 export function tokenVerifier(settings: TokenSettings): (token: string) => Promise<VerifiedToken> {
-  const keys = createRemoteJWKSet(new URL(settings.jwksUrl), { timeoutDuration: 2_000 });
+  // An unknown kid refetches the set (a rotation), at most once a second however many such tokens arrive.
+  const keys = createRemoteJWKSet(new URL(settings.jwksUrl), { timeoutDuration: 2_000, cooldownDuration: 1_000 });
   return async (token) => {
     let payload: JWTPayload;
     try {
