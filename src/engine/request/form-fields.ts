@@ -44,7 +44,8 @@ export function formFields(spec: OpenApiDocument, requestBodyPointer: string, me
     const items = shape.kind === 'array' ? resolveRef(spec, property['items'] ?? {}).node : property;
     const binary = isBinary(items);
     const objectPart = shape.kind === 'object' || (shape.kind === 'array' && shapeOf(spec, items).kind === 'object');
-    const json = multipart && (rule.contentType !== undefined ? mediaKind(essence(rule.contentType.split(',')[0]!)) === 'json' : objectPart);
+    // A JSON part: said by the encoding's contentType (in a form too, as OpenAPI 3.1.1 reads it), or an object part of a multipart body.
+    const json = rule.contentType !== undefined ? mediaKind(essence(rule.contentType.split(',')[0]!)) === 'json' : multipart && objectPart;
     fields.set(name, {
       parameter: { name, in: 'body', required: false, style, explode: rule.explode ?? style === 'form', pointer: undefined, json, shape, default: undefined },
       json,
