@@ -10,14 +10,16 @@
  */
 import type { Client } from 'openapi-fetch';
 import type { paths } from '../../generated/v1/openapi';
+import { operationTable, securitySchemes } from '../../generated/v1/operations';
 import { createVersionClient, type PetAdoptionClientOptions } from './options';
 
 export type { paths, components, operations } from '../../generated/v1/openapi';
 export { idempotencyKeys, retryOn429, retryTransient, retryAfterMs, type RetryOptions } from './retry';
 export type { PetAdoptionClientOptions } from './options';
+export { declaredCredentials, type ContractSecurity, type Credentials } from './credentials';
 
 export type PetAdoptionClient = Client<paths, 'application/json'>;
 
 export function createPetAdoptionClient(options: PetAdoptionClientOptions): PetAdoptionClient {
-  return createVersionClient<paths>(options);
+  return createVersionClient<paths>(options, { operationTable, securitySchemes });
 }

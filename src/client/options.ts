@@ -4,12 +4,16 @@
  * is built with.
  */
 import createClient, { type Client } from 'openapi-fetch';
+import { declaredCredentials, type ContractSecurity } from './credentials';
 import { idempotencyKeys, retryTransient, type RetryOptions } from './retry';
 
 export interface PetAdoptionClientOptions {
   /** Base address including the version segment, e.g. `https://api.pet-adoption.example/v1` (or `/v2` for the v2 client). */
   baseUrl: string;
-  apiKey: string;
+  /** An API key: presented as each operation's declared scheme says (bearer, basic, apiKey in a header, the query or a cookie). */
+  apiKey?: string;
+  /** An OAuth2 / OpenID Connect access token, for operations whose schemes are oauth2 or openIdConnect. */
+  accessToken?: string;
   /** Backoff and retry on 429, 503 and network errors; `false` disables it. */
   retry?: RetryOptions | false;
   /** A fresh `Idempotency-Key` on every create (POST) that has none, so retries store it once; `false` disables it. */
@@ -18,17 +22,17 @@ export interface PetAdoptionClientOptions {
 }
 
 /**
- * An openapi-fetch client over one version's generated `paths`, with the key
- * and the shared middleware.
+ * An openapi-fetch client over one version's generated `paths`, presenting
+ * the credentials as that version's contract declares them (its generated
+ * operation table and security schemes), with the shared middleware.
  *
- * @example const client = createVersionClient<paths>({ baseUrl: 'http://localhost:3000/v2', apiKey });
+ * @example
+ * import { operationTable, securitySchemes } from '../../generated/v2/operations';
+ * const client = createVersionClient<paths>({ baseUrl: 'http://localhost:3000/v2', apiKey }, { operationTable, securitySchemes });
  */
-export function createVersionClient<Paths extends {}>(options: PetAdoptionClientOptions): Client<Paths, 'application/json'> {
-  const client = createClient<Paths>({
-    baseUrl: options.baseUrl,
-    headers: { Authorization: `Bearer ${options.apiKey}` },
-    ...(options.fetch && { fetch: options.fetch }),
-  });
+export function createVersionClient<Paths extends {}>(options: PetAdoptionClientOptions, security: ContractSecurity): Client<Paths, 'application/json'> {
+  const client = createClient<Paths>({ baseUrl: options.baseUrl, ...(options.fetch && { fetch: options.fetch }) });
+  client.use(declaredCredentials(security, { ...(options.apiKey !== undefined && { apiKey: options.apiKey }), ...(options.accessToken !== undefined && { accessToken: options.accessToken }) }));
   // The key first, so every retry of a create carries the same one.
   if (options.idempotencyKeys !== false) client.use(idempotencyKeys());
   if (options.retry !== false) client.use(retryTransient(options.retry));

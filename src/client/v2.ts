@@ -12,14 +12,16 @@
  */
 import type { Client } from 'openapi-fetch';
 import type { paths } from '../../generated/v2/openapi';
+import { operationTable, securitySchemes } from '../../generated/v2/operations';
 import { createVersionClient, type PetAdoptionClientOptions } from './options';
 
 export type { paths, components, operations } from '../../generated/v2/openapi';
 export { idempotencyKeys, retryTransient, retryAfterMs, type RetryOptions } from './retry';
 export type { PetAdoptionClientOptions } from './options';
+export { declaredCredentials, type ContractSecurity, type Credentials } from './credentials';
 
 export type PetAdoptionClientV2 = Client<paths, 'application/json'>;
 
 export function createPetAdoptionClientV2(options: PetAdoptionClientOptions): PetAdoptionClientV2 {
-  return createVersionClient<paths>(options);
+  return createVersionClient<paths>(options, { operationTable, securitySchemes });
 }
