@@ -10,17 +10,20 @@
  * The document is openapi/vN/openapi.yaml of `--version vN` (or `--spec FILE`,
  * or the version the base URL ends in); the operations are requested under
  * its base path (its `servers`), added to a --base-url that has no path.
- * The key may also come from the environment (CONTRACT_API_KEY), which keeps it
- * out of process lists. Exit code 0 when nothing failed, 1 otherwise (or when
+ * The key may also come from the environment (CONTRACT_API_KEY), and an
+ * access token for oauth2 / openIdConnect operations from --token or
+ * CONTRACT_ACCESS_TOKEN, which keeps them out of process lists. Credentials go
+ * as each operation's security schemes say; a document split across files is
+ * bundled first. Exit code 0 when nothing failed, 1 otherwise (or when
  * the run stopped early), 2 on a usage error. The last line is `N passed, M failed`.
  */
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { formatReport, runContract, writeJsonReport } from './contract/index';
-import { loadContract, resolveBaseUrl } from './contract/spec';
+import { loadBundledContract, resolveBaseUrl } from './contract/spec';
 import { contractVersions } from '../src/engine/contract/versions';
 
-const USAGE = `usage: npm run contract -- --base-url <server URL, or ending in /vN> [--version vN | --spec FILE] --key <API key> [--seed N]
+const USAGE = `usage: npm run contract -- --base-url <server URL, or ending in /vN> [--version vN | --spec FILE] --key <API key> [--token <access token>] [--seed N]
                             [--max-examples N] [--operation <operationId>]... [--rate N] [--time-limit SECONDS] [--report FILE.json]`;
 
 const ROOT = path.join(__dirname, '..');
@@ -57,6 +60,7 @@ async function main(): Promise<number> {
       options: {
         'base-url': { type: 'string' },
         key: { type: 'string' },
+        token: { type: 'string' },
         seed: { type: 'string' },
         'max-examples': { type: 'string' },
         operation: { type: 'string', multiple: true },
@@ -78,10 +82,16 @@ async function main(): Promise<number> {
     if (!key) throw new Error('--key (or CONTRACT_API_KEY) is required');
     const seed = integer(positive(values.seed, '--seed', true), '--seed');
     const specFile = documentFor(values.spec, values.version, baseUrl);
+    // A version of openapi/ is served under /vN (its folder); a --spec file under its servers' path.
+    const version = values.spec === undefined ? (values.version !== undefined ? (/^\d+$/.test(values.version) ? `v${values.version}` : values.version) : /\/(v\d+)\/*$/.exec(new URL(baseUrl).pathname)?.[1]) : undefined;
+    const contract = await loadBundledContract(specFile, version && `/${version}`);
+    const token = values.token ?? process.env['CONTRACT_ACCESS_TOKEN'];
     options = {
-      baseUrl: resolveBaseUrl(baseUrl, loadContract(specFile).basePath),
+      baseUrl: resolveBaseUrl(baseUrl, contract.basePath),
       key,
       specFile,
+      contract,
+      ...(token && { token }),
       ...(seed !== undefined && { seed }),
       maxExamples: integer(positive(values['max-examples'], '--max-examples', true), '--max-examples') ?? 20,
       operations: (values.operation ?? []).flatMap((id) => id.split(',')).filter(Boolean),

@@ -232,7 +232,7 @@ describe('each planted fault is reported by the right check', () => {
     });
     plantedKey = target.key;
     const result = await fuzz(target, { operations: ['listPets'] });
-    expectReported(result, 'ignored_auth', 'listPets', /no API key/);
+    expectReported(result, 'ignored_auth', 'listPets', /no credentials/);
   });
 });
 

@@ -100,6 +100,7 @@ describe('query parameters', () => {
     ['deepObject', 'deep[x]=1&deep[y]=2', { deep: { x: 1, y: 2 } }],
     ['form object, not exploded', 'flatObject=x,1,y,2', { flatObject: { x: 1, y: 2 } }],
     ['a single-valued array (form, exploded)', 'formExploded=7', { formExploded: [7] }],
+    ['an empty object (form, not exploded): the name with no value', 'flatObject=', { flatObject: {} }],
   ])('%s', async (_style, query, expected) => {
     expect((await t.api.get(`/v1/query?${query}`).expect(200)).body.query).toEqual(expected);
   });

@@ -16,7 +16,7 @@ export interface RequestInput {
   body?: unknown;
   rawBody?: string;
   contentType?: string;
-  /** `valid`: the key under test; `missing`: no Authorization header; `invalid`: a well-formed key that does not exist. */
+  /** `valid`: the key (or token) under test, as the operation's scheme carries it; `missing`: none; `invalid`: a well-formed key (or token) that does not exist. */
   auth: 'valid' | 'missing' | 'invalid';
   /** A method the path does not declare, instead of the operation's. */
   method?: string;
@@ -48,12 +48,46 @@ const parametersIn = (operation: Operation, location: Parameter['in']): Paramete
 /** Valid values for every required parameter (path parameters are left to known ids). */
 function baseParams(operation: Operation): Record<string, unknown> {
   return Object.fromEntries(
-    operation.parameters.filter((p) => p.required && p.in !== 'path').map((p) => [p.name, baseValue(p.schema)]),
+    operation.parameters.filter((p) => p.required && p.in !== 'path').map((p) => {
+      const value = baseValue(p.schema);
+      // An empty array is no parameter at all in a query string: a required one gets an item.
+      return [p.name, Array.isArray(value) && value.length === 0 ? [baseValue(p.schema.items ?? {})] : value];
+    }),
   );
 }
 
-/** Whether a value can be sent in `parameter` as the case means it (a header carries only some text). */
-const sendableIn = (parameter: Parameter, value: unknown): boolean => parameter.in !== 'header' || typeof value !== 'string' || sendableAsHeader(value);
+/** Text with an unpaired UTF-16 surrogate: no URL, header or cookie can carry it (it has no UTF-8). */
+const unpaired = (value: unknown): boolean => !everyString(value, (text) => !/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/.test(text));
+
+/** Whether a value can be sent in `parameter` as the case means it (a header carries only some text; nothing carries an unpaired surrogate). */
+const sendableIn = (parameter: Parameter, value: unknown): boolean =>
+  !unpaired(value) &&
+  !holdsNul(value) &&
+  (parameter.in !== 'header' || everyString(value, sendableAsHeader)) &&
+  (parameter.in !== 'path' || value !== '') &&
+  unambiguous(parameter, value);
+
+/**
+ * Whether the items of an array or object written in one piece can be read
+ * back: an item holding the style's own separator (a comma, a space, a
+ * pipe, `=`, a dot in a label) would split differently, as it would for any
+ * server (OpenAPI leaves such values undefined).
+ */
+function unambiguous(parameter: Parameter, value: unknown): boolean {
+  if (value === null || typeof value !== 'object') return true;
+  const separators = parameter.style === 'label' ? /[,|\s;=.&]/ : /[,|\s;=&]/;
+  return everyString(value, (text) => text !== '' && !separators.test(text)) && Object.keys(value).every((name) => !separators.test(name));
+}
+
+/** NUL in a parameter is refused by the server whatever the schema says (a rule of its own), so no valid case carries it. */
+const holdsNul = (value: unknown): boolean => !everyString(value, (text) => !text.includes('\u0000'));
+
+/** Whether every string in a value (an array's items, an object's values) passes `test`. */
+function everyString(value: unknown, test: (text: string) => boolean): boolean {
+  if (typeof value === 'string') return test(value);
+  if (Array.isArray(value)) return value.every((item) => everyString(item, test));
+  return value === null || typeof value !== 'object' || Object.values(value).every((item) => everyString(item, test));
+}
 
 /** Parameters a positive case may fill with a value of its own: not those whose values only the server issues. */
 const madeUpAllowed = (parameter: Parameter): boolean => !parameter.issuedByServer;
@@ -80,7 +114,8 @@ function positiveCases(operation: Operation, seed: number, maxExamples: number):
       );
     }
   }
-  if (operation.body) {
+  // Edges and random bodies for JSON; a form, multipart, text or bytes body is sent as its base value.
+  if (operation.body?.kind === 'json') {
     const schema = operation.body.schema;
     for (const [name, sub] of Object.entries(schema.properties ?? {})) {
       const edges: LabelledValue[] = edgeValues(sub);
@@ -103,9 +138,14 @@ function positiveCases(operation: Operation, seed: number, maxExamples: number):
   );
   const arbitrary = fc.record({
     params: paramsArbitrary,
-    body: operation.body ? arbitraryFor(operation.body.schema) : fc.constant(undefined),
+    body: operation.body?.kind === 'json' ? arbitraryFor(operation.body.schema) : fc.constant(body),
   });
   fc.sample(arbitrary, { seed, numRuns: maxExamples }).forEach((sample, index) => {
+    // A parameter value no request can carry (an unpaired surrogate in a URL) makes no case.
+    const values = sample.params as Record<string, unknown>;
+    if (generated.some((parameter) => parameter.name in values && !sendableIn(parameter, values[parameter.name]))) return;
+    // Nor does a required array left empty: it is no parameter at all in a query string.
+    if (generated.some((parameter) => parameter.required && Array.isArray(values[parameter.name]) && (values[parameter.name] as unknown[]).length === 0)) return;
     cases.push(positive(`random example ${index + 1} (fast-check)`, { params: sample.params, ...(operation.body && { body: sample.body }) }));
   });
   return cases;
@@ -127,7 +167,7 @@ function negativeCases(operation: Operation): Case[] {
     if (parameter.in === 'cookie') continue;
     // Paths, query strings and headers are text: a "wrong type" there is text of the wrong shape.
     // A header carries only some text: its violations are values it can carry.
-    for (const violation of violations(parameter.schema, { asText: true, header: parameter.in === 'header' })) {
+    for (const violation of violations(parameter.schema, { asText: true, header: parameter.in === 'header' }).filter((candidate) => sendableIn(parameter, candidate.value))) {
       cases.push(negative(`${parameter.in}.${parameter.name}: ${violation.label}`, { params: { ...baseParams(operation), [parameter.name]: violation.value } }));
     }
     if (parameter.issuedByServer) {
@@ -143,13 +183,17 @@ function negativeCases(operation: Operation): Case[] {
     }
   }
   if (operation.body) {
-    for (const violation of violations(operation.body.schema)) cases.push(negative(`body: ${violation.label}`, { body: violation.value }));
-    cases.push(negative('body: malformed JSON', { rawBody: '{"name": "unterminated' }));
+    const json = operation.body.kind === 'json';
+    if (json) {
+      for (const violation of violations(operation.body.schema)) cases.push(negative(`body: ${violation.label}`, { body: violation.value }));
+      cases.push(negative('body: malformed JSON', { rawBody: '{"name": "unterminated', contentType: operation.body.mediaType }));
+    }
     if (operation.body.required) {
       cases.push(negative('body: missing (required)', { body: undefined }));
-      cases.push(negative('body: empty, as application/json (required)', { rawBody: '' }));
+      if (json) cases.push(negative(`body: empty, as ${operation.body.mediaType} (required)`, { rawBody: '', contentType: operation.body.mediaType }));
     }
-    cases.push(negative('body: wrong media type (text/plain)', { rawBody: 'name=Rex', contentType: 'text/plain' }, [415]));
+    const undeclared = operation.body.mediaTypes.some((type) => /^text\/(plain|\*)|^\*\/\*/.test(type)) ? 'application/x-not-declared' : 'text/plain';
+    cases.push(negative(`body: a media type the operation does not declare (${undeclared})`, { rawBody: 'name=Rex', contentType: undeclared }, [415]));
   }
   return cases;
 }
@@ -164,7 +208,7 @@ function authCases(operation: Operation): Case[] {
     usesKnownIds: true,
     expectedStatuses: [401],
   });
-  return [auth('no API key', 'missing'), auth('an API key that does not exist', 'invalid')];
+  return [auth('no credentials', 'missing'), auth('credentials that do not exist', 'invalid')];
 }
 
 /** Methods a path may be probed with; the first one the path does not declare is sent (once per path). */

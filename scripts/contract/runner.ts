@@ -8,9 +8,10 @@ import { isDeepStrictEqual } from 'node:util';
 import { casesFor, type Case, type CaseKind } from './cases';
 import { checkOutcome, checkResponse, isNotImplemented, parseJson, type CheckFailure } from './checks';
 import { toCurl } from './curl';
-import { buildRequest, type HttpRequest } from './request';
+import { buildRequest, requirementFor, type HttpRequest, type Target } from './request';
 import { idsIn, itemOperationOf, sentFieldsDiffer } from './stateful';
-import { loadContract, type Contract, type Operation } from './spec';
+import { loadContract, type Contract, type Operation, type Schema } from './spec';
+import { baseValue } from './schema-values';
 import { ENTERPRISE_KEY_COMMAND, RunStopped, Transport, type HttpResponse } from './transport';
 
 export interface ContractOptions {
@@ -18,8 +19,12 @@ export interface ContractOptions {
   baseUrl: string;
   /** The API key the valid requests carry. */
   key: string;
-  /** The contract; defaults to the project's openapi/v1/openapi.yaml. */
+  /** The contract's file (read when `contract` is not given). */
   specFile: string;
+  /** The contract, already loaded (a document split across files, bundled). */
+  contract?: Contract;
+  /** An access token for operations whose schemes are oauth2 or openIdConnect; without one they are skipped. */
+  token?: string;
   /** Makes the run reproducible; random when absent. */
   seed?: number;
   /** Random (property-based) valid requests per operation, besides the edge cases. Default 20. */
@@ -41,7 +46,8 @@ export interface CaseResult {
   kind: CaseKind | 'stateful';
   label: string;
   outcome: 'passed' | 'failed' | 'skipped';
-  request: Omit<HttpRequest, 'headers'> & { headers: Record<string, string> };
+  /** The request as sent, the key replaced by `$API_KEY`, a body that is not text described. */
+  request: { method: string; url: string; headers: Record<string, string>; body?: string };
   curl: string;
   status?: number;
   failures: CheckFailure[];
@@ -101,7 +107,7 @@ export async function runContract(options: ContractOptions): Promise<ContractRes
   const started = Date.now();
   const seed = options.seed ?? Math.floor(Math.random() * 2 ** 31);
   const log = options.log ?? (() => undefined);
-  const contract: Contract = loadContract(options.specFile);
+  const contract: Contract = options.contract ?? loadContract(options.specFile);
   const selected = contract.operations.filter((op) => !options.operations?.length || options.operations.includes(op.operationId));
   const unknown = (options.operations ?? []).filter((id) => !contract.operations.some((op) => op.operationId === id));
   if (unknown.length) throw new Error(`unknown operationId: ${unknown.join(', ')} (the contract has ${contract.operations.map((op) => op.operationId).join(', ')})`);
@@ -115,7 +121,7 @@ export async function runContract(options: ContractOptions): Promise<ContractRes
       if (transport.rateLimitedWaits === 0) log(`  (the key's plan is small for this run; no waits with ${ENTERPRISE_KEY_COMMAND})`);
     },
   });
-  const target = { baseUrl: options.baseUrl, key: options.key };
+  const target: Target = { baseUrl: options.baseUrl, key: options.key, ...(options.token !== undefined && { token: options.token }) };
   const known = new KnownIds();
   const results: CaseResult[] = [];
   const notImplemented = new Set<string>();
@@ -161,6 +167,13 @@ export async function runContract(options: ContractOptions): Promise<ContractRes
 
   try {
     for (const { operation, cases } of plan) {
+      if (operation.secured && !requirementFor(operation, target)) {
+        // Only token schemes, and no --token: nothing can be sent that may pass.
+        notRun -= cases.length;
+        log(`${operation.operationId}: skipped (its security needs an access token: pass --token)`);
+        results.push({ operationId: operation.operationId, kind: 'positive', label: 'needs an access token (--token)', outcome: 'skipped', request: { method: operation.method, url: '', headers: {} }, curl: '', failures: [] });
+        continue;
+      }
       log(`${operation.operationId}: ${cases.length} cases`);
       await findIdsFor(operation);
       const item = itemOperationOf(contract.operations, operation);
@@ -172,7 +185,8 @@ export async function runContract(options: ContractOptions): Promise<ContractRes
         }
         const { request, resourceMayBeMissing } = requestFor(test, index, known, target);
         const response = await exchange(operation, test.kind, test.label, request, (answer) => checkOutcome(test, answer, resourceMayBeMissing));
-        if (!response || test.kind !== 'positive' || response.status >= 300) continue;
+        // A mock's example (npm run mock) is not stored data: nothing to read back.
+        if (!response || test.kind !== 'positive' || response.status >= 300 || response.headers['x-mock'] !== undefined) continue;
         const body = parseJson(response);
         if (!operation.parameters.some((p) => p.in === 'path')) known.record(operation.path, body);
         if (item) await readBack(operation, item, test, body, index);
@@ -249,7 +263,7 @@ export async function runContract(options: ContractOptions): Promise<ContractRes
 }
 
 /** The request of a case, path parameters filled with a known id when the case leaves them open. */
-function requestFor(test: Case, index: number, known: KnownIds, target: { baseUrl: string; key: string }): { request: HttpRequest; resourceMayBeMissing: boolean } {
+function requestFor(test: Case, index: number, known: KnownIds, target: Target): { request: HttpRequest; resourceMayBeMissing: boolean } {
   const params = { ...test.input.params };
   let resourceMayBeMissing = false;
   for (const parameter of test.operation.parameters.filter((p) => p.in === 'path')) {
@@ -260,15 +274,26 @@ function requestFor(test: Case, index: number, known: KnownIds, target: { baseUr
     const id = test.usesKnownIds ? known.pick(test.operation.path, index) : undefined;
     if (id !== undefined) params[parameter.name] = id;
     else {
-      params[parameter.name] = parameter.schema.examples?.[0] ?? parameter.schema.minimum ?? 1;
+      params[parameter.name] = madeUpPathValue(parameter.schema);
       resourceMayBeMissing = true;
     }
   }
   return { request: buildRequest(test.operation, { ...test.input, params }, target), resourceMayBeMissing };
 }
 
+/** A value for a path parameter no known id fills: an example, else the lower bound, one item, or every property (a path segment is never empty). */
+function madeUpPathValue(schema: Schema): unknown {
+  if (schema.examples?.length) return schema.examples[0];
+  const type = Array.isArray(schema.type) ? schema.type.find((candidate) => candidate !== 'null') : schema.type;
+  if (type === 'integer' || type === 'number') return schema.minimum ?? 1;
+  if (type === 'array' || schema.items) return [baseValue(schema.items ?? {})];
+  if (type === 'object' || schema.properties) return Object.fromEntries(Object.entries(schema.properties ?? {}).map(([name, property]) => [name, baseValue(property)]));
+  return baseValue(schema);
+}
+
 /** The request as recorded in reports: the key under test replaced by `$API_KEY`. */
 function redact(request: HttpRequest, key: string): CaseResult['request'] {
   const headers = Object.fromEntries(Object.entries(request.headers).map(([name, value]) => [name, value.replace(key, '$API_KEY')]));
-  return { ...request, headers };
+  const body = typeof request.body === 'string' ? request.body : request.body === undefined ? undefined : request.body instanceof FormData ? '(multipart form data)' : `(${request.body.byteLength} bytes)`;
+  return { method: request.method, url: request.url.replaceAll(key, '$API_KEY'), headers, ...(body !== undefined && { body }) };
 }

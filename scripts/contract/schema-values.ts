@@ -14,7 +14,55 @@ export interface LabelledValue {
   value: unknown;
 }
 
-const typeOf = (schema: Schema): string | undefined => (Array.isArray(schema.type) ? schema.type[0] : schema.type);
+/** The schema's type: the first non-null of a type array, else what its keywords imply. */
+const typeOf = (schema: Schema): string | undefined => {
+  const declared = Array.isArray(schema.type) ? schema.type.find((type) => type !== 'null') : schema.type;
+  return declared ?? (schema.properties ? 'object' : schema.items ? 'array' : undefined);
+};
+
+/**
+ * The schema as one plain schema for making values: `allOf` merged (types,
+ * properties, required), the first of `oneOf` / `anyOf`. Values made from
+ * it are checked by the server against the whole schema.
+ */
+function plain(schema: Schema, depth = 0): Schema {
+  if (depth > 8) return schema;
+  const { allOf, oneOf, anyOf, ...rest } = schema as Schema & { allOf?: Schema[]; oneOf?: Schema[]; anyOf?: Schema[] };
+  let merged: Schema = rest;
+  for (const part of allOf ?? []) {
+    const flat = plain(part, depth + 1);
+    merged = {
+      ...flat,
+      ...merged,
+      ...((flat.properties || merged.properties) && { properties: { ...flat.properties, ...merged.properties } }),
+      ...((flat.required || merged.required) && { required: [...new Set([...(flat.required ?? []), ...(merged.required ?? [])])] }),
+    };
+  }
+  const choice = (oneOf ?? anyOf)?.[0];
+  return choice ? plain({ ...merged, ...plain(choice, depth + 1) }, depth + 1) : merged;
+}
+
+/** Values of the formats servers check (ajv-formats'), for strings whose format decides what is valid. */
+const FORMAT_SAMPLES: Record<string, string> = {
+  email: 'someone@example.com',
+  'idn-email': 'someone@example.com',
+  uri: 'https://example.com/a',
+  url: 'https://example.com/a',
+  'uri-reference': '/a',
+  iri: 'https://example.com/a',
+  'date-time': '2026-01-02T03:04:05Z',
+  date: '2026-01-02',
+  time: '03:04:05Z',
+  uuid: '8e03978e-40d5-43e8-bc93-6894a57f9324',
+  ipv4: '192.0.2.1',
+  ipv6: '2001:db8::1',
+  hostname: 'example.com',
+  byte: 'aGVsbG8=',
+  duration: 'P1D',
+  regex: '^a$',
+  'json-pointer': '/a',
+};
+const formatSample = (schema: Schema): string | undefined => (typeof schema.format === 'string' ? FORMAT_SAMPLES[schema.format] : undefined);
 
 /** JSON Schema patterns are ECMA-262 regexes, unanchored, over code points (ajv's `u` flag). */
 const patternOf = (schema: Schema): RegExp | undefined =>
@@ -57,7 +105,8 @@ function integerBounds(schema: Schema): { min: number; max: number } {
  *
  * @example fc.sample(arbitraryFor({ type: 'integer', minimum: 1, maximum: 100 }), { seed: 1, numRuns: 3 })
  */
-export function arbitraryFor(schema: Schema): fc.Arbitrary<unknown> {
+export function arbitraryFor(given: Schema): fc.Arbitrary<unknown> {
+  const schema = plain(given);
   if (schema.const !== undefined) return fc.constant(schema.const);
   if (schema.enum) return fc.constantFrom(...schema.enum);
   switch (typeOf(schema)) {
@@ -71,6 +120,8 @@ export function arbitraryFor(schema: Schema): fc.Arbitrary<unknown> {
     case 'boolean':
       return fc.boolean();
     case 'string': {
+      const formatted = formatSample(schema);
+      if (formatted !== undefined) return fc.constant(formatted);
       const pattern = patternOf(schema);
       // fast-check generates from the regex itself; lengths are then filtered.
       if (pattern) return fc.stringMatching(pattern, { size: 'small' }).filter((text) => stringFits(schema, text));
@@ -113,7 +164,8 @@ export function headerArbitraryFor(schema: Schema): fc.Arbitrary<unknown> {
  *
  * @example baseValue({ type: 'object', required: ['name'], properties: { name: { type: 'string', examples: ['Rex'] } } }) // { name: 'Rex' }
  */
-export function baseValue(schema: Schema): unknown {
+export function baseValue(given: Schema): unknown {
+  const schema = plain(given);
   if (schema.const !== undefined) return schema.const;
   if (schema.examples?.length) return schema.examples[0];
   if (schema.enum) return schema.enum[0];
@@ -127,6 +179,8 @@ export function baseValue(schema: Schema): unknown {
     case 'boolean':
       return true;
     case 'string': {
+      const formatted = formatSample(schema);
+      if (formatted !== undefined) return formatted;
       const simple = 'a'.repeat(Math.max(schema.minLength ?? 0, 1)).slice(0, schema.maxLength ?? Infinity);
       return stringFits(schema, simple) ? simple : fc.sample(arbitraryFor(schema), { seed: 0, numRuns: 1 })[0];
     }
@@ -146,7 +200,8 @@ export function baseValue(schema: Schema): unknown {
  *
  * @example edgeValues({ type: 'integer', minimum: 1, maximum: 100 }) // [{ label: 'minimum 1', value: 1 }, { label: 'maximum 100', value: 100 }]
  */
-export function edgeValues(schema: Schema): LabelledValue[] {
+export function edgeValues(given: Schema): LabelledValue[] {
+  const schema = plain(given);
   if (schema.const !== undefined) return [{ label: 'const', value: schema.const }];
   if (schema.enum) return schema.enum.map((value) => ({ label: `enum value ${JSON.stringify(value)}`, value }));
   switch (typeOf(schema)) {
@@ -161,6 +216,8 @@ export function edgeValues(schema: Schema): LabelledValue[] {
     case 'boolean':
       return [true, false].map((value) => ({ label: String(value), value }));
     case 'string': {
+      // A format decides what is valid: its sample is the edge.
+      if (formatSample(schema) !== undefined) return [{ label: `format ${schema.format}`, value: formatSample(schema) }];
       const edges: LabelledValue[] = [{ label: `minLength ${schema.minLength ?? 0}`, value: 'a'.repeat(schema.minLength ?? 0) }];
       if (schema.maxLength !== undefined) {
         edges.push({ label: `maxLength ${schema.maxLength}`, value: 'x'.repeat(schema.maxLength) });
@@ -190,7 +247,8 @@ export function violations(schema: Schema, options: { asText?: boolean; header?:
   return options.header ? found.filter(({ value }) => typeof value !== 'string' || sendableAsHeader(value)) : found;
 }
 
-function violationsOf(schema: Schema, options: { asText?: boolean; header?: boolean }): LabelledValue[] {
+function violationsOf(given: Schema, options: { asText?: boolean; header?: boolean }): LabelledValue[] {
+  const schema = plain(given);
   const found: LabelledValue[] = [];
   const type = typeOf(schema);
   if (schema.enum) {
@@ -226,11 +284,13 @@ function violationsOf(schema: Schema, options: { asText?: boolean; header?: bool
       }
       break;
     case 'array':
-      found.push({ label: 'wrong type (object)', value: {} });
+      // In text (a query, a path, a header) an object's fields read as items: no wrong type to send.
+      if (!options.asText) found.push({ label: 'wrong type (object)', value: {} });
       break;
     case 'object': {
       const base = baseValue(schema) as Record<string, unknown>;
-      found.push({ label: 'wrong type (array)', value: [base] });
+      // In text (a query, a path, a header) an array's items read as an object's fields: no wrong type to send.
+      if (!options.asText) found.push({ label: 'wrong type (array)', value: [base] });
       for (const name of schema.required ?? []) {
         const { [name]: _dropped, ...rest } = base;
         found.push({ label: `required property ${name} missing`, value: rest });
@@ -239,7 +299,7 @@ function violationsOf(schema: Schema, options: { asText?: boolean; header?: bool
         found.push({ label: 'unknown property (additionalProperties: false)', value: { ...base, unexpectedProperty: 1 } });
       }
       for (const [name, sub] of Object.entries(schema.properties ?? {})) {
-        for (const violation of violations(sub)) {
+        for (const violation of violations(sub, options)) {
           found.push({ label: `${name}: ${violation.label}`, value: { ...base, [name]: violation.value } });
         }
       }

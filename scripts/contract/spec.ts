@@ -1,9 +1,14 @@
 /**
- * Reads an OpenAPI 3.1 document the way any client would: the YAML file and
+ * Reads an OpenAPI 3.0 or 3.1 document the way any client would: the YAML
+ * (a document split across files bundled first, with Redocly's bundler) and
  * nothing of the server's code, with every `$ref` replaced by what it points
- * to, so the rest of the fuzzer sees plain JSON Schemas.
+ * to and 3.0's schema dialect written as JSON Schema 2020-12 (`nullable`,
+ * boolean exclusive bounds, `example`), so the rest of the fuzzer sees plain
+ * JSON Schemas.
  */
 import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { bundle, createConfig } from '@redocly/openapi-core';
 import { parse } from 'yaml';
 
 /** A JSON Schema (2020-12, as OpenAPI 3.1 uses it), `$ref`s resolved. */
@@ -34,6 +39,9 @@ export interface Parameter {
   in: 'path' | 'query' | 'header' | 'cookie';
   required: boolean;
   schema: Schema;
+  /** How the value is written (OpenAPI's defaults: form for query and cookie, simple for path and header). */
+  style: string;
+  explode: boolean;
   /**
    * `x-issued-by: server`: only values the server issued are valid (an opaque
    * page cursor); any value made up, schema-valid or not, is refused. Never
@@ -60,12 +68,27 @@ export interface Operation {
   /** Path template relative to the base URL, e.g. `/pets/{petId}`. */
   path: string;
   parameters: Parameter[];
-  /** The JSON request body, when the operation takes one. */
-  body?: { required: boolean; mediaTypes: string[]; schema: Schema };
+  /** The request body, when the operation takes one: sent in `mediaType` (JSON when declared, else the first other media type served; XML is not). */
+  body?: { required: boolean; mediaTypes: string[]; mediaType: string; kind: BodyKind; schema: Schema };
   /** Declared responses by status code (`200`, `4XX`, `default`). */
   responses: Record<string, DeclaredResponse>;
-  /** Whether a key is required (a non-empty `security` applies). */
+  /** The security requirements in force (OR), each the schemes it needs (AND); empty: anyone. */
+  security: SecurityScheme[][];
+  /** Whether callers must identify (every requirement names a scheme). */
   secured: boolean;
+}
+
+export type BodyKind = 'json' | 'form' | 'multipart' | 'text' | 'binary';
+
+/** A security scheme, as a client presents credentials for it. */
+export interface SecurityScheme {
+  name: string;
+  type: string;
+  /** `http`: bearer or basic. */
+  scheme?: string;
+  /** `apiKey`: header, query or cookie, and its name. */
+  in?: string;
+  parameter?: string;
 }
 
 export interface Contract {
@@ -107,26 +130,114 @@ function dereference(document: unknown): unknown {
   return walk(document, 0);
 }
 
+/**
+ * OpenAPI 3.0's schema dialect as JSON Schema 2020-12, in place on a
+ * dereferenced document's schemas: `nullable: true` adds `null` to the type
+ * (and the enum), boolean `exclusiveMinimum`/`exclusiveMaximum` become the
+ * numbers, `example` becomes `examples`.
+ */
+function as2020(schema: unknown, seen = new Set<object>()): void {
+  if (schema === null || typeof schema !== 'object' || seen.has(schema)) return;
+  seen.add(schema);
+  if (Array.isArray(schema)) {
+    for (const item of schema) as2020(item, seen);
+    return;
+  }
+  const node = schema as Schema;
+  if (node['nullable'] === true) {
+    if (typeof node.type === 'string') node.type = [node.type, 'null'];
+    if (Array.isArray(node.enum) && !node.enum.includes(null)) node.enum = [...node.enum, null];
+    delete node['nullable'];
+  }
+  for (const [bound, exclusive] of [['minimum', 'exclusiveMinimum'], ['maximum', 'exclusiveMaximum']] as const) {
+    if (typeof node[exclusive] === 'boolean') {
+      if (node[exclusive] === true && typeof node[bound] === 'number') {
+        (node as Record<string, unknown>)[exclusive] = node[bound];
+        delete node[bound];
+      } else delete node[exclusive];
+    }
+  }
+  if ('example' in node && node.examples === undefined) node.examples = [node['example']];
+  for (const value of Object.values(node)) as2020(value, seen);
+}
+
+/**
+ * A schema as one direction sees it (OpenAPI): a request never carries a
+ * `readOnly` property, a response never a `writeOnly` one, so such a
+ * property is left out there, required or not.
+ */
+function directional(schema: Schema, leftOut: 'readOnly' | 'writeOnly', seen = new Map<object, Schema>()): Schema {
+  if (schema === null || typeof schema !== 'object') return schema;
+  const known = seen.get(schema);
+  if (known) return known;
+  const copy: Schema = Array.isArray(schema) ? ([] as unknown as Schema) : {};
+  seen.set(schema, copy);
+  for (const [key, value] of Object.entries(schema)) {
+    (copy as Record<string, unknown>)[key] = value !== null && typeof value === 'object' ? directional(value as Schema, leftOut, seen) : value;
+  }
+  if (!Array.isArray(schema) && schema.properties) {
+    const kept = Object.entries(copy.properties!).filter(([, property]) => property?.[leftOut] !== true);
+    copy.properties = Object.fromEntries(kept);
+    if (copy.required) copy.required = copy.required.filter((name) => kept.some(([kept]) => kept === name));
+  }
+  return copy;
+}
+
+const isJson = (mediaType: string): boolean => /^application\/(.+\+)?json$/i.test(mediaType.split(';')[0]!.trim());
+
+function bodyKindOf(mediaType: string): BodyKind | 'xml' {
+  const essence = mediaType.split(';')[0]!.trim().toLowerCase();
+  if (isJson(essence)) return 'json';
+  if (/[/+]xml$/.test(essence)) return 'xml';
+  if (essence === 'application/x-www-form-urlencoded') return 'form';
+  if (essence === 'multipart/form-data') return 'multipart';
+  if (essence.startsWith('text/')) return 'text';
+  return 'binary';
+}
+
 function responseOf(raw: any): DeclaredResponse {
   const headers: Record<string, ResponseHeader> = {};
   for (const [name, header] of Object.entries<any>(raw?.headers ?? {})) {
     headers[name] = { required: header.required === true, schema: header.schema ?? {} };
   }
   const content: Record<string, Schema | undefined> = {};
-  for (const [mediaType, media] of Object.entries<any>(raw?.content ?? {})) content[mediaType] = media?.schema;
+  for (const [mediaType, media] of Object.entries<any>(raw?.content ?? {})) content[mediaType] = media?.schema && directional(media.schema, 'writeOnly');
   return { headers, content };
 }
 
 /**
- * Loads the contract from a YAML (or JSON) file.
+ * Loads the contract from a YAML (or JSON) file whose `$ref`s are all local.
  *
  * @example const { operations } = loadContract('openapi/v1/openapi.yaml'); operations[0].operationId // 'listPets'
  */
 export function loadContract(file: string): Contract {
-  const document = dereference(parse(readFileSync(file, 'utf8'))) as any;
-  const globalSecurity: unknown[] = document.security ?? [];
+  return contractOf(parse(readFileSync(file, 'utf8')));
+}
+
+/**
+ * Loads the contract from a document that may reference other files
+ * (bundled first), served under `basePath` (the server serves
+ * `openapi/vN` under `/vN`) or, without one, its `servers`' path.
+ *
+ * @example const contract = await loadBundledContract('openapi/v3/openapi.yaml', '/v3');
+ */
+export async function loadBundledContract(file: string, basePath?: string): Promise<Contract> {
+  const result = await bundle({ ref: path.resolve(file), config: await createConfig({}), dereference: false });
+  const errors = result.problems.filter((problem) => problem.severity === 'error');
+  if (errors.length > 0) throw new Error(`${file}: ${errors.map((problem) => problem.message).join('; ')}`);
+  return contractOf(result.bundle.parsed, basePath);
+}
+
+/** The contract of a parsed document. */
+export function contractOf(parsed: unknown, basePath?: string): Contract {
+  const document = dereference(parsed) as any;
+  if (String(document.openapi).startsWith('3.0')) as2020(document);
+  const globalSecurity: Array<Record<string, string[]>> = document.security ?? [];
+  const schemes: Record<string, any> = document.components?.securitySchemes ?? {};
   const operations: Operation[] = [];
-  for (const [path, item] of Object.entries<any>(document.paths ?? {})) {
+  for (const [route, item] of Object.entries<any>(document.paths ?? {})) {
+    // `/path#variant`: no request can reach it (the server refuses it by name).
+    if (/[#?]/.test(route)) continue;
     for (const method of METHODS) {
       const raw = item[method];
       if (!raw) continue;
@@ -135,33 +246,49 @@ export function loadContract(file: string): Contract {
       for (const parameter of [...(item.parameters ?? []), ...(raw.parameters ?? [])]) {
         byKey.set(`${parameter.in}:${parameter.name}`, parameter);
       }
-      const json = Object.entries<any>(raw.requestBody?.content ?? {}).find(([type]) => /^application\/(.+\+)?json/.test(type));
+      const content = Object.entries<any>(raw.requestBody?.content ?? {}).filter(([type]) => bodyKindOf(type) !== 'xml');
+      const chosen = content.find(([type]) => isJson(type)) ?? content[0];
       const responses: Record<string, DeclaredResponse> = {};
       for (const [status, response] of Object.entries<any>(raw.responses ?? {})) responses[status] = responseOf(response);
+      const requirements: Array<Record<string, string[]>> = raw.security ?? globalSecurity;
+      const security = requirements.map((requirement) =>
+        Object.keys(requirement).map((name): SecurityScheme => {
+          const declared = schemes[name] ?? {};
+          return { name, type: declared.type, ...(declared.scheme && { scheme: String(declared.scheme).toLowerCase() }), ...(declared.in && { in: declared.in, parameter: declared.name }) };
+        }),
+      );
       operations.push({
-        operationId: raw.operationId ?? `${method.toUpperCase()} ${path}`,
+        operationId: raw.operationId ?? `${method.toUpperCase()} ${route}`,
         method: method.toUpperCase(),
-        path,
-        parameters: [...byKey.values()].map((parameter) => ({
-          name: parameter.name,
-          in: parameter.in,
-          required: parameter.in === 'path' || parameter.required === true,
-          schema: parameter.schema ?? {},
-          issuedByServer: parameter['x-issued-by'] === 'server',
-        })),
-        ...(json && {
+        path: route,
+        parameters: [...byKey.values()].map((parameter) => {
+          const style = parameter.style ?? (parameter.in === 'query' || parameter.in === 'cookie' ? 'form' : 'simple');
+          return {
+            name: parameter.name,
+            in: parameter.in,
+            required: parameter.in === 'path' || parameter.required === true,
+            schema: parameter.schema ?? (Object.values<any>(parameter.content ?? {})[0]?.schema as Schema | undefined) ?? {},
+            style,
+            explode: parameter.explode ?? style === 'form',
+            issuedByServer: parameter['x-issued-by'] === 'server',
+          };
+        }),
+        ...(chosen && {
           body: {
             required: raw.requestBody.required === true,
             mediaTypes: Object.keys(raw.requestBody.content),
-            schema: json[1].schema ?? {},
+            mediaType: chosen[0],
+            kind: bodyKindOf(chosen[0]) as BodyKind,
+            schema: directional(chosen[1]?.schema ?? {}, 'readOnly'),
           },
         }),
         responses,
-        secured: (raw.security ?? globalSecurity).some((requirement: object) => Object.keys(requirement).length > 0),
+        security: security.filter((requirement) => requirement.length > 0),
+        secured: requirements.length > 0 && requirements.every((requirement) => Object.keys(requirement).length > 0),
       });
     }
   }
-  return { basePath: basePathOf(document.servers ?? []), operations, errorSchema: document.components?.schemas?.Error };
+  return { basePath: basePath ?? basePathOf(document.servers ?? []), operations, errorSchema: document.components?.schemas?.Error };
 }
 
 /** The path of the servers' URLs (`https://api.example/v2` -> `/v2`); they must agree. */

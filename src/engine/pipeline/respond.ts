@@ -90,6 +90,8 @@ export function handleStage(op: SpecOperation, entry: unknown, options: HandleOp
       if (!response) throw new ApiError(501, 'not_implemented', notImplemented(operationId).message);
       // Rate-limit and deprecation headers are already set; declared headers they do not cover get examples.
       const headers = Object.fromEntries(Object.entries(response.headers ?? {}).filter(([name]) => !res.hasHeader(name)));
+      // Says the answer is the contract's example, not stored data (a client, or the contract fuzzer, reads nothing back from it).
+      headers['X-Mock'] = 'example';
       req.answer = { ...response, headers };
     };
   }

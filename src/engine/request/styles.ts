@@ -220,6 +220,8 @@ export function structure(parameter: Parameter, parts: string[], explode: boolea
 }
 
 export function pairsToObject(parts: string[], where: string): Record<string, string> {
+  // `name=` with nothing after it: the empty object (OpenAPI writes an empty value so).
+  if (parts.length === 1 && parts[0] === '') return {};
   if (parts.length % 2 !== 0) throw unreadable(where, 'must list name,value pairs');
   const object: Record<string, string> = {};
   for (let index = 0; index < parts.length; index += 2) object[parts[index]!] = parts[index + 1]!;
