@@ -456,7 +456,7 @@ export async function probe(server: ServerProcess, scenario: Scenario, key: stri
 }
 
 /** Latencies of one load, in ms, at full resolution (autocannon's histogram keeps whole ms). */
-class Latencies {
+export class Latencies {
   private values = new Float64Array(1 << 16);
   private count = 0;
 
@@ -469,10 +469,10 @@ class Latencies {
     this.values[this.count++] = ms;
   }
 
-  percentiles(): { p50: number; p99: number; max: number } {
+  percentiles(): { p50: number; p99: number; p999: number; max: number } {
     const sorted = this.values.subarray(0, this.count).sort();
     const at = (q: number): number => (this.count === 0 ? NaN : sorted[Math.min(this.count - 1, Math.ceil(q * this.count) - 1)]!);
-    return { p50: at(0.5), p99: at(0.99), max: at(1) };
+    return { p50: at(0.5), p99: at(0.99), p999: at(0.999), max: at(1) };
   }
 }
 
@@ -516,7 +516,7 @@ const LOOP_MONITOR_INTERVAL_MS = 10;
  * histogram it resets at every scrape). Only for the project's servers, which
  * the bench starts with a metrics token.
  */
-async function eventLoopDelay(server: ServerProcess): Promise<EventLoopDelay | undefined> {
+export async function eventLoopDelay(server: ServerProcess): Promise<EventLoopDelay | undefined> {
   if (server.spec.env.METRICS_TOKEN !== BENCH_METRICS_TOKEN) return undefined;
   try {
     const response = await fetch(`${server.baseUrl}/metrics`, { headers: { authorization: `Bearer ${BENCH_METRICS_TOKEN}` }, signal: AbortSignal.timeout(5_000) });

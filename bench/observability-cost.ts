@@ -11,7 +11,8 @@ import { EventEmitter } from 'node:events';
 import pino from 'pino';
 import { createMetrics } from '../src/observability/metrics';
 import { requestIds } from '../src/observability/request-id';
-import { observeRequests } from '../src/observability/request-observer';
+import { requestObserver } from '../src/observability/request-observer';
+import { asMiddleware } from '../src/engine/pipeline/stage';
 import { operationResolver } from '../src/observability/operation-names';
 import { loadSpec } from '../test/support/contracts';
 import { routeTable } from '../src/engine/contract/route-table';
@@ -23,8 +24,8 @@ const logger = pino({ level: 'info' }, pino.destination({ dest: '/dev/null', syn
 const ids = requestIds();
 const variants = {
   'nothing (fake request and response only)': undefined,
-  'request id + metrics (LOG_LEVEL=warn)': observeRequests({ metrics, operationOf }),
-  'request id + metrics + access log': observeRequests({ metrics, operationOf, accessLog: logger }),
+  'request id + metrics (LOG_LEVEL=warn)': asMiddleware(requestObserver({ metrics, operationOf })),
+  'request id + metrics + access log': asMiddleware(requestObserver({ metrics, operationOf, accessLog: logger })),
 };
 
 function fakeRequest(i: number) {

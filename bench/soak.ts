@@ -1,25 +1,31 @@
 /**
- * npm run soak [-- --duration 600 --rate 100 --concurrency 8 --check-every 10]
+ * npm run soak [-- --duration 600 --rate max --concurrency 8 --check-every 10]
  *
  * Builds the project and runs the real server (dist/src/server.js, production
- * mode, as `npm start` runs it: the access log on, appended to a file) under steady mixed load for `--duration` seconds (default 10
- * minutes): list, create, get, invalid requests (400/401/404), and a Free key
- * sent past its limit (429, then key_temporarily_banned). Every
- * `--check-every`-th response is checked against the contract. Reports the
- * server's RSS at start and end (and per interval), the 5xx count, and p50 /
- * p99 latency per interval, in bench/results/soak.{json,md}. Exits 1 on any
- * 5xx, contract failure, transport error or a server that died.
+ * mode, as `npm start` runs it: the access log on, appended to a file; a
+ * METRICS_TOKEN so its heap can be read) under mixed load for `--duration`
+ * seconds (default 10 minutes): list, create, get, invalid requests
+ * (400/401/404), and a Free key sent past its limit (429, then
+ * key_temporarily_banned). `--rate max` (the default) is saturation: every
+ * connection sends its next request as soon as the last is answered; a number
+ * paces them. Every `--check-every`-th response is checked against the
+ * contract. Reports the server's RSS (peak and per interval), its V8 heap
+ * every second (the lowest reading of an interval is the heap after its
+ * garbage collections: flat when nothing grows), the 5xx count, and p50 / p99
+ * latency per interval, in bench/results/soak.{json,md}. Exits 1 on any 5xx,
+ * contract failure, transport error or a server that died.
  *
  * DATABASE_URL / REDIS_URL from the environment are used when set (each run
  * in a fresh PostgreSQL schema and Redis prefix); otherwise a temp SQLite file.
  */
 import http from 'node:http';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { createReadStream, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createInterface } from 'node:readline';
 import os from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
-import { ROOT, ServerProcess, killAllServers, rssMb, runCommand, sleep, SERVER_NODE_FLAGS } from './lib';
+import { BENCH_METRICS_TOKEN, PeakRss, ROOT, ServerProcess, killAllServers, rssMb, runCommand, sleep, SERVER_NODE_FLAGS } from './lib';
 import { openStorage } from '../src/service/storage/open-storage';
 import { issueApiKey } from '../src/service/keys/key-service';
 import { assertResponseConforms } from '../test/support/spec-conformance';
@@ -27,7 +33,7 @@ import { assertResponseConforms } from '../test/support/spec-conformance';
 const { values: options } = parseArgs({
   options: {
     duration: { type: 'string', default: '600' },
-    rate: { type: 'string', default: '100' },
+    rate: { type: 'string', default: 'max' },
     concurrency: { type: 'string', default: '8' },
     'check-every': { type: 'string', default: '10' },
     interval: { type: 'string', default: '60' },
@@ -39,7 +45,8 @@ const positive = (name: keyof typeof options): number => {
   return value;
 };
 const DURATION_S = positive('duration');
-const RATE = positive('rate');
+/** Requests per second over all connections, or undefined: as fast as the server answers. */
+const RATE = options.rate === 'max' ? undefined : positive('rate');
 const CONCURRENCY = Math.round(positive('concurrency'));
 const CHECK_EVERY = Math.round(positive('check-every'));
 const INTERVAL_S = positive('interval');
@@ -69,7 +76,7 @@ function databaseEnv(): Record<string, string> {
 const percentile = (sorted: number[], p: number): number => (sorted.length === 0 ? 0 : sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!);
 
 async function main(): Promise<void> {
-  console.log(`soak: ${DURATION_S} s at ${RATE} req/s over ${CONCURRENCY} connections; contract check on 1 response in ${CHECK_EVERY}`);
+  console.log(`soak: ${DURATION_S} s at ${RATE === undefined ? 'saturation' : `${RATE} req/s`} over ${CONCURRENCY} connections; contract check on 1 response in ${CHECK_EVERY}`);
   await runCommand('npm', ['run', 'build'], { timeoutMs: 300_000 });
   const env = databaseEnv();
   const storage = await openStorage(env['DATABASE_URL']!);
@@ -85,9 +92,19 @@ async function main(): Promise<void> {
     id: 'soak',
     label: 'server (production)',
     args: [...SERVER_NODE_FLAGS, 'dist/src/server.js'],
-    env: { ...serverEnv, ...env, NODE_ENV: 'production' },
+    env: { ...serverEnv, ...env, NODE_ENV: 'production', METRICS_TOKEN: BENCH_METRICS_TOKEN },
     stdout: { file: logFile },
   });
+  /** The server's V8 heap in use, in MB, from its /metrics (prom-client's nodejs_heap_size_used_bytes). */
+  const heapUsedMb = async (): Promise<number | undefined> => {
+    try {
+      const response = await fetch(`${server.baseUrl}/metrics`, { headers: { authorization: `Bearer ${BENCH_METRICS_TOKEN}` }, signal: AbortSignal.timeout(5_000) });
+      const bytes = Number(/^nodejs_heap_size_used_bytes(?:\{[^}]*\})? (\S+)/m.exec(await response.text())?.[1]);
+      return Number.isFinite(bytes) ? bytes / 2 ** 20 : undefined;
+    } catch {
+      return undefined;
+    }
+  };
   const agent = new http.Agent({ keepAlive: true, maxSockets: CONCURRENCY });
   const send = (method: string, url: string, key: string | undefined, body?: string, contentType = 'application/json'): Promise<Observed> =>
     new Promise((resolve, reject) => {
@@ -135,12 +152,14 @@ async function main(): Promise<void> {
     latencies: number[];
     statuses: Record<string, number>;
     rssMb: number;
+    heapMinMb: number;
+    heapMaxMb: number;
   }
   const buckets: Bucket[] = [];
   const bucketAt = (elapsedMs: number): Bucket => {
     // Answers that land after the end belong to the last interval.
     const index = Math.floor(Math.min(elapsedMs, DURATION_S * 1000 - 1) / (INTERVAL_S * 1000));
-    while (buckets.length <= index) buckets.push({ latencies: [], statuses: {}, rssMb: 0 });
+    while (buckets.length <= index) buckets.push({ latencies: [], statuses: {}, rssMb: 0, heapMinMb: Infinity, heapMaxMb: 0 });
     return buckets[index]!;
   };
   let total = 0;
@@ -152,18 +171,27 @@ async function main(): Promise<void> {
 
   await sleep(1_000); // settle after start
   const rssStart = rssMb(server.pid)!;
+  const peak = new PeakRss(server.pid);
   const started = Date.now();
   const endAt = started + DURATION_S * 1000;
-  const rssTimer = setInterval(() => {
-    bucketAt(Date.now() - started).rssMb = rssMb(server.pid) ?? 0;
+  const memoryTimer = setInterval(() => {
+    const bucket = bucketAt(Date.now() - started);
+    bucket.rssMb = Math.max(bucket.rssMb, rssMb(server.pid) ?? 0);
+    void heapUsedMb().then((heap) => {
+      if (heap === undefined) return;
+      bucket.heapMinMb = Math.min(bucket.heapMinMb, heap);
+      bucket.heapMaxMb = Math.max(bucket.heapMaxMb, heap);
+    });
   }, 1_000);
-  // Each connection sends at RATE / CONCURRENCY per second, on a fixed schedule (no catch-up bursts).
-  const slotMs = (CONCURRENCY / RATE) * 1000;
+  // Paced: each connection sends at RATE / CONCURRENCY per second, on a fixed schedule (no catch-up bursts).
+  const slotMs = RATE === undefined ? 0 : (CONCURRENCY / RATE) * 1000;
   const worker = async (offset: number): Promise<void> => {
     let nextAt = started + offset;
     while (Date.now() < endAt) {
-      await sleep(Math.max(0, nextAt - Date.now()));
-      nextAt = Math.max(nextAt + slotMs, Date.now());
+      if (slotMs > 0) {
+        await sleep(Math.max(0, nextAt - Date.now()));
+        nextAt = Math.max(nextAt + slotMs, Date.now());
+      }
       try {
         const observed = await nextRequest();
         const bucket = bucketAt(Date.now() - started);
@@ -197,13 +225,19 @@ async function main(): Promise<void> {
   }, 30_000);
   await Promise.all(Array.from({ length: CONCURRENCY }, (_, i) => worker((i * slotMs) / CONCURRENCY)));
   clearInterval(progress);
-  clearInterval(rssTimer);
+  clearInterval(memoryTimer);
   const rssEnd = rssMb(server.pid)!;
+  const rssPeak = peak.stop();
   agent.destroy();
   server.assertAlive();
   await server.stop();
   // Every answered request has its access line, including those answered just before SIGTERM.
-  const accessLines = readFileSync(logFile, 'utf8').split('\n').filter((line) => line.includes('"msg":"request"') && !line.includes('"path":"/healthz"')).length;
+  // Read line by line: at saturation the log outgrows what one string can hold.
+  let accessLines = 0;
+  for await (const line of createInterface({ input: createReadStream(logFile), crlfDelay: Infinity })) {
+    if (line.includes('"msg":"request"') && !line.includes('"path":"/healthz"')) accessLines += 1;
+  }
+  rmSync(path.dirname(logFile), { recursive: true, force: true });
 
   const intervals = buckets.map((bucket, index) => {
     const sorted = [...bucket.latencies].sort((a, b) => a - b);
@@ -215,18 +249,24 @@ async function main(): Promise<void> {
       maxMs: Number((sorted.at(-1) ?? 0).toFixed(1)),
       statuses: bucket.statuses,
       rssMb: Number(bucket.rssMb.toFixed(1)),
+      heapAfterGcMb: Number.isFinite(bucket.heapMinMb) ? Number(bucket.heapMinMb.toFixed(1)) : undefined,
+      heapMaxMb: bucket.heapMaxMb > 0 ? Number(bucket.heapMaxMb.toFixed(1)) : undefined,
     };
   });
+  // From the second interval (minute 2) on: how far the heap after GC moved.
+  const settled = intervals.slice(1).map((row) => row.heapAfterGcMb).filter((value): value is number => value !== undefined);
+  const heapDriftMb = settled.length ? Number((Math.max(...settled) - Math.min(...settled)).toFixed(1)) : undefined;
   const result = {
     date: new Date().toISOString(),
-    settings: { durationSeconds: DURATION_S, rate: RATE, concurrency: CONCURRENCY, checkEvery: CHECK_EVERY, backend: env['REDIS_URL'] ? 'postgres+redis' : env['DATABASE_URL']!.split(':')[0] },
+    settings: { durationSeconds: DURATION_S, rate: RATE ?? 'saturation', concurrency: CONCURRENCY, checkEvery: CHECK_EVERY, backend: env['REDIS_URL'] ? 'postgres+redis' : env['DATABASE_URL']!.split(':')[0] },
     requests: total,
     serverErrors,
     contractChecks: Math.floor(total / CHECK_EVERY),
     contractFailureCount,
     contractFailures,
     transportErrors,
-    rssMb: { start: Number(rssStart.toFixed(1)), end: Number(rssEnd.toFixed(1)) },
+    rssMb: { start: Number(rssStart.toFixed(1)), end: Number(rssEnd.toFixed(1)), peak: rssPeak === undefined ? undefined : Number(rssPeak.toFixed(1)) },
+    heapDriftMb,
     accessLines,
     intervals,
   };
@@ -246,9 +286,20 @@ function renderMarkdown(result: {
   contractFailureCount: number;
   contractFailures: string[];
   transportErrors: string[];
-  rssMb: { start: number; end: number };
+  rssMb: { start: number; end: number; peak: number | undefined };
+  heapDriftMb: number | undefined;
   accessLines: number;
-  intervals: { fromSecond: number; requests: number; p50Ms: number; p99Ms: number; maxMs: number; statuses: Record<string, number>; rssMb: number }[];
+  intervals: {
+    fromSecond: number;
+    requests: number;
+    p50Ms: number;
+    p99Ms: number;
+    maxMs: number;
+    statuses: Record<string, number>;
+    rssMb: number;
+    heapAfterGcMb: number | undefined;
+    heapMaxMb: number | undefined;
+  }[];
 }): string {
   const lines = [
     `# Soak run (${result.date})`,
@@ -257,14 +308,15 @@ function renderMarkdown(result: {
     '',
     `- requests: ${result.requests}; 5xx: **${result.serverErrors}**; transport errors: ${result.transportErrors.length}`,
     `- contract checks: ${result.contractChecks}, failures: **${result.contractFailureCount}**`,
-    `- server RSS: ${result.rssMb.start} MB at start, ${result.rssMb.end} MB at the end`,
+    `- server RSS: ${result.rssMb.start} MB at start, ${result.rssMb.end} MB at the end, peak ${result.rssMb.peak ?? 'n/a'} MB (VmHWM over the run; target ≤ 150 MB)`,
+    `- heap after GC (the lowest of the interval's 1 s readings), from the second interval to the last: moved ${result.heapDriftMb ?? 'n/a'} MB (flat: within a few MB)`,
     `- access-log lines after SIGTERM: ${result.accessLines} for ${result.requests} responses${result.accessLines < result.requests ? ' (**lines lost**)' : ''}`,
     '',
-    '| from (s) | requests | p50 ms | p99 ms | max ms | RSS MB | statuses |',
-    '|---:|---:|---:|---:|---:|---:|---|',
+    '| from (s) | requests | p50 ms | p99 ms | max ms | RSS MB (max) | heap after GC MB | heap max MB | statuses |',
+    '|---:|---:|---:|---:|---:|---:|---:|---:|---|',
     ...result.intervals.map(
       (row) =>
-        `| ${row.fromSecond} | ${row.requests} | ${row.p50Ms} | ${row.p99Ms} | ${row.maxMs} | ${row.rssMb} | ${Object.entries(row.statuses).map(([status, count]) => `${status}: ${count}`).join(', ')} |`,
+        `| ${row.fromSecond} | ${row.requests} | ${row.p50Ms} | ${row.p99Ms} | ${row.maxMs} | ${row.rssMb} | ${row.heapAfterGcMb ?? ''} | ${row.heapMaxMb ?? ''} | ${Object.entries(row.statuses).map(([status, count]) => `${status}: ${count}`).join(', ')} |`,
     ),
     ...(result.contractFailures.length ? ['', '## Contract failures', '', ...result.contractFailures.map((failure) => `- ${failure.split('\n')[0]}`)] : []),
     ...(result.transportErrors.length ? ['', '## Transport errors', '', ...result.transportErrors.map((error) => `- ${error}`)] : []),

@@ -15,7 +15,7 @@ import { sunsetStage } from './engine/contract/sunset';
 import { stubbedOperations } from './engine/handlers/stub';
 import type { AnyHandlerRegistry } from './engine/handlers/types';
 import { buildOperationMocks } from './engine/mock/mock-responses';
-import { withHooks, type PhaseHooks, type PhaseImplementations } from './engine/pipeline/phases';
+import type { PhaseImplementations } from './engine/pipeline/phases';
 import { assemblePipeline, routeOf } from './engine/pipeline/operation-pipeline';
 import { handleStage, serializeStage } from './engine/pipeline/respond';
 import { precomputeHeaders } from './engine/pipeline/security-headers';
@@ -70,8 +70,6 @@ export interface CompositionSeams {
   storage?: Storage;
   /** Where log lines go; stdout by default. */
   logDestination?: DestinationStream;
-  /** Measurement only: named phases wrapped or replaced (src/engine/pipeline/phases.ts). */
-  phaseHooks?: PhaseHooks;
   /** The clock (ms since epoch) of sunsets, idempotency records and the contract-violation log's once-a-minute limit; `Date.now` by default. */
   now?: () => number;
   /** The draws (in [0, 1)) that pick the responses checked after sending (`responseSampleRate`); `Math.random` by default. */
@@ -225,7 +223,7 @@ export async function compose(config: Config, seams: CompositionSeams = {}): Pro
       handle: (op, api) => op && handleStage(op, handlersOf.get(api.name)![op.operationId], handleOptionsOf.get(api.name)!),
       serialize: (op, api) => op && serializeStage(representations(api.contract, op), config.validateResponses),
     };
-    app.use(assemblePipeline(apis, withHooks(phases, seams.phaseHooks)));
+    app.use(assemblePipeline(apis, phases));
     mountPublicRoutes(app, {
       apis,
       metrics,

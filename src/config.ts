@@ -109,6 +109,9 @@ const environmentSchema = z.object({
   message: 'must not be greater than REQUEST_TIMEOUT_SECONDS (the request timeout includes the headers)',
 });
 
+/** Every environment variable the server reads (docs/operations.md documents each). */
+export const ENVIRONMENT_VARIABLES: readonly string[] = Object.freeze(Object.keys(environmentSchema.shape));
+
 /** Settings that are not environment variables: fixed in production, shortened by tests. */
 export const FIXED_SETTINGS = {
   /** How long a key lookup is cached: a revoked key stops working within this time. */

@@ -16,13 +16,12 @@ import { openStorage } from './service/storage/open-storage';
 import type { Storage } from './service/storage/storage';
 
 /**
- * Starts the server as `npm start` does. `build` is the composition root; a
- * benchmark that measures phases passes its own `compose` call here (the
- * service itself never does).
+ * Starts the server as `npm start` does: the configuration read from `env`,
+ * the service composed (src/compose.ts), served until SIGTERM.
  *
  * @example await startServer(process.env);
  */
-export async function startServer(env: NodeJS.ProcessEnv = process.env, build: (config: Config) => Promise<Service> = compose): Promise<void> {
+export async function startServer(env: NodeJS.ProcessEnv = process.env): Promise<void> {
   let config: Config;
   try {
     config = loadConfig(env);
@@ -79,7 +78,7 @@ export async function startServer(env: NodeJS.ProcessEnv = process.env, build: (
   // A worker stops when its primary is gone, rather than serving without shared counts.
   if (cluster.isWorker) process.once('disconnect', () => onSignal('SIGTERM'));
 
-  service = await build(config);
+  service = await compose(config);
   if (stopping) await stop();
   // With WORKERS=N the primary gave the first key; one worker speaks for all.
   if (cluster.isPrimary) await ensureFirstKey(service.storage, config);

@@ -53,7 +53,7 @@ describe('every error is an Error object {code, message, status}', () => {
   it('Content-Type parameters cost nothing per distinct value (the validator would compile and keep one per value)', async () => {
     const key = await t.issueKey('enterprise', { requestsPerMinute: 100_000, requestsPerDay: 10_000_000 });
     const send = (i: number) =>
-      request(t.app).get('/v1/pets?limit=1').set('Authorization', key).set('Content-Type', `application/json; x=${i}`).expect(200);
+      t.api.get('/v1/pets?limit=1').set('Authorization', key).set('Content-Type', `application/json; x=${i}`).expect(200);
     for (let i = 0; i < 50; i++) await send(i); // warm-up
     const before = heapAfterGcMb();
     for (let i = 50; i < 650; i++) await send(i);
@@ -211,9 +211,9 @@ describe('int64 format: only JavaScript-safe integers', () => {
     };
     const custom = await startTestApp({ versions: [{ name: 'v1', contract: spec, handlers: { n: async () => ({ status: 204 }) } }] });
     try {
-      await request(custom.app).get('/v1/n/9007199254740991').expect(204);
+      await custom.api.get('/v1/n/9007199254740991').expect(204);
       for (const value of ['9223372036854775808', '100000000000000000000', '9007199254740992']) {
-        const res = await request(custom.app).get(`/v1/n/${value}`).expect(400);
+        const res = await custom.api.get(`/v1/n/${value}`).expect(400);
         expect(res.body.message).toBe('params.n must match format "int64"');
       }
     } finally {

@@ -1,4 +1,5 @@
 import { startTestApp, type TestApp } from './support/test-app';
+import { rawRows } from './support/raw-rows';
 
 let t: TestApp;
 beforeEach(async () => {
@@ -8,18 +9,21 @@ afterEach(() => t.close());
 
 const createPet = (body: object) => t.api.post('/v1/pets').set('Authorization', t.auth).send(body);
 const listPets = (query = '') => t.api.get(`/v1/pets${query}`).set('Authorization', t.auth);
+/** The pet's row as the database holds it, read past the app's storage layer. */
+const storedRow = async (id: number) => (await rawRows(t.databaseUrl, 'pets')).find((row) => Number(row['id']) === id);
 
 describe('createPet (POST /v1/pets)', () => {
   it('201: stores the pet and returns it with its new id', async () => {
     const res = await createPet({ name: 'Rex', categoryId: 3, status: 'pending' }).expect(201);
     expect(res.body).toEqual({ id: expect.any(Number), name: 'Rex', categoryId: 3, status: 'pending' });
-    expect(await t.storage.pets.get(res.body.id)).toEqual(res.body);
+    expect(await storedRow(res.body.id)).toMatchObject({ name: 'Rex', category_id: 3, status: 'pending' });
+    expect((await t.api.get(`/v1/pets/${res.body.id}`).set('Authorization', t.auth).expect(200)).body).toEqual(res.body);
   });
 
   it('a status omitted at creation is stored as available', async () => {
     const res = await createPet({ name: 'Tom', categoryId: 1 }).expect(201);
     expect(res.body.status).toBe('available');
-    expect((await t.storage.pets.get(res.body.id))?.status).toBe('available');
+    expect((await storedRow(res.body.id))?.['status']).toBe('available');
   });
 
   it('assigns unique, increasing ids', async () => {
@@ -61,13 +65,13 @@ describe('createPet (POST /v1/pets)', () => {
     ['name empty', { name: '', categoryId: 1 }, 'body.name must NOT have fewer than 1 characters'],
     ['name of 201 characters', { name: 'x'.repeat(201), categoryId: 1 }, 'body.name must NOT have more than 200 characters'],
     ['name not a string', { name: 42, categoryId: 1 }, 'body.name must be string'],
-    ['status not in the enum', { name: 'Rex', categoryId: 1, status: 'adopted' }, 'body.status must be equal to one of the allowed values'],
+    ['status not in the enum', { name: 'Rex', categoryId: 1, status: 'adopted' }, 'body.status must be equal to one of the allowed values: available, pending, sold'],
     ['a client-sent id', { id: 7, name: 'Rex', categoryId: 1 }, 'body.id is not allowed (unknown property)'],
     ['an unknown field', { name: 'Rex', categoryId: 1, colour: 'black' }, 'body.colour is not allowed (unknown property)'],
   ])('400 when %s, naming the field and rule; nothing is stored', async (_case, body, message) => {
     const res = await createPet(body).expect(400);
-    expect(res.body).toEqual({ code: 'invalid_request', status: 400, message: expect.stringContaining(message) });
-    expect(await t.storage.pets.list({ limit: 100 })).toEqual([]);
+    expect(res.body).toEqual({ code: 'invalid_request', status: 400, message });
+    expect(await rawRows(t.databaseUrl, 'pets')).toEqual([]);
   });
 
   it('400 for 2^63 written as a JSON number (int64 that JavaScript cannot hold exactly)', async () => {
@@ -94,7 +98,9 @@ describe('createPet (POST /v1/pets)', () => {
 describe('listPets (GET /v1/pets)', () => {
   // Seeded through the repository: the API's own create is covered above and is rate limited.
   async function seed(count: number, status: 'available' | 'pending' | 'sold' = 'available') {
-    for (let i = 0; i < count; i++) await t.storage.pets.create({ name: `pet${i}`, categoryId: 1 + (i % 3), status });
+    const created = [];
+    for (let i = 0; i < count; i++) created.push(await t.storage.pets.create({ name: `pet${i}`, categoryId: 1 + (i % 3), status }));
+    return created;
   }
 
   it('200 with an empty array when there are no pets', async () => {
@@ -102,12 +108,11 @@ describe('listPets (GET /v1/pets)', () => {
   });
 
   it('returns at most 20 pets by default, in ascending id order', async () => {
-    await seed(25);
+    const created = await seed(25);
     const { body } = await listPets().expect(200);
-    expect(body).toHaveLength(20);
-    const ids = body.map((pet: { id: number }) => pet.id);
-    expect(ids).toEqual([...ids].sort((a, b) => a - b));
-    expect(ids[0]).toBe((await t.storage.pets.list({ limit: 1 }))[0]!.id);
+    // The first 20 created, in the order they were created (ascending ids), each as it was stored.
+    expect(body).toEqual(created.slice(0, 20).map(({ id }, i) => ({ id, name: `pet${i}`, categoryId: 1 + (i % 3), status: 'available' })));
+    expect(body.map((pet: { id: number }) => pet.id)).toEqual(created.slice(0, 20).map(({ id }) => id).sort((a, b) => a - b));
   });
 
   it('limit is the maximum number returned (1 and 100 are the bounds)', async () => {
@@ -130,7 +135,7 @@ describe('listPets (GET /v1/pets)', () => {
     ['abc', 'query.limit must be integer'],
     ['1.5', 'query.limit must be integer'],
     ['-1', 'query.limit must be >= 1'],
-    ['', 'query.limit'],
+    ['', 'query.limit must be integer'],
     // JavaScript would read these as integers; the contract's integers are decimal digits.
     ['1e1', 'query.limit must be an integer written in decimal digits'],
     ['0x14', 'query.limit must be an integer written in decimal digits'],
@@ -138,7 +143,7 @@ describe('listPets (GET /v1/pets)', () => {
     ['20.0', 'query.limit must be an integer written in decimal digits'],
   ])('400 for limit=%s', async (limit, message) => {
     const res = await listPets(`?limit=${limit}`).expect(400);
-    expect(res.body).toEqual({ code: 'invalid_request', status: 400, message: expect.stringContaining(message) });
+    expect(res.body).toEqual({ code: 'invalid_request', status: 400, message });
   });
 
   it('status filter returns only pets with that status', async () => {

@@ -139,6 +139,32 @@ describe('access log', () => {
     expect(line!.plan).toBeUndefined();
   });
 
+  it('a refusal says why in its access line (reason = the Error code, detail = its message), keyed by the request id; a success says nothing', async () => {
+    t = await startTestApp();
+    const limited = await t.issueKey('enterprise', { requestsPerMinute: 2, requestsPerDay: 1_000 });
+    const sent: Array<[request.Response, string, RegExp]> = [
+      [await t.api.get('/v1/pets?limit=1000').set('Authorization', t.auth).set('X-Request-Id', 'why-400'), 'invalid_request', /limit/],
+      [await t.api.get('/v1/pets').set('Authorization', `Bearer pas_${'x'.repeat(43)}`).set('X-Request-Id', 'why-401'), 'unauthorized', /invalid API key/],
+      // A handler's own refusal (not thrown): read from its answer.
+      [await t.api.get('/v1/pets/999').set('Authorization', t.auth).set('X-Request-Id', 'why-404'), 'not_found', /999/],
+      [await t.api.delete('/v1/pets').set('Authorization', t.auth).set('X-Request-Id', 'why-405'), 'method_not_allowed', /GET/],
+    ];
+    await t.api.get('/v1/pets').set('Authorization', limited).expect(200);
+    await t.api.get('/v1/pets').set('Authorization', limited).expect(200);
+    sent.push([await t.api.get('/v1/pets').set('Authorization', limited).set('X-Request-Id', 'why-429'), 'rate_limited', /minute limit is 2 requests/]);
+    const logged = new Map(accessLines(t.logs()).map((line) => [line.requestId as string, line]));
+    for (const [res, reason, detail] of sent) {
+      const line = logged.get(res.headers['x-request-id']!);
+      expect(line).toMatchObject({ status: res.status, reason, detail: expect.stringMatching(detail) });
+      expect(line!.detail).toBe(res.body.message);
+    }
+    // The plan of the refused key is on the same line: which window of which plan.
+    expect(logged.get('why-429')).toMatchObject({ plan: 'enterprise', keyId: expect.any(Number) });
+    const ok = [...logged.values()].find((line) => line.status === 200)!;
+    expect(ok.reason).toBeUndefined();
+    expect(ok.detail).toBeUndefined();
+  });
+
   it('logs the client IP as resolved by TRUST_PROXY', async () => {
     t = await startTestApp({ settings: { trustProxy: true } });
     await t.api.get('/healthz').set('X-Forwarded-For', '203.0.113.9').expect(200);

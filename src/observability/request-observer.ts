@@ -1,7 +1,8 @@
-import type { Request, RequestHandler, Response } from 'express';
+import type { Request, Response } from 'express';
 import type { Logger } from 'pino';
 import type { Metrics } from './metrics';
-import { asMiddleware, type Stage } from '../engine/pipeline/stage';
+import type { Stage } from '../engine/pipeline/stage';
+import { asErrorBody } from '../engine/errors/api-error';
 import { methodLabel, NO_VERSION } from './operation-names';
 
 /** nginx's "client closed request": the client went away before the response was sent. */
@@ -32,7 +33,10 @@ export interface RequestObserverOptions {
  * `{"level":30,"requestId":"…","method":"GET","path":"/v1/pets","operation":"listPets","version":"v1","status":200,
  *   "durationMs":1.8,"responseBytes":812,"keyId":4,"plan":"free","ip":"127.0.0.1","msg":"request"}`
  *
- * Never the key, the Authorization header, the query string or a body. `responseBytes` is the
+ * A refusal (4xx, 5xx) also carries its Error object's `code` as `reason` and
+ * its message as `detail` (which rule, which window, which scope), so "why was
+ * request X refused?" is one search by request id. Never the key, the
+ * Authorization header, the query string or a body. `responseBytes` is the
  * body's Content-Length (absent for a streamed body). One line per request is
  * cheaper than pino-http's serializers and child loggers.
  *
@@ -55,6 +59,8 @@ export function requestObserver({ metrics, operationOf, accessLog }: RequestObse
     child.observe(durationMs / 1000);
     if (!accessLog) return;
     const length = res.getHeader('content-length');
+    // Thrown refusals went through the error mapper; a handler's own (404, a bad cursor) are in its answer.
+    const refusal = status >= 400 ? (req.refusal ?? asErrorBody(req.answer?.body)) : undefined;
     accessLog.info(
       {
         requestId: req.id,
@@ -70,6 +76,7 @@ export function requestObserver({ metrics, operationOf, accessLog }: RequestObse
         ...(req.caller && req.caller.keyId === undefined && { principal: req.caller.principal }),
         plan: req.caller?.plan,
         ip: req.ip,
+        ...(refusal && { reason: refusal.code, detail: refusal.message }),
         ...(res.writableFinished ? {} : { aborted: true }),
       },
       'request',
@@ -80,6 +87,3 @@ export function requestObserver({ metrics, operationOf, accessLog }: RequestObse
     res.once('close', () => record(req, res, startedAt));
   };
 }
-
-/** `requestObserver` as a middleware. @example app.use(observeRequests({ metrics, operationOf })); */
-export const observeRequests = (options: RequestObserverOptions): RequestHandler => asMiddleware(requestObserver(options));

@@ -4,9 +4,8 @@ import { parse } from 'node:url';
  * Node 24 deprecates `url.parse()` (DEP0169) and, until it has warned once,
  * inspects the caller's stack on every call to tell whether it comes from
  * node_modules (which is never warned about). express-openapi-validator calls
- * it for every request (its query-parameter mutator), so each request paid
- * for a stack capture: about 2.5 µs in isolation, about 5 % of a request's CPU
- * under load in the server's profile. One call from here, with deprecation
+ * it for every request it validates, so each such request paid for a stack
+ * capture (bench/results/profile.md shows it when it comes back). One call from here, with deprecation
  * output silenced for that call only, sets Node's "warned" flag: the check
  * stops, nothing is printed, and other deprecation warnings still are.
  *

@@ -4,11 +4,10 @@
  * Used by test/logs.test.ts to show the buffered log survives it.
  */
 import { startServer } from '../../src/server';
-import { compose } from '../../src/compose';
 
 process.on('SIGUSR2', () => {
   setImmediate(() => {
     throw new Error('planted failure (SIGUSR2)');
   });
 });
-void startServer(process.env, (config) => compose(config));
+void startServer(process.env);

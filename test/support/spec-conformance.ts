@@ -1,54 +1,92 @@
 /**
- * Checks an HTTP response against the contract (openapi/v1/openapi.yaml by
- * default): the operation is found by the route table the server uses (one
- * matching rule: case-insensitive, optional trailing slash, the validator's
- * order), and the product's rule (src/contract/response-conformance.ts: the
- * declared response for the status, or `default`, gives the body schema and
- * the required headers) judges the response. On top of it, rules for tests
- * only: a response of a path the contract does not match must still be an
- * Error object when it is an error, and a 2xx there must come from a public
- * route; a 5xx fails unless the test expects it.
+ * Checks an HTTP response against the contract (every openapi/vN/openapi.yaml
+ * by default) with an oracle that shares no code with the server: the
+ * contract fuzzer's reading of the YAML (scripts/contract/spec.ts, plain
+ * JSON Schemas) and its checks (scripts/contract/checks.ts: the status
+ * declared, or `default`; required headers valid; the Content-Type declared;
+ * the body valid against its schema with Ajv; every error an Error object
+ * carrying its status), and a route matcher of its own here. A bug in the
+ * server's route table or response rule cannot hide behind the same code in
+ * the check. On top of it, rules for tests only: a response of a path the
+ * contract does not match must still be an Error object when it is an error,
+ * and a 2xx there must come from a public route; a 5xx fails unless the test
+ * expects it.
  */
-import { PROJECT_ROOT } from '../../src/project';
-import type { OpenApiDocument } from '../../src/engine/contract/document';
-import { loadSpec } from './contracts';
-import { routeTable, type RouteTable } from '../../src/engine/contract/route-table';
-import { responseConformance, type ResponseCheck } from '../../src/engine/contract/response-conformance';
-import { contractVersions } from '../../src/engine/contract/versions';
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { parse } from 'yaml';
+import { PROJECT_ROOT } from './paths';
+import { contractOf, type Contract, type Operation } from '../../scripts/contract/spec';
+import { checkResponse, schemaErrors } from '../../scripts/contract/checks';
 
-interface Checker {
-  table: RouteTable;
-  /** The product's rule for this contract (schemas checked with formats, as the server's mocks check them). */
-  check: ResponseCheck;
-}
+/** A parsed OpenAPI document (any object a test serves). */
+type Document = object;
 
 /** A served document and where it is served (`/v1`). */
 export interface ServedContract {
-  document: OpenApiDocument;
+  document: Document;
   basePath: string;
 }
 
-const checkers = new WeakMap<OpenApiDocument, Checker>();
-/** Every major version's document, as the server serves them (openapi/vN/ under /vN). */
-const defaultContracts: ServedContract[] = contractVersions(PROJECT_ROOT).map((version) => ({ document: loadSpec(version.document), basePath: `/${version.name}` }));
-
-/** A document handed alone is served where its `servers` say (their path, variables at their defaults). */
-const served = (contract: OpenApiDocument | ServedContract): ServedContract => ('document' in contract && 'basePath' in contract ? (contract as ServedContract) : { document: contract as OpenApiDocument, basePath: serversPath(contract as OpenApiDocument) });
-
-function serversPath(document: OpenApiDocument): string {
-  const server = document.servers?.[0];
-  if (!server) return '';
-  const url = server.url.replace(/\{([^}]+)\}/g, (_, name: string) => server.variables?.[name]?.default ?? '');
-  return new URL(url, 'http://localhost').pathname.replace(/\/+$/, '');
+interface Route {
+  operation: Operation;
+  pattern: RegExp;
+  /** Literal segments: a concrete path wins over a templated one (OpenAPI's rule). */
+  literals: number;
 }
 
+interface Checker {
+  contract: Contract;
+  routes: Route[];
+}
+
+const checkers = new WeakMap<Document, Map<string, Checker>>();
+
+/** Every major version's document as it is on disk (openapi/vN/openapi.yaml), served under /vN. */
+const defaultContracts: ServedContract[] = readdirSync(path.join(PROJECT_ROOT, 'openapi'))
+  .filter((name) => /^v\d+$/.test(name))
+  .map((name) => ({ document: parse(readFileSync(path.join(PROJECT_ROOT, 'openapi', name, 'openapi.yaml'), 'utf8')) as Document, basePath: `/${name}` }));
+
+/** A document handed alone is served where its `servers` say (the fuzzer reads them). */
+const served = (contract: Document | ServedContract): ServedContract =>
+  'document' in contract && 'basePath' in contract ? (contract as ServedContract) : { document: contract, basePath: contractOf(contract).basePath };
+
+const escapeRegExp = (text: string): string => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
 function checkerFor({ document, basePath }: ServedContract): Checker {
-  let checker = checkers.get(document);
+  let byBase = checkers.get(document);
+  if (!byBase) checkers.set(document, (byBase = new Map()));
+  let checker = byBase.get(basePath);
   if (!checker) {
-    checkers.set(document, (checker = { table: routeTable(document, basePath), check: responseConformance(document) }));
+    const contract = contractOf(structuredClone(document), basePath);
+    const routes = contract.operations.map((operation): Route => {
+      const segments = `${basePath}${operation.path}`.split('/').filter(Boolean);
+      // The server's documented matching: case-insensitive, an optional trailing slash.
+      const source = segments.map((segment) => (/^\{[^}]+\}$/.test(segment) ? '[^/]+' : escapeRegExp(segment))).join('/');
+      return { operation, pattern: new RegExp(`^/${source}/?$`, 'i'), literals: segments.filter((segment) => !segment.startsWith('{')).length };
+    });
+    byBase.set(basePath, (checker = { contract, routes }));
   }
   return checker;
 }
+
+/** The operation a request reaches: the most concrete path that matches, then its method; undefined when none. */
+function match(checker: Checker, method: string, url: string): Operation | undefined {
+  const matching = checker.routes.filter((route) => route.pattern.test(url));
+  if (matching.length === 0) return undefined;
+  const best = Math.max(...matching.map((route) => route.literals));
+  return matching.find((route) => route.literals === best && route.operation.method === method)?.operation;
+}
+
+/** Whether any operation's path matches (whatever its method). */
+const knowsPath = (checker: Checker, url: string): boolean => checker.routes.some((route) => route.pattern.test(url));
+
+/** The Error object every answer outside the contract's operations must be. */
+const ERROR_OBJECT = {
+  type: 'object',
+  required: ['code', 'message', 'status'],
+  properties: { code: { type: 'string', minLength: 1 }, message: { type: 'string' }, status: { type: 'integer', minimum: 400, maximum: 599 } },
+};
 
 /** Routes outside the contract that answer 2xx (and HEAD's on them). */
 const PUBLIC_ROUTES = [/^\/healthz\/?$/i, /^\/readyz\/?$/i, /^\/metrics\/?$/i, /^\/openapi(\/v\d+)?\.(yaml|json)$/i, /^\/docs(\/|$)/i];
@@ -76,7 +114,7 @@ export interface ObservedResponse {
 
 export interface ConformanceOptions {
   /** The documents the server serves (one per major version); every openapi/vN/openapi.yaml by default. */
-  contract?: OpenApiDocument | ServedContract | ReadonlyArray<OpenApiDocument | ServedContract>;
+  contract?: Document | ServedContract | ReadonlyArray<Document | ServedContract>;
   /** Statuses the test expects: a 5xx passes only when listed here. */
   expectedStatuses?: ReadonlySet<number>;
 }
@@ -90,17 +128,21 @@ export function assertResponseConforms(res: ObservedResponse, options: Conforman
   const method = res.method.toUpperCase();
   const url = new URL(res.url, 'http://x').pathname;
   const contracts = options.contract === undefined ? defaultContracts : (Array.isArray(options.contract) ? options.contract : [options.contract]).map(served);
-  // The version whose route table matches the path (the server's own rule), else the first for Error objects.
-  const contract = contracts.find((candidate) => checkerFor(candidate).table.match(method, url) !== undefined) ?? contracts[0]!;
-  const { table, check } = checkerFor(contract);
+  // The version that knows the path, else the first for Error objects.
+  const checker = checkerFor(contracts.find((candidate) => knowsPath(checkerFor(candidate), url)) ?? contracts[0]!);
   const where = `${method} ${url} -> ${res.status}`;
   const fail = (why: string): never => {
     const body = JSON.stringify(res.body) ?? '';
     throw new Error(`response breaks the contract: ${where}: ${why}\nbody: ${body.length > 2_000 ? `${body.slice(0, 2_000)}…` : body}`);
   };
-  const conform = (operation: Parameters<ResponseCheck>[0]): void => {
-    const [first] = check(operation, { method, status: res.status, headers: res.headers, body: res.body, text: res.text });
-    if (first) fail(first.message);
+  const headers = Object.fromEntries(Object.entries(res.headers).filter(([, value]) => value !== undefined).map(([name, value]) => [name.toLowerCase(), Array.isArray(value) ? value.join(', ') : String(value)]));
+  /** Outside the contract's operations: an error is an Error object with its status and a request id. */
+  const errorObject = (): void => {
+    if (res.status < 400) return;
+    const error = method === 'HEAD' ? undefined : schemaErrors(ERROR_OBJECT, res.body);
+    if (error) fail(error);
+    if (method !== 'HEAD' && (res.body as { status?: unknown }).status !== res.status) fail(`Error.status is not ${res.status}`);
+    if (typeof headers['x-request-id'] !== 'string') fail('no X-Request-Id');
   };
 
   if (res.status >= 500 && !options.expectedStatuses?.has(res.status)) {
@@ -110,8 +152,7 @@ export function assertResponseConforms(res: ObservedResponse, options: Conforman
     // The HTTP server's own refusal of bytes it could not take as a request
     // (src/runtime/http-server.ts): never routed, authenticated or counted, so
     // no operation's headers; still an Error object with a request id.
-    if (typeof res.headers['x-request-id'] !== 'string') fail('no X-Request-Id');
-    conform(undefined);
+    errorObject();
     return;
   }
   if (/^\/readyz\/?$/i.test(url)) {
@@ -124,8 +165,16 @@ export function assertResponseConforms(res: ObservedResponse, options: Conforman
     if (!shapeOk && method !== 'HEAD') fail('not a readiness report');
     return;
   }
-  const operation = table.match(method, url)?.operation;
-  // Outside the contract (unknown route, undeclared method, docs, health), errors are still Error objects.
-  conform(operation);
-  if (!operation && res.status < 400 && !PUBLIC_ROUTES.some((route) => route.test(url))) fail('a success for a request the contract does not declare');
+  const operation = match(checker, method, url);
+  if (!operation) {
+    // Outside the contract (unknown route, undeclared method, docs, health), errors are still Error objects.
+    errorObject();
+    if (res.status < 400 && !PUBLIC_ROUTES.some((route) => route.test(url))) fail('a success for a request the contract does not declare');
+    return;
+  }
+  const failures = checkResponse(checker.contract, operation, { status: res.status, headers, text: method === 'HEAD' ? '' : res.text, durationMs: 0 }).filter(
+    // 5xx are judged above (a test may expect one); a HEAD answer has no body to judge.
+    (failure) => failure.check !== 'not_a_server_error' && !(method === 'HEAD' && failure.check === 'response_schema_conformance'),
+  );
+  if (failures.length > 0) fail(failures.map((failure) => `${failure.check}: expected ${failure.expected}, got ${failure.got}`).join('; '));
 }

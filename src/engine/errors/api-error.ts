@@ -29,6 +29,20 @@ export interface ErrorBody {
   status: number;
 }
 
+declare module 'express-serve-static-core' {
+  interface Request {
+    /** The Error object this request was refused with, when the error mapper answered it: the access log says why. */
+    refusal?: ErrorBody;
+  }
+}
+
+/** The Error object of an answer body, or undefined when the body is not one. */
+export function asErrorBody(body: unknown): ErrorBody | undefined {
+  if (typeof body !== 'object' || body === null) return undefined;
+  const { code, message, status } = body as Partial<ErrorBody>;
+  return typeof code === 'string' && typeof message === 'string' && typeof status === 'number' ? { code, message, status } : undefined;
+}
+
 /**
  * An error that becomes an Error object response. Thrown by the phases
  * (authentication, rate limits, validation) and mapped by the error mapper;

@@ -34,7 +34,9 @@ export function errorMapper(logger: Logger, operationOf?: (req: Request) => stri
       res.destroy();
       return;
     }
-    sendJson(res, apiError.status, apiError.toBody(), apiError.headers);
+    const body = apiError.toBody();
+    req.refusal = body;
+    sendJson(res, apiError.status, body, apiError.headers);
   };
 }
 

@@ -87,23 +87,3 @@ export interface PhaseImplementations {
   handle: PerOperation;
   serialize: PerOperation;
 }
-
-/**
- * Replaces named phases with something built from the real ones. This is the
- * benchmarks' seam (bench/ measures what a phase costs by running the service
- * with that phase replaced): only code that builds its own service through
- * `compose` can pass hooks; no configuration or environment variable reaches it.
- *
- * @example const hooks: PhaseHooks = { 'security-headers': () => () => undefined };
- */
-export type PhaseHooks = { readonly [P in PhaseName]?: (real: PhaseImplementations[P]) => PhaseImplementations[P] };
-
-/** The implementations with the hooks applied. */
-export function withHooks(phases: PhaseImplementations, hooks: PhaseHooks = {}): PhaseImplementations {
-  const result = { ...phases } as Record<PhaseName, unknown>;
-  for (const name of PHASES) {
-    const hook = hooks[name] as ((real: unknown) => unknown) | undefined;
-    if (hook) result[name] = hook(phases[name]);
-  }
-  return result as unknown as PhaseImplementations;
-}

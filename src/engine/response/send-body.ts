@@ -20,7 +20,7 @@ export type BinaryBody = Uint8Array | ArrayBuffer | Blob | NodeJS.ReadableStream
  */
 export async function sendBody(res: ServerResponse, status: number, mediaType: string, body: unknown, headers?: Readonly<Record<string, string>>): Promise<void> {
   const kind = mediaKind(mediaType);
-  if (kind === 'json') return sendJson(res, status, body, headers, undefined, jsonContentType(mediaType));
+  if (kind === 'json') return sendJson(res, status, body, headers, jsonContentType(mediaType));
   if (headers) for (const name in headers) res.setHeader(name, headers[name]!);
   if (kind === 'text' || (kind === 'form' && typeof body === 'string')) return writeAll(res, status, `${mediaType}; charset=utf-8`, Buffer.from(String(body), 'utf8'));
   if (kind === 'form') return writeAll(res, status, mediaType, Buffer.from(new URLSearchParams(body as Record<string, string>).toString(), 'utf8'));

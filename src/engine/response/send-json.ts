@@ -6,8 +6,8 @@ const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
  * Writes a JSON response with one `writeHead`: the one way the engine writes
  * JSON (handlers' responses, Error objects, the HTTP server's own refusals).
  * Express's `res.send` machinery (charset and freshness checks, ETag logic)
- * costs more than the rest of a small response. `text` is the body already
- * serialized, when the caller has it.
+ * costs more than the rest of a small response. `contentType` names a JSON
+ * media type other than application/json (`+json`), when one is declared.
  *
  * @example sendJson(res, 404, { code: 'not_found', message: 'no such pet', status: 404 });
  */
@@ -16,7 +16,6 @@ export function sendJson(
   status: number,
   body: unknown,
   headers?: Readonly<Record<string, string>>,
-  text?: string,
   contentType: string = JSON_CONTENT_TYPE,
 ): void {
   if (headers) for (const name in headers) res.setHeader(name, headers[name]!);
@@ -24,7 +23,7 @@ export function sendJson(
     res.writeHead(status).end();
     return;
   }
-  const json = text ?? JSON.stringify(body);
+  const json = JSON.stringify(body);
   res.setHeader('Content-Type', contentType);
   res.setHeader('Content-Length', Buffer.byteLength(json));
   res.writeHead(status).end(json);
