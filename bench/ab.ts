@@ -47,8 +47,8 @@ async function main(): Promise<void> {
     for (const [index, server] of servers.entries()) {
       const r = results[index]!;
       console.log(
-        `  ${server.spec.label.padEnd(40)} ${Math.round(median(r.map((x) => x.rps)))} req/s  ${median(r.map((x) => x.cpuUsPerRequest ?? NaN)).toFixed(1)} µs CPU/req  ` +
-          `p99 ${median(r.map((x) => x.p99Ms)).toFixed(2)} ms  peak RSS ${Math.max(...r.map((x) => x.peakRssMb ?? 0)).toFixed(1)} MB`,
+        `  ${server.spec.label.padEnd(40)} ${Math.round(median(r.map((x) => x.rps)) ?? NaN)} req/s  ${(median(r.map((x) => x.cpuUsPerRequest)) ?? NaN).toFixed(1)} µs CPU/req  ` +
+          `p99 ${(median(r.map((x) => x.p99Ms)) ?? NaN).toFixed(2)} ms  peak RSS ${Math.max(...r.map((x) => x.peakRssMb ?? 0)).toFixed(1)} MB`,
       );
     }
   }

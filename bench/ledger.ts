@@ -101,8 +101,8 @@ export async function runLedger(database: ProjectDatabase, options: LedgerOption
   for (const record of [fullStack, everyResponse]) {
     for (const scenario of LEDGER_SCENARIOS) {
       const rounds = record.rounds[scenario.id] ?? [];
-      record.cpuUs[scenario.id] = median(rounds.map((result) => result.cpuUsPerRequest ?? NaN));
-      record.rps[scenario.id] = median(rounds.map((result) => result.rps));
+      record.cpuUs[scenario.id] = median(rounds.map((result) => result.cpuUsPerRequest)) ?? NaN;
+      record.rps[scenario.id] = median(rounds.map((result) => result.rps)) ?? NaN;
     }
   }
 

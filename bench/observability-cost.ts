@@ -12,7 +12,7 @@ import pino from 'pino';
 import { createMetrics } from '../src/observability/metrics';
 import { requestIds } from '../src/observability/request-id';
 import { requestObserver } from '../src/observability/request-observer';
-import { asMiddleware } from '../src/engine/pipeline/stage';
+import { asMiddleware } from '../src/engine/stage/stage';
 import { operationResolver } from '../src/observability/operation-names';
 import { loadSpec } from '../test/support/contracts';
 import { routeTable } from '../src/engine/contract/route-table';

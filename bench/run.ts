@@ -196,12 +196,6 @@ interface PhaseResult {
 
 const errors: string[] = [];
 
-/** The median of the values measured, or undefined when none was. */
-const medianOf = (values: Array<number | undefined>): number | undefined => {
-  const known = values.filter((value): value is number => value !== undefined && Number.isFinite(value));
-  return known.length ? median(known) : undefined;
-};
-
 const fmt = (value: number | undefined, digits = 0): string =>
   value === undefined || !Number.isFinite(value)
     ? 'n/a'
@@ -266,15 +260,15 @@ async function runPhase(name: string, contenders: Contender[], scenarios: Scenar
         server: server.spec.id,
         scenario: scenario.id,
         rounds,
-        rps: median(rps),
-        p50Ms: median(rounds.map((round) => round.p50Ms)),
-        p99Ms: median(rounds.map((round) => round.p99Ms)),
+        rps: median(rps) ?? NaN,
+        p50Ms: median(rounds.map((round) => round.p50Ms)) ?? NaN,
+        p99Ms: median(rounds.map((round) => round.p99Ms)) ?? NaN,
         peakRssMb: maxOf(rounds.map((round) => round.peakRssMb)),
         minRps: Math.min(...rps),
         maxRps: Math.max(...rps),
-        cpuUsPerRequest: medianOf(rounds.map((round) => round.cpuUsPerRequest)),
-        loopDelayP99Ms: medianOf(rounds.map((round) => round.eventLoopDelay?.p99Ms)),
-        loopDelayMaxMs: medianOf(rounds.map((round) => round.eventLoopDelay?.maxMs)),
+        cpuUsPerRequest: median(rounds.map((round) => round.cpuUsPerRequest)),
+        loopDelayP99Ms: median(rounds.map((round) => round.eventLoopDelay?.p99Ms)),
+        loopDelayMaxMs: median(rounds.map((round) => round.eventLoopDelay?.maxMs)),
       });
     }
   }
@@ -358,7 +352,7 @@ function workersTables(phase: PhaseResult): Array<{ title: string; text: string;
   return phase.scenarios.map((scenario) => {
     const rows = phase.servers.map(({ id, label }) => {
       const cell = cellOf(phase, id, scenario.id)!;
-      const primary = medianOf(cell.rounds.map((round) => round.primaryCpuUsPerRequest));
+      const primary = median(cell.rounds.map((round) => round.primaryCpuUsPerRequest));
       const ceiling = primary ? 1e6 / primary : undefined;
       const projected = (cores: number): string => (cell.cpuUsPerRequest ? fmt(Math.min((cores * 1e6) / cell.cpuUsPerRequest, ceiling ?? Infinity)) : 'n/a');
       return [

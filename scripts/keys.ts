@@ -16,7 +16,7 @@ import { openStorage } from '../src/service/storage/open-storage';
 import { ApiKeyInputError, checkPlanLimits, issueApiKey, rotateApiKey } from '../src/service/keys/key-service';
 import { formatKeyDetails, formatKeyTable, keyView } from './lib/key-listing';
 import type { ApiKeyRecord, Storage } from '../src/service/storage/storage';
-import { PLANS, type Plan } from '../src/service/rate-limit/plans';
+import { PLANS, type Plan } from '../src/service/plans/plans';
 
 /** Refused as asked: exit code 2. */
 class UsageError extends Error {}

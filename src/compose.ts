@@ -9,9 +9,9 @@ import type { OpenApiDocument } from './engine/contract/document';
 import { loadContract } from './engine/contract/load';
 import { contractVersionsIn } from './engine/contract/versions';
 import { servedApi, type ServedApi } from './engine/contract/served-api';
-import { contractRefusals } from './engine/contract/refusals';
+import { contractRefusals } from './engine/pipeline/refusals';
 import { schemaValidator, type SchemaValidator } from './engine/contract/schemas';
-import { sunsetStage } from './engine/contract/sunset';
+import { sunsetStage } from './engine/pipeline/sunset';
 import { stubbedOperations } from './engine/handlers/stub';
 import type { AnyHandlerRegistry } from './engine/handlers/types';
 import { buildOperationMocks } from './engine/mock/mock-responses';
@@ -70,7 +70,7 @@ export interface CompositionSeams {
   storage?: Storage;
   /** Where log lines go; stdout by default. */
   logDestination?: DestinationStream;
-  /** The clock (ms since epoch) of sunsets, idempotency records and the contract-violation log's once-a-minute limit; `Date.now` by default. */
+  /** The clock (ms since epoch) of sunsets, idempotency records, bans and rate-limit headers, and the logs' once-per-interval limits; `Date.now` by default. */
   now?: () => number;
   /** The draws (in [0, 1)) that pick the responses checked after sending (`responseSampleRate`); `Math.random` by default. */
   random?: () => number;
@@ -199,7 +199,7 @@ export async function compose(config: Config, seams: CompositionSeams = {}): Pro
       'rate-limit': rateLimits(config.rateLimits, shared?.stores ?? memoryStores(), shared?.banList ?? new MemoryBanList(storage.apiKeys), logger, {
         refused: (plan, window) => metrics.rateLimitRefusals.inc({ plan, window }),
         banned: (plan, window) => metrics.rateLimitBans.inc({ plan, window }),
-      }),
+      }, now),
       'request-size': limitUrlLength(),
       'require-caller': requireCaller,
       sunset: (op, api) => {
@@ -232,7 +232,7 @@ export async function compose(config: Config, seams: CompositionSeams = {}): Pro
       logger,
     });
     app.use(unknownRoute);
-    app.use(errorMapper(logger, operationOf));
+    app.use(errorMapper(logger, operationOf, now));
     const purge = purgeExpiredKeys(storage, now, logger);
 
     return Object.freeze({

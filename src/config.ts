@@ -2,7 +2,9 @@ import { existsSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
-import { DEFAULT_DATABASE_URL } from './service/storage/open-storage';
+
+/** Default database: an SQLite file under the working directory. */
+export const DEFAULT_DATABASE_URL = 'sqlite:data/pets.db';
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
@@ -119,6 +121,8 @@ export const FIXED_SETTINGS = {
   /** Rate-limit window lengths (the plans count per minute and per day). */
   minuteWindowMs: 60_000,
   dayWindowMs: 86_400_000,
+  /** The window of requests without a valid key, counted per client IP (RATE_LIMIT_IP_PER_MINUTE per window). */
+  ipWindowMs: 60_000,
   /** How long a create holds its Idempotency-Key before a retry may take over (its instance died). */
   idempotencyLockMs: 30_000,
 };
@@ -165,6 +169,7 @@ const configSchema = environmentSchema.transform((values) => {
       ipPerMinute: values.RATE_LIMIT_IP_PER_MINUTE,
       minuteWindowMs: FIXED_SETTINGS.minuteWindowMs,
       dayWindowMs: FIXED_SETTINGS.dayWindowMs,
+      ipWindowMs: FIXED_SETTINGS.ipWindowMs,
     },
     trustProxy: values.TRUST_PROXY,
     /** Access tokens (oauth2 and openIdConnect schemes): where their keys are, what they must say, the plan of their callers. */
@@ -188,6 +193,7 @@ const configSchema = environmentSchema.transform((values) => {
 /** The service's configuration: derived from the schema, never restated. */
 export type Config = DeepReadonly<z.output<typeof configSchema>>;
 export type LogFormat = Config['logFormat'];
+/** Plan enforcement settings (banAfter, banSeconds, ipPerMinute, window lengths), as configured. */
 export type RateLimitSettings = Config['rateLimits'];
 
 type DeepReadonly<T> = T extends object ? { readonly [K in keyof T]: DeepReadonly<T[K]> } : T;

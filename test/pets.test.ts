@@ -10,7 +10,11 @@ afterEach(() => t.close());
 const createPet = (body: object) => t.api.post('/v1/pets').set('Authorization', t.auth).send(body);
 const listPets = (query = '') => t.api.get(`/v1/pets${query}`).set('Authorization', t.auth);
 /** The pet's row as the database holds it, read past the app's storage layer. */
-const storedRow = async (id: number) => (await rawRows(t.databaseUrl, 'pets')).find((row) => Number(row['id']) === id);
+const storedRow = async (id: number): Promise<Record<string, unknown> | undefined> => {
+  const row = (await rawRows(t.databaseUrl, 'pets')).find((candidate) => Number(candidate['id']) === id);
+  // PostgreSQL's driver gives a bigint as a string.
+  return row && { ...row, category_id: Number(row['category_id']) };
+};
 
 describe('createPet (POST /v1/pets)', () => {
   it('201: stores the pet and returns it with its new id', async () => {

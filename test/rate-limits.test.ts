@@ -1,6 +1,6 @@
 import type { Response } from 'supertest';
 import { startTestApp, type TestApp } from './support/test-app';
-import type { RateLimitSettings } from '../src/service/rate-limit/rate-limits';
+import type { RateLimitSettings } from '../src/config';
 import type { WallClock } from './support/clock';
 import { startTestAppWithFrozenClock } from './support/frozen-clock-app';
 

@@ -6,7 +6,7 @@ import { ApiError } from '../src/engine/errors/api-error';
 import { loadConfig } from '../src/config';
 import { createLogger } from '../src/observability/logger';
 import { responseSampler } from '../src/observability/response-sampling';
-import { asMiddleware } from '../src/engine/pipeline/stage';
+import { asMiddleware } from '../src/engine/stage/stage';
 import { startTestApp, type TestApp, type TestAppOptions } from './support/test-app';
 import { memoryLog } from './support/memory-log';
 import { samples, valueOf } from './support/prometheus';

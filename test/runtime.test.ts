@@ -171,7 +171,7 @@ describe('the server\'s Node flags (package.json "config.serverNodeFlags")', () 
   const flags = config.serverNodeFlags.split(' ').filter(Boolean);
 
   it('cap the young generation, which held peak RSS over 150 MB under load (bench/results)', () => {
-    expect(flags).toContain('--max-semi-space-size=8');
+    expect(flags).toContain('--max-semi-space-size=4');
   });
 
   it('are what npm start, npm run mock and the container image run the server with', () => {

@@ -4,7 +4,7 @@ import { responseConformance, VIOLATION_KINDS, type SentResponse } from '../engi
 import type { ServedApi } from '../engine/pipeline/operation-pipeline';
 import type { Metrics } from './metrics';
 import { UNMATCHED } from './operation-names';
-import { loggedPath } from './request-observer';
+import { loggedPath } from '../engine/pipeline/logged-path';
 
 export interface ContractViolationsOptions {
   apis: readonly ServedApi[];

@@ -1,6 +1,5 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import cluster from 'node:cluster';
-import type { PoolStats } from '../service/storage/backend';
 import { clusterWorkerMetrics } from './cluster-metrics';
 
 /** Seconds. The service answers in 1–50 ms; the tail buckets catch outages and slow queries. */
@@ -14,6 +13,13 @@ export const QUERY_DURATION_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0
  * own traffic. Every label value comes from the contract or a fixed set, so
  * the number of series is bounded whatever clients send.
  */
+/** A connection pool's counts (PostgreSQL's), reported as gauges. */
+export interface PoolStats {
+  total: number;
+  idle: number;
+  waiting: number;
+}
+
 export interface Metrics {
   readonly registry: Registry;
   /** `operation` (operationId or a fixed name), `method` (fixed set), `status`, `version` (`v1`, `v2`, `none`). */

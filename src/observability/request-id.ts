@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Express, RequestHandler } from 'express';
-import { asMiddleware, type Stage } from '../engine/pipeline/stage';
+import { asMiddleware, type Stage } from '../engine/stage/stage';
 import type { Logger } from 'pino';
 
 /** 1 to 128 printable ASCII characters (0x21–0x7E): safe in a header, a log line and a terminal. */

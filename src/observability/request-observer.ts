@@ -1,23 +1,13 @@
 import type { Request, Response } from 'express';
 import type { Logger } from 'pino';
 import type { Metrics } from './metrics';
-import type { Stage } from '../engine/pipeline/stage';
+import type { Stage } from '../engine/stage/stage';
 import { asErrorBody } from '../engine/errors/api-error';
+import { loggedPath } from '../engine/pipeline/logged-path';
 import { methodLabel, NO_VERSION } from './operation-names';
 
 /** nginx's "client closed request": the client went away before the response was sent. */
 const CLIENT_CLOSED = 499;
-/** A client chooses its URL: the logged path is cut, so a line stays small. */
-const MAX_LOGGED_PATH = 256;
-
-/** The request path, without the query string (it may carry what people searched for). */
-export function loggedPath(req: Request): string {
-  const url = req.originalUrl;
-  const query = url.indexOf('?');
-  const path = query === -1 ? url : url.slice(0, query);
-  return path.length > MAX_LOGGED_PATH ? `${path.slice(0, MAX_LOGGED_PATH)}…` : path;
-}
-
 export interface RequestObserverOptions {
   metrics: Metrics;
   operationOf: (req: Request) => string;

@@ -3,7 +3,7 @@ import type { Logger } from 'pino';
 import type { OpenApiDocument } from '../engine/contract/document';
 import type { Metrics } from '../observability/metrics';
 import { limitUrlLength } from '../engine/request/url-length';
-import { asMiddleware } from '../engine/pipeline/stage';
+import { asMiddleware } from '../engine/stage/stage';
 import { mountDocs } from '../engine/publish/docs';
 import { metricsRoute, type MetricsAccess } from './metrics-route';
 import { readinessRoute } from './readiness';

@@ -4,7 +4,7 @@ import request from 'supertest';
 import { compose, type CompositionSeams, type Service } from '../../src/compose';
 import { loadConfig, withSettings, type Config } from '../../src/config';
 import type { Storage } from '../../src/service/storage/storage';
-import type { Plan } from '../../src/service/rate-limit/plans';
+import type { Plan } from '../../src/service/plans/plans';
 import { issueApiKey } from '../../src/service/keys/key-service';
 import type { OpenApiDocument } from '../../src/engine/contract/document';
 import type { Metrics } from '../../src/observability/metrics';

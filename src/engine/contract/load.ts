@@ -2,16 +2,19 @@ import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { parse } from 'yaml';
 import path from 'node:path';
-import { bundle, createConfig, type NormalizedProblem } from '@redocly/openapi-core';
+import type { NormalizedProblem } from '@redocly/openapi-core';
 import type { OpenApiDocument } from './document';
+import { lookupRef } from './refs';
 
 /** A document that cannot be served: the message names the file, the reference or schema, and the reason. */
 export class ContractLoadError extends Error {
   override readonly name = 'ContractLoadError';
 }
 
+type Redocly = typeof import('@redocly/openapi-core');
+
 /** Redocly's configuration with no rules: the bundler only resolves. */
-let bundlerConfig: ReturnType<typeof createConfig> | undefined;
+let bundlerConfig: ReturnType<Redocly['createConfig']> | undefined;
 
 /**
  * Reads an OpenAPI 3.0 or 3.1 document and every file its relative `$ref`s
@@ -20,6 +23,10 @@ let bundlerConfig: ReturnType<typeof createConfig> | undefined;
  * bundler: external schemas become `components`, external path items are
  * inlined). Every tool and the server read the contract through here, so a
  * document split across files is served exactly like a single one.
+ *
+ * A document that is one file whose `$ref`s all resolve inside it is read as
+ * it is, without loading the bundler (a large library the running server
+ * would otherwise keep in memory for nothing).
  *
  * Throws a ContractLoadError naming the file and the reason: a file that
  * does not exist or does not parse, a reference that resolves nowhere
@@ -30,12 +37,17 @@ let bundlerConfig: ReturnType<typeof createConfig> | undefined;
  */
 export async function loadContract(file: string): Promise<OpenApiDocument> {
   const shown = shownPath(file);
+  let text: string;
   try {
-    await readFile(file);
+    text = await readFile(file, 'utf8');
   } catch (error) {
     throw new ContractLoadError(`${shown}: cannot read it (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`);
   }
-  let result: Awaited<ReturnType<typeof bundle>>;
+  const whole = selfContained(text);
+  if (whole !== undefined) return checkedDocument(whole, shown);
+  // Redocly is loaded only here: its errors name the file, the reference and the pointer.
+  const { bundle, createConfig } = await import('@redocly/openapi-core');
+  let result: Awaited<ReturnType<Redocly['bundle']>>;
   try {
     result = await bundle({ ref: path.resolve(file), config: await (bundlerConfig ??= createConfig({})), dereference: false });
   } catch (error) {
@@ -102,6 +114,33 @@ export function readBundledContract(file: string): OpenApiDocument {
   const external = firstExternalRef(parsed);
   if (external) throw new ContractLoadError(`${shown}: references another file (${external}): load it with loadContract, which bundles`);
   return checkedDocument(parsed, shown);
+}
+
+/** The parsed document when it is one file whose every `$ref` resolves inside it; undefined otherwise (the bundler reads it). */
+function selfContained(text: string): unknown {
+  let parsed: unknown;
+  try {
+    parsed = parse(text);
+  } catch {
+    return undefined;
+  }
+  let resolves = true;
+  const walk = (node: unknown): void => {
+    if (!resolves || node === null || typeof node !== 'object') return;
+    if (Array.isArray(node)) return node.forEach(walk);
+    for (const [key, value] of Object.entries(node)) {
+      if (key === '$ref' && typeof value === 'string') {
+        try {
+          lookupRef(parsed, value);
+        } catch {
+          resolves = false;
+          return;
+        }
+      } else walk(value);
+    }
+  };
+  walk(parsed);
+  return resolves && parsed !== null && typeof parsed === 'object' ? parsed : undefined;
 }
 
 function firstExternalRef(node: unknown): string | undefined {

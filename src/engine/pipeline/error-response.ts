@@ -2,7 +2,7 @@ import type { ErrorRequestHandler, Request, RequestHandler } from 'express';
 import type { Logger } from 'pino';
 import { ApiError } from '../errors/api-error';
 import { toApiError } from '../errors/to-api-error';
-import { loggedPath } from '../../observability/request-observer';
+import { loggedPath } from './logged-path';
 import { sendJson } from '../response/send-json';
 
 /**
@@ -11,7 +11,7 @@ import { sendJson } from '../response/send-json';
  * here, with their stack, the request id (through `req.log`) and the
  * operation, and answered with a bland 500. Request bodies are never logged.
  */
-export function errorMapper(logger: Logger, operationOf?: (req: Request) => string): ErrorRequestHandler {
+export function errorMapper(logger: Logger, operationOf?: (req: Request) => string, now: () => number = Date.now): ErrorRequestHandler {
   // During an outage every request fails the same way: one warning per interval is enough.
   const UNAVAILABLE_LOG_INTERVAL_MS = 10_000;
   let lastUnavailableLog = 0;
@@ -22,8 +22,8 @@ export function errorMapper(logger: Logger, operationOf?: (req: Request) => stri
     // The path only: a query string may carry secrets or personal data.
     const where = { operation: operationOf?.(req), method: req.method, path: loggedPath(req) };
     if (apiError.code === 'unavailable') {
-      if (Date.now() - lastUnavailableLog >= UNAVAILABLE_LOG_INTERVAL_MS) {
-        lastUnavailableLog = Date.now();
+      if (now() - lastUnavailableLog >= UNAVAILABLE_LOG_INTERVAL_MS) {
+        lastUnavailableLog = now();
         log.warn({ err: (error as Error).message, ...where }, 'dependency unavailable: answering 503');
       }
     } else if (apiError.status >= 500 && apiError.code !== 'not_implemented') {

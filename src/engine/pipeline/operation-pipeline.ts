@@ -5,7 +5,7 @@ import type { ServedApi } from '../contract/served-api';
 import { deprecationHeaders } from '../contract/deprecation';
 import { ApiError } from '../errors/api-error';
 import { PHASES, type PerOperation, type PhaseImplementations, type PhaseName } from './phases';
-import { runStages, type Stage } from './stage';
+import { runStages, type Stage } from '../stage/stage';
 
 declare module 'express-serve-static-core' {
   interface Request {

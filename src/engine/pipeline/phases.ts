@@ -2,7 +2,7 @@ import type { Request } from 'express';
 import type { RouteMatch } from '../contract/route-table';
 import type { SpecOperation } from '../contract/document';
 import type { ServedApi } from '../contract/served-api';
-import type { Stage } from './stage';
+import type { Stage } from '../stage/stage';
 
 /**
  * The phases of a request, in the one order they run: this list is the only

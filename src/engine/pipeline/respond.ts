@@ -7,7 +7,7 @@ import type { OperationMock } from '../mock/mock-responses';
 import { jsonFirst, type Representations } from '../response/representations';
 import { sendBody } from '../response/send-body';
 import { sendJson } from '../response/send-json';
-import type { Stage } from './stage';
+import type { Stage } from '../stage/stage';
 
 /** What is sent: a handler's response, or a mock's. */
 export interface OutgoingResponse {

@@ -1,5 +1,5 @@
 import type { Request, RequestHandler, Response } from 'express';
-import type { Stage } from './stage';
+import type { Stage } from '../stage/stage';
 
 /**
  * Runs a middleware that only sets fixed response headers (helmet with its

@@ -2,7 +2,7 @@ import type { Express } from 'express';
 import helmet from 'helmet';
 import swaggerUi from 'swagger-ui-express';
 import { precomputeHeaders } from '../pipeline/security-headers';
-import { asMiddleware } from '../pipeline/stage';
+import { asMiddleware } from '../stage/stage';
 import { stringify } from 'yaml';
 import type { OpenApiDocument } from '../contract/document';
 

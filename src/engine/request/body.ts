@@ -5,7 +5,7 @@ import type { OpenApiDocument, SpecOperation } from '../contract/document';
 import { essence, mediaKind, selectDeclared, type MediaKind } from '../contract/media-types';
 import { resolveRef } from '../contract/refs';
 import { ApiError } from '../errors/api-error';
-import { fromMiddleware, type Stage } from '../pipeline/stage';
+import { fromMiddleware, type Stage } from '../stage/stage';
 import { formFields } from './form-fields';
 
 /** Largest body read, whatever its media type; a larger one gets 413 (also when sent chunked). */

@@ -5,7 +5,7 @@ import { resolveRef } from '../contract/refs';
 import type { SchemaValidator } from '../contract/schemas';
 import { ApiError } from '../errors/api-error';
 import { issuesOfAjv, describeIssues } from '../errors/validation-issues';
-import type { Stage } from '../pipeline/stage';
+import type { Stage } from '../stage/stage';
 import { cookiePairs } from './cookies';
 import { deserializeSimple, fromCookies, fromPath, fromQuery, IGNORED_HEADERS, PREFIX, queryPairs, shapeOf, take, unreadable, type Parameter } from './styles';
 

@@ -1,4 +1,4 @@
-import type { Stage } from '../pipeline/stage';
+import type { Stage } from '../stage/stage';
 import { ApiError } from '../errors/api-error';
 
 /** Longest request target (path and query) served; longer ones get 414. */

@@ -3,7 +3,7 @@ import type { RequestHandler } from 'express';
 import type { OpenApiDocument, SpecOperation } from '../contract/document';
 import { int32Format, int64Format } from '../contract/formats';
 import { mediaKind } from '../contract/media-types';
-import { chain, fromMiddleware, type Stage } from '../pipeline/stage';
+import { chain, fromMiddleware, type Stage } from '../stage/stage';
 import { withUploads } from './form-fields';
 
 export interface ValidatorOptions {

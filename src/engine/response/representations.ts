@@ -2,7 +2,7 @@ import type { OpenApiDocument, SpecOperation } from '../contract/document';
 import { essence, mediaKind, negotiate } from '../contract/media-types';
 import { resolveRef } from '../contract/refs';
 import { ApiError } from '../errors/api-error';
-import type { Stage } from '../pipeline/stage';
+import type { Stage } from '../stage/stage';
 
 declare module 'express-serve-static-core' {
   interface Request {

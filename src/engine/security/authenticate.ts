@@ -3,7 +3,7 @@ import type { SecurityRequirement } from '../contract/document';
 import { ApiError } from '../errors/api-error';
 import { toApiError } from '../errors/to-api-error';
 import { isUnavailable } from '../errors/unavailable';
-import type { Stage } from '../pipeline/stage';
+import type { Stage } from '../stage/stage';
 import type { Authentication } from './requirements';
 import { challengeOf, credentialNoun, credentialOf, howToSend, type Credential, type SecurityScheme } from './schemes';
 import { TokenKeysUnavailable, TokenRejected, type VerifiedToken } from './tokens';

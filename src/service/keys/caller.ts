@@ -1,4 +1,4 @@
-import type { Plan } from '../rate-limit/plans';
+import type { Plan } from '../plans/plans';
 
 /**
  * The authenticated client of a request, as the service knows it: an API key

@@ -2,7 +2,7 @@ import { LRUCache } from 'lru-cache';
 import type { ApiKeyRepository } from '../storage/storage';
 import { ApiError } from '../../engine/errors/api-error';
 import type { CredentialCheck } from '../../engine/security/authenticate';
-import type { Plan } from '../rate-limit/plans';
+import type { Plan } from '../plans/plans';
 import { keyPrincipal, tokenPrincipal, type Caller } from './caller';
 import type { KeyChanges } from './key-changes';
 import { hashApiKey, looksLikeApiKey } from './api-key';

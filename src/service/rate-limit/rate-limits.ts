@@ -1,13 +1,13 @@
 import type { Request, Response } from 'express';
 import { ipKeyGenerator, MemoryStore, type ClientRateLimitInfo, type Options, type Store } from 'express-rate-limit';
-import type { Stage } from '../../engine/pipeline/stage';
+import type { Stage } from '../../engine/stage/stage';
 import { ApiError } from '../../engine/errors/api-error';
 import type { Logger as PinoLogger } from 'pino';
 import type { BanList } from './ban-list';
-import { limitsOf } from './plans';
+import { limitsOf } from '../plans/plans';
 import { isUnavailable, UNAVAILABLE_RETRY_AFTER_SECONDS } from '../../engine/errors/unavailable';
-import type { Plan } from './plans';
-import type { Config } from '../../config';
+import type { Plan } from '../plans/plans';
+import type { RateLimitSettings } from '../../config';
 
 /** Told about each refusal (429) and each new ban, for metrics. `plan` is `none` without a valid key. */
 export interface RateLimitObserver {
@@ -17,8 +17,6 @@ export interface RateLimitObserver {
 
 const IGNORE: RateLimitObserver = { refused: () => undefined, banned: () => undefined };
 
-/** Plan enforcement settings (banAfter, banSeconds, ipPerMinute, window lengths), as configured. */
-export type RateLimitSettings = Config['rateLimits'];
 
 /** Where counts live: in memory by default, a shared store (Redis) when several instances serve. */
 export interface RateLimitStores {
@@ -67,9 +65,10 @@ export function rateLimits(
   bans: BanList,
   logger: Pick<PinoLogger, 'warn' | 'error'>,
   observer: RateLimitObserver = IGNORE,
+  /** The service's clock (ms since epoch): bans, Retry-After and the reset fields. The stores keep their windows on their own. */
+  now: () => number = Date.now,
 ): Stage {
-  const now = (): number => Date.now();
-  const windowMs = { minute: settings.minuteWindowMs, day: settings.dayWindowMs, ip: 60_000 } as const;
+  const windowMs = { minute: settings.minuteWindowMs, day: settings.dayWindowMs, ip: settings.ipWindowMs } as const;
   // What the library's middleware would do once: tell each store its window.
   for (const name of ['minute', 'day', 'ip'] as const) {
     void Promise.resolve(stores[name].init?.({ windowMs: windowMs[name] } as Options)).catch((error: unknown) =>
@@ -97,13 +96,13 @@ export function rateLimits(
     if (req.bannedUntil !== undefined) {
       const { perMinute } = limitsOf(req.caller!);
       const window: Window = { name: 'minute', limit: perMinute, used: perMinute, windowSeconds: Math.round(settings.minuteWindowMs / 1000), resetMs: req.bannedUntil };
-      setHeaders(res, [window], window);
+      setHeaders(res, [window], window, now());
       observer.refused(req.caller!.plan, 'ban');
       throw tooMany('key_temporarily_banned', 'API key temporarily banned for repeated requests over the rate limit', window.resetMs);
     }
     // After a refusal the exhausted windows have 0 left and bind; the latest of them tells when to retry.
     const binding = bindingWindow(windows);
-    setHeaders(res, windows, binding);
+    setHeaders(res, windows, binding, now());
     if (binding.used <= binding.limit) return;
     observer.refused(req.caller?.plan ?? 'none', binding.name);
     const scope = req.caller ? `API key's ${binding.name} limit` : 'limit for requests without a valid API key';
@@ -161,10 +160,10 @@ export function rateLimits(
       name: req.caller ? 'minute' : 'ip',
       limit,
       used: limit,
-      windowSeconds: Math.round((req.caller ? settings.minuteWindowMs : 60_000) / 1000),
+      windowSeconds: Math.round((req.caller ? settings.minuteWindowMs : settings.ipWindowMs) / 1000),
       resetMs: now() + UNAVAILABLE_RETRY_AFTER_SECONDS * 1000,
     };
-    setHeaders(res, [window], window);
+    setHeaders(res, [window], window, now());
     return error;
   };
   const storeUnavailable = (): ApiError =>
@@ -200,12 +199,12 @@ function bindingWindow(windows: Window[]): Window {
   );
 }
 
-function setHeaders(res: Response, windows: Window[], binding: Window): void {
+function setHeaders(res: Response, windows: Window[], binding: Window, nowMs: number): void {
   const remaining = Math.max(0, binding.limit - binding.used);
   const resetSeconds = Math.ceil(binding.resetMs / 1000);
   res.setHeader('X-RateLimit-Limit', String(binding.limit));
   res.setHeader('X-RateLimit-Remaining', String(remaining));
   res.setHeader('X-RateLimit-Reset', String(resetSeconds));
   res.setHeader('RateLimit-Policy', windows.map((window) => `"${window.name}";q=${window.limit};w=${window.windowSeconds}`).join(', '));
-  res.setHeader('RateLimit', `"${binding.name}";r=${remaining};t=${Math.max(0, Math.ceil((binding.resetMs - Date.now()) / 1000))}`);
+  res.setHeader('RateLimit', `"${binding.name}";r=${remaining};t=${Math.max(0, Math.ceil((binding.resetMs - nowMs) / 1000))}`);
 }

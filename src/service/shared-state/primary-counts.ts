@@ -34,7 +34,8 @@ class PrimaryUnavailable extends Error {
 export function primaryCountStores(): RateLimitStores & { detach(): void } {
   const worker = cluster.worker;
   if (!worker) throw new Error('primaryCountStores: not a cluster worker');
-  const windowMs: Record<WindowName, number> = { minute: 60_000, day: 86_400_000, ip: 60_000 };
+  // Each store is told its window by `init` (the rate-limit phase does it at start), as express-rate-limit tells its stores.
+  const windowMs: Partial<Record<WindowName, number>> = {};
   const waiting = new Map<number, { resolve(counts: ClientRateLimitInfo[]): void; reject(error: Error): void; timer: NodeJS.Timeout }>();
   let nextId = 0;
   const onMessage = (message: unknown): void => {
@@ -55,8 +56,14 @@ export function primaryCountStores(): RateLimitStores & { detach(): void } {
         waiting.delete(id);
         reject(new PrimaryUnavailable('the cluster primary did not answer with the rate-limit counts'));
       }, REPLY_TIMEOUT_MS);
+      const unset = names.find((name) => windowMs[name] === undefined);
+      if (unset) {
+        clearTimeout(timer);
+        reject(new Error(`primaryCountStores: the ${unset} window was never initialised`));
+        return;
+      }
       waiting.set(id, { resolve, reject, timer });
-      if (!send({ channel: CHANNEL, type: 'increment', id, key, windows: names.map((name) => ({ name, windowMs: windowMs[name] })) })) {
+      if (!send({ channel: CHANNEL, type: 'increment', id, key, windows: names.map((name) => ({ name, windowMs: windowMs[name]! })) })) {
         waiting.delete(id);
         clearTimeout(timer);
         reject(new PrimaryUnavailable('the cluster primary is gone'));

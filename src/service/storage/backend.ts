@@ -1,12 +1,6 @@
 import type { CompiledQuery, CreateTableBuilder, Kysely } from 'kysely';
 import type { Database } from './schema';
-
-/** A connection pool's counts (PostgreSQL), reported as metrics. */
-export interface PoolStats {
-  total: number;
-  idle: number;
-  waiting: number;
-}
+import type { PoolStats } from '../../observability/metrics';
 
 /** Runs a query compiled at start (see `prepare` in kysely-storage.ts) and returns its rows. */
 export type PreparedRunner = <R>(query: CompiledQuery<R>) => Promise<R[]>;

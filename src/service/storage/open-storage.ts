@@ -1,12 +1,11 @@
 import type { Storage } from './storage';
+import { DEFAULT_DATABASE_URL } from '../../config';
 import { KyselyStorage } from './kysely-storage';
 import { migrateToLatest } from './migrations';
 import { sqliteBackend } from './sqlite-backend';
 import type { BackendKind } from './backend';
 import type * as PostgresBackend from './postgres-backend';
 
-/** Default database: an SQLite file under the working directory. */
-export const DEFAULT_DATABASE_URL = 'sqlite:data/pets.db';
 
 /** The kinds of database, by URL scheme. PostgreSQL is loaded only when used: the embedded default never pays for pg. */
 const BACKENDS: ReadonlyArray<() => BackendKind> = [

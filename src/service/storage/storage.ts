@@ -3,24 +3,31 @@
  * backend (SQLite, PostgreSQL, ...) is chosen by configuration in
  * `open-storage.ts` and is invisible above this line.
  */
-import type { components } from '../../../generated/v1/openapi';
+import type { Plan } from '../plans/plans';
+import type { PoolStats } from '../../observability/metrics';
 
-import type { operations } from '../../../generated/v1/openapi';
-import type { Plan } from '../rate-limit/plans';
-import type { PoolStats } from './backend';
-
-export type Pet = components['schemas']['Pet'];
-export type PetStatus = components['schemas']['PetStatus'];
+/** Where a pet is in its adoption (the `status` column). */
+export type PetStatus = 'available' | 'pending' | 'sold';
 
 /**
- * What listing pets takes: the listPets query parameters the storage
- * understands (from the contract), and where the page starts.
+ * A stored pet, as the repositories give it: the service's record, not a
+ * version's wire type. The handlers return it as each version's `Pet`, so
+ * the type checker says when a version's schema and the record part ways.
  */
-export type ListPetsQuery = Pick<Required<NonNullable<operations['listPets']['parameters']['query']>>, 'limit'> &
-  Pick<NonNullable<operations['listPets']['parameters']['query']>, 'status'> & {
-    /** Only pets with a larger id (keyset paging); 0 by default. */
-    after?: number;
-  };
+export interface Pet {
+  id: number;
+  name: string;
+  categoryId: number;
+  status: PetStatus;
+}
+
+/** What listing pets takes: how many, optionally one status, and where the page starts. */
+export interface ListPetsQuery {
+  limit: number;
+  status?: PetStatus | undefined;
+  /** Only pets with a larger id (keyset paging); 0 by default. */
+  after?: number;
+}
 
 export interface PetRepository {
   /** Pets in ascending id order, after `after`, at most `limit`, optionally only those with `status`. */

@@ -1,8 +1,8 @@
-import type { OpenApiDocument, SpecOperation } from './document';
-import { listOperations } from './document';
-import { essence, mediaKind } from './media-types';
-import { escapePointer, resolveRef } from './refs';
-import { schemaValidator } from './schemas';
+import type { OpenApiDocument, SpecOperation } from '../contract/document';
+import { listOperations } from '../contract/document';
+import { essence, mediaKind } from '../contract/media-types';
+import { escapePointer, resolveRef } from '../contract/refs';
+import { schemaValidator } from '../contract/schemas';
 import { effectiveSecurity } from '../security/requirements';
 import { servedSchemes } from '../security/schemes';
 

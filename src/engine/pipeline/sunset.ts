@@ -1,8 +1,8 @@
 import type { Request } from 'express';
 import { ApiError } from '../errors/api-error';
-import type { Stage } from '../pipeline/stage';
-import type { SpecOperation } from './document';
-import { dateOf } from './deprecation';
+import type { Stage } from '../stage/stage';
+import type { SpecOperation } from '../contract/document';
+import { dateOf } from '../contract/deprecation';
 
 export interface SunsetOptions {
   /** The clock (ms since epoch); tests move it past a sunset. */

@@ -1,5 +1,3 @@
-import type { Caller } from '../keys/caller';
-
 /** The plans of the specification's Limits section. */
 export const PLANS = ['free', 'pro', 'business', 'enterprise'] as const;
 export type Plan = (typeof PLANS)[number];
@@ -16,8 +14,15 @@ export const PLAN_LIMITS: Readonly<Record<Exclude<Plan, 'enterprise'>, PlanLimit
   business: { perMinute: 1_000, perDay: 100_000 },
 });
 
+/** What a key (or an access token's caller) says of its limits: its plan, and an enterprise key's own figures. */
+export interface LimitsHolder {
+  plan: Plan;
+  requestsPerMinute: number | null;
+  requestsPerDay: number | null;
+}
+
 /** The limits that apply to a key. */
-export function limitsOf(caller: Pick<Caller, 'plan' | 'requestsPerMinute' | 'requestsPerDay'>): PlanLimits {
+export function limitsOf(caller: LimitsHolder): PlanLimits {
   if (caller.plan !== 'enterprise') return PLAN_LIMITS[caller.plan];
   if (caller.requestsPerMinute === null || caller.requestsPerDay === null) {
     throw new Error('enterprise key without custom limits');

@@ -1,0 +1,102 @@
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import path from 'node:path';
+import { PROJECT_ROOT } from './support/paths';
+
+/**
+ * The layout the docs promise (docs/architecture.md): the engine imports
+ * nothing of the pet service or of the composition root, and imports point
+ * one way, between files and between folders (each folder of src/engine and
+ * src/service, each other folder of src/, each file at the root of src/).
+ * Read from the sources' import statements, type-only imports included.
+ */
+const SRC = path.join(PROJECT_ROOT, 'src');
+
+function sources(dir: string): string[] {
+  return readdirSync(dir).flatMap((name) => {
+    const full = path.join(dir, name);
+    return statSync(full).isDirectory() ? sources(full) : name.endsWith('.ts') ? [full] : [];
+  });
+}
+
+/** Every relative import of a file, resolved to a .ts file of the repository. */
+function importsOf(file: string): string[] {
+  const text = readFileSync(file, 'utf8');
+  return [...text.matchAll(/(?:import|export)\s[^'"]*?from\s+['"](\.[^'"]+)['"]|import\(\s*['"](\.[^'"]+)['"]\s*\)/g)].flatMap((match) => {
+    const target = path.resolve(path.dirname(file), match[1] ?? match[2]!);
+    const resolved = [`${target}.ts`, path.join(target, 'index.ts'), target].find((candidate) => candidate.endsWith('.ts') && existsSync(candidate));
+    return resolved ? [resolved] : [];
+  });
+}
+
+/** The unit a file belongs to: src/engine/X, src/service/X, src/X for other folders, or the file itself at the root of src/. */
+function unitOf(file: string): string {
+  const parts = path.relative(PROJECT_ROOT, file).split(path.sep);
+  if (parts[0] !== 'src') return parts.join('/');
+  if ((parts[1] === 'engine' || parts[1] === 'service') && parts.length > 3) return parts.slice(0, 3).join('/');
+  return parts.length > 2 ? parts.slice(0, 2).join('/') : parts.join('/');
+}
+
+/** The strongly connected components with more than one member (Tarjan): each is a cycle. */
+function cycles(edges: Map<string, Set<string>>): string[][] {
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const found: string[][] = [];
+  let counter = 0;
+  const visit = (node: string): void => {
+    index.set(node, counter);
+    low.set(node, counter++);
+    stack.push(node);
+    onStack.add(node);
+    for (const next of edges.get(node) ?? []) {
+      if (!index.has(next)) {
+        visit(next);
+        low.set(node, Math.min(low.get(node)!, low.get(next)!));
+      } else if (onStack.has(next)) low.set(node, Math.min(low.get(node)!, index.get(next)!));
+    }
+    if (low.get(node) === index.get(node)) {
+      const component: string[] = [];
+      let member: string;
+      do {
+        member = stack.pop()!;
+        onStack.delete(member);
+        component.push(member);
+      } while (member !== node);
+      if (component.length > 1) found.push(component.sort());
+    }
+  };
+  for (const node of edges.keys()) if (!index.has(node)) visit(node);
+  return found;
+}
+
+const files = sources(SRC);
+const fileEdges = new Map(files.map((file) => [file, new Set(importsOf(file))]));
+const relative = (file: string): string => path.relative(PROJECT_ROOT, file).split(path.sep).join('/');
+
+describe('the layout of src/', () => {
+  it('the engine imports nothing of the service, the composition root or the configuration', () => {
+    const crossings = files
+      .filter((file) => relative(file).startsWith('src/engine/'))
+      .flatMap((file) => [...fileEdges.get(file)!].filter((target) => !relative(target).startsWith('src/engine/')).map((target) => `${relative(file)} -> ${relative(target)}`));
+    expect(crossings).toEqual([]);
+  });
+
+  it('no import cycle between files', () => {
+    expect(cycles(fileEdges).map((cycle) => cycle.map(relative))).toEqual([]);
+  });
+
+  it('no import cycle between folders', () => {
+    const unitEdges = new Map<string, Set<string>>();
+    for (const [file, targets] of fileEdges) {
+      const from = unitOf(file);
+      if (!unitEdges.has(from)) unitEdges.set(from, new Set());
+      for (const target of targets) if (unitOf(target) !== from) unitEdges.get(from)!.add(unitOf(target));
+    }
+    expect(cycles(unitEdges)).toEqual([]);
+  });
+
+  it('the checks can fail: a cycle is found', () => {
+    expect(cycles(new Map([['a', new Set(['b'])], ['b', new Set(['c'])], ['c', new Set(['a'])], ['d', new Set(['a'])]]))).toEqual([['a', 'b', 'c']]);
+  });
+});
