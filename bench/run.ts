@@ -47,34 +47,30 @@
 import { mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { isDeepStrictEqual, parseArgs } from 'node:util';
+import { parseArgs } from 'node:util';
 import {
   ROOT,
   SCENARIOS,
   SERVER_NODE_FLAGS,
-  ServerProcess,
   baselineSpec,
   killAllServers,
   load,
-  loadProblem,
   loaderLabel,
   cpuPlan,
   useLoader,
   maxOf,
   median,
   prepareProjectDatabase,
-  probe,
   projectSpec,
-  rssMb,
   runCommand,
   serverRuntime,
   useServerNode,
-  type LoadResult,
-  type Scenario,
 } from './lib';
 import { petsUpTo } from './seed';
 import { LAYER_NOTES, ledgerHeader, ledgerRows, runLedger, type LedgerResult } from './ledger';
 import { openLoop, type OpenLoopResult } from './open-loop';
+import { runPhase, startContender, type Contender, type PhaseResult } from './phase';
+import { cellOf, comparisonTables, fmt, ratio, scaleTables, table, targetsOf, workersTables } from './report';
 
 // ---------------------------------------------------------------- options
 
@@ -162,282 +158,7 @@ function readOptions(argv: string[], env: NodeJS.ProcessEnv): Options {
   };
 }
 
-// ---------------------------------------------------------------- a phase
-
-interface Contender {
-  server: ServerProcess;
-  key: string;
-  idleRssMb: number | undefined;
-}
-
-interface Cell {
-  server: string;
-  scenario: string;
-  rounds: LoadResult[];
-  rps: number;
-  p50Ms: number;
-  p99Ms: number;
-  peakRssMb: number | undefined;
-  minRps: number;
-  maxRps: number;
-  /** Server CPU µs per request, median over rounds. */
-  cpuUsPerRequest: number | undefined;
-  /** The server's event-loop delay p99 and max (ms), median over rounds (the project's servers only). */
-  loopDelayP99Ms: number | undefined;
-  loopDelayMaxMs: number | undefined;
-}
-
-interface PhaseResult {
-  name: string;
-  servers: Array<{ id: string; label: string; idleRssMb: number | undefined; warmRssMb: number | undefined }>;
-  scenarios: Scenario[];
-  cells: Cell[];
-}
-
 const errors: string[] = [];
-
-const fmt = (value: number | undefined, digits = 0): string =>
-  value === undefined || !Number.isFinite(value)
-    ? 'n/a'
-    : value.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
-
-async function runPhase(name: string, contenders: Contender[], scenarios: Scenario[], options: Options): Promise<PhaseResult> {
-  // Same answer from everyone, or the comparison means nothing.
-  for (const scenario of scenarios) {
-    let reference: { label: string; body: unknown } | undefined;
-    for (const { server, key } of contenders) {
-      let body = await probe(server, scenario, key);
-      if (scenario.method === 'POST') body = { ...(body as object), id: '(assigned)' };
-      if (!reference) reference = { label: server.spec.label, body };
-      else if (!isDeepStrictEqual(body, reference.body)) {
-        throw new Error(
-          `${scenario.label}: ${server.spec.label} answers ${JSON.stringify(body).slice(0, 200)}, ` +
-            `${reference.label} answers ${JSON.stringify(reference.body).slice(0, 200)}`,
-        );
-      }
-    }
-  }
-
-  const measure = async (contender: Contender, scenario: Scenario, seconds: number, what: string): Promise<LoadResult> => {
-    const result = await load(contender.server, scenario, contender.key, seconds, options.connections);
-    contender.server.assertAlive();
-    const problem = loadProblem(result, scenario);
-    if (problem) errors.push(`${name} ${what}, ${scenario.label}, ${contender.server.spec.label}: ${problem}`);
-    return result;
-  };
-
-  if (options.warmup > 0) {
-    process.stdout.write(`  warm-up (${options.warmup} s per server and scenario)...`);
-    for (const contender of contenders) for (const scenario of scenarios) await measure(contender, scenario, options.warmup, 'warm-up');
-    process.stdout.write(' done\n');
-  }
-  const warmRss = new Map(contenders.map(({ server }) => [server.spec.id, rssMb(server.pid)]));
-
-  const results = new Map<string, LoadResult[]>();
-  for (let round = 0; round < options.rounds; round++) {
-    for (const [index, scenario] of scenarios.entries()) {
-      // Rotate who goes first, so no server always follows the same one.
-      const shift = (round + index) % contenders.length;
-      for (const contender of [...contenders.slice(shift), ...contenders.slice(0, shift)]) {
-        const result = await measure(contender, scenario, options.duration, `round ${round + 1}`);
-        const key = `${contender.server.spec.id}|${scenario.id}`;
-        results.set(key, [...(results.get(key) ?? []), result]);
-        console.log(
-          `  [${round + 1}/${options.rounds}] ${scenario.label.padEnd(24)} ${contender.server.spec.label.padEnd(22)} ` +
-            `${fmt(result.rps).padStart(7)} req/s  p50 ${fmt(result.p50Ms, 2).padStart(6)} ms  p99 ${fmt(result.p99Ms, 2).padStart(6)} ms  ` +
-            `peak RSS ${fmt(result.peakRssMb, 1).padStart(6)} MB`,
-        );
-      }
-    }
-  }
-
-  const cells: Cell[] = [];
-  for (const scenario of scenarios) {
-    for (const { server } of contenders) {
-      const rounds = results.get(`${server.spec.id}|${scenario.id}`) ?? [];
-      const rps = rounds.map((round) => round.rps);
-      cells.push({
-        server: server.spec.id,
-        scenario: scenario.id,
-        rounds,
-        rps: median(rps) ?? NaN,
-        p50Ms: median(rounds.map((round) => round.p50Ms)) ?? NaN,
-        p99Ms: median(rounds.map((round) => round.p99Ms)) ?? NaN,
-        peakRssMb: maxOf(rounds.map((round) => round.peakRssMb)),
-        minRps: Math.min(...rps),
-        maxRps: Math.max(...rps),
-        cpuUsPerRequest: median(rounds.map((round) => round.cpuUsPerRequest)),
-        loopDelayP99Ms: median(rounds.map((round) => round.eventLoopDelay?.p99Ms)),
-        loopDelayMaxMs: median(rounds.map((round) => round.eventLoopDelay?.maxMs)),
-      });
-    }
-  }
-  return {
-    name,
-    servers: contenders.map(({ server, idleRssMb }) => ({
-      id: server.spec.id,
-      label: server.spec.label,
-      idleRssMb,
-      warmRssMb: warmRss.get(server.spec.id),
-    })),
-    scenarios,
-    cells,
-  };
-}
-
-async function startContender(spec: Parameters<typeof ServerProcess.start>[0], key: string): Promise<Contender> {
-  const server = await ServerProcess.start(spec);
-  return { server, key, idleRssMb: rssMb(server.pid) };
-}
-
-// ---------------------------------------------------------------- report
-
-type Row = string[];
-
-function table(header: Row, rows: Row[]): { text: string; markdown: string } {
-  const widths = header.map((cell, column) => Math.max(cell.length, ...rows.map((row) => row[column]!.length)));
-  const line = (row: Row): string => row.map((cell, column) => (column === 0 ? cell.padEnd(widths[column]!) : cell.padStart(widths[column]!))).join('  ');
-  return {
-    text: [line(header), widths.map((width) => '-'.repeat(width)).join('  '), ...rows.map(line)].join('\n'),
-    markdown: [
-      `| ${header.join(' | ')} |`,
-      `|${header.map((_, column) => (column === 0 ? '---' : '---:')).join('|')}|`,
-      ...rows.map((row) => `| ${row.join(' | ')} |`),
-    ].join('\n'),
-  };
-}
-
-const cellOf = (phase: PhaseResult, server: string, scenario: string): Cell | undefined =>
-  phase.cells.find((cell) => cell.server === server && cell.scenario === scenario);
-
-const ratio = (a: number | undefined, b: number | undefined): number | undefined =>
-  a === undefined || b === undefined || !Number.isFinite(a) || !Number.isFinite(b) || b === 0 ? undefined : a / b;
-
-const times = (value: number | undefined): string => (value === undefined ? 'n/a' : `${value.toFixed(2)}×`);
-
-interface Target {
-  target: string;
-  measured: string;
-  pass: boolean | undefined;
-}
-
-function comparisonTables(phase: PhaseResult): Array<{ title: string; text: string; markdown: string }> {
-  return phase.scenarios.map((scenario) => {
-    const project = cellOf(phase, 'project', scenario.id);
-    const rows = phase.servers.map(({ id, label }) => {
-      const cell = cellOf(phase, id, scenario.id)!;
-      const isProject = id === 'project';
-      return [
-        label,
-        fmt(cell.rps),
-        `${fmt(cell.minRps)}–${fmt(cell.maxRps)}`,
-        fmt(cell.p50Ms, 2),
-        fmt(cell.p99Ms, 2),
-        fmt(cell.cpuUsPerRequest),
-        cell.loopDelayP99Ms === undefined ? '' : `${fmt(cell.loopDelayP99Ms, 1)} / ${fmt(cell.loopDelayMaxMs, 1)}`,
-        fmt(cell.peakRssMb, 1),
-        isProject ? '' : times(ratio(project?.rps, cell.rps)),
-      ];
-    });
-    return {
-      title: scenario.label,
-      ...table(['server', 'req/s (median)', 'req/s range', 'p50 ms', 'p99 ms', 'CPU µs/req', 'loop delay p99 / max ms', 'peak RSS MB', 'project/this'], rows),
-    };
-  });
-}
-
-/** 1 worker against N, with the primary's share and a projection to more cores. */
-function workersTables(phase: PhaseResult): Array<{ title: string; text: string; markdown: string }> {
-  const one = 'workers-1';
-  return phase.scenarios.map((scenario) => {
-    const rows = phase.servers.map(({ id, label }) => {
-      const cell = cellOf(phase, id, scenario.id)!;
-      const primary = median(cell.rounds.map((round) => round.primaryCpuUsPerRequest));
-      const ceiling = primary ? 1e6 / primary : undefined;
-      const projected = (cores: number): string => (cell.cpuUsPerRequest ? fmt(Math.min((cores * 1e6) / cell.cpuUsPerRequest, ceiling ?? Infinity)) : 'n/a');
-      return [
-        label,
-        fmt(cell.rps),
-        fmt(cell.p99Ms, 2),
-        fmt(cell.cpuUsPerRequest),
-        primary === undefined ? '' : fmt(primary, 1),
-        ceiling === undefined ? '' : fmt(ceiling),
-        projected(8),
-        projected(16),
-        fmt(cell.peakRssMb, 1),
-        id === one ? '' : times(ratio(cell.rps, cellOf(phase, one, scenario.id)?.rps)),
-      ];
-    });
-    return {
-      title: scenario.label,
-      ...table(['server', 'req/s (median)', 'p99 ms', 'CPU µs/req', 'primary µs/req', 'primary ceiling req/s', 'projected 8 cores', 'projected 16 cores', 'peak RSS MB (all)', 'vs 1 worker'], rows),
-    };
-  });
-}
-
-function scaleTables(phase: PhaseResult, counts: number[]): Array<{ title: string; text: string; markdown: string }> {
-  const [small, big] = [`project@${counts[0]}`, `project@${counts[counts.length - 1]}`];
-  return phase.scenarios.map((scenario) => {
-    const rows = phase.servers.map(({ id, label }) => {
-      const cell = cellOf(phase, id, scenario.id)!;
-      return [label, fmt(cell.rps), `${fmt(cell.minRps)}–${fmt(cell.maxRps)}`, fmt(cell.p50Ms, 2), fmt(cell.p99Ms, 2), fmt(cell.peakRssMb, 1)];
-    });
-    const a = cellOf(phase, small, scenario.id);
-    const b = cellOf(phase, big, scenario.id);
-    rows.push([
-      `ratio ${counts[counts.length - 1]!.toLocaleString('en-US')}/${counts[0]!.toLocaleString('en-US')}`,
-      times(ratio(b?.rps, a?.rps)),
-      '',
-      times(ratio(b?.p50Ms, a?.p50Ms)),
-      times(ratio(b?.p99Ms, a?.p99Ms)),
-      times(ratio(b?.peakRssMb, a?.peakRssMb)),
-    ]);
-    return { title: scenario.label, ...table(['server', 'req/s (median)', 'req/s range', 'p50 ms', 'p99 ms', 'peak RSS MB'], rows) };
-  });
-}
-
-function targetsOf(compare: PhaseResult, scale: PhaseResult | undefined, atHalf: OpenLoopResult | undefined, options: Options): Target[] {
-  const targets: Target[] = [];
-  const project = (scenario: string) => cellOf(compare, 'project', scenario);
-  const vsB = ratio(project('list20')?.rps, cellOf(compare, 'B', 'list20')?.rps);
-  targets.push({ target: 'listPets limit=20: project ≥ 0.4 × plain Express B (req/s)', measured: times(vsB), pass: vsB === undefined ? undefined : vsB >= 0.4 });
-  targets.push({ target: 'listPets limit=20: project ≥ 0.5 × plain Express B (the moonshot)', measured: times(vsB), pass: vsB === undefined ? undefined : vsB >= 0.5 });
-  for (const scenario of compare.scenarios) {
-    const vsNaive = ratio(project(scenario.id)?.rps, cellOf(compare, 'naive', scenario.id)?.rps);
-    targets.push({ target: `${scenario.label}: project ≥ 1.0 × naive (req/s)`, measured: times(vsNaive), pass: vsNaive === undefined ? undefined : vsNaive >= 1.0 });
-  }
-  for (const scenario of compare.scenarios.filter((candidate) => candidate.id === 'list20' || candidate.id === 'get')) {
-    const p99 = project(scenario.id)?.p99Ms;
-    targets.push({
-      target: `${scenario.label}: project p99 ≤ 15 ms at ${options.connections} connections`,
-      measured: `${fmt(p99, 2)} ms`,
-      pass: p99 === undefined || !Number.isFinite(p99) ? undefined : p99 <= 15,
-    });
-  }
-  if (atHalf) {
-    targets.push({
-      target: `listPets limit=20: project p99 ≤ 5 ms at 50 % of its capacity (open loop, ${fmt(atHalf.offeredRps)} req/s offered)`,
-      measured: `${fmt(atHalf.p99Ms, 2)} ms`,
-      pass: Number.isFinite(atHalf.p99Ms) && atHalf.failures === 0 ? atHalf.p99Ms <= 5 : undefined,
-    });
-  }
-  const peak = maxOf(compare.cells.filter((cell) => cell.server === 'project').map((cell) => cell.peakRssMb));
-  targets.push({ target: 'project peak RSS under load ≤ 150 MB', measured: `${fmt(peak, 1)} MB`, pass: peak === undefined ? undefined : peak <= 150 });
-  if (scale) {
-    const [small, big] = [options.scale[0]!, options.scale[options.scale.length - 1]!];
-    for (const scenario of scale.scenarios) {
-      const slowdown = ratio(cellOf(scale, `project@${small}`, scenario.id)?.rps, cellOf(scale, `project@${big}`, scenario.id)?.rps);
-      targets.push({
-        target: `${scenario.label}: req/s at ${fmt(big)} pets within 1.2 × of ${fmt(small)} (${fmt(small)}/${fmt(big)} ≤ 1.2)`,
-        measured: times(slowdown),
-        pass: slowdown === undefined ? undefined : slowdown <= 1.2,
-      });
-    }
-    const bigPeak = maxOf(scale.cells.filter((cell) => cell.server === `project@${big}`).map((cell) => cell.peakRssMb));
-    targets.push({ target: `project peak RSS under load with ${fmt(big)} pets ≤ 150 MB`, measured: `${fmt(bigPeak, 1)} MB`, pass: bigPeak === undefined ? undefined : bigPeak <= 150 });
-  }
-  return targets;
-}
 
 // ---------------------------------------------------------------- main
 
@@ -505,7 +226,7 @@ async function main(): Promise<void> {
         ...(options.before ? [await startBefore(options.before)] : []),
       ];
       try {
-        compare = await runPhase('comparison', contenders, [SCENARIOS.list20, SCENARIOS.list100, SCENARIOS.get, SCENARIOS.create], options);
+        compare = await runPhase('comparison', contenders, [SCENARIOS.list20, SCENARIOS.list100, SCENARIOS.get, SCENARIOS.create], options, errors);
       } finally {
         for (const { server } of contenders) await server.stop();
       }
@@ -551,7 +272,7 @@ async function main(): Promise<void> {
         ),
       ];
       try {
-        workers = await runPhase('workers', workerContenders, [SCENARIOS.list20, SCENARIOS.get, SCENARIOS.create], options);
+        workers = await runPhase('workers', workerContenders, [SCENARIOS.list20, SCENARIOS.get, SCENARIOS.create], options, errors);
       } finally {
         for (const { server } of workerContenders) await server.stop();
       }
@@ -567,7 +288,7 @@ async function main(): Promise<void> {
           console.log(`  seeded ${count.toLocaleString('en-US')} pets in ${fmt(db.seedMs / 1000, 1)} s`);
           scaleContenders.push(await startContender(projectSpec(`project@${count}`, `project, ${count.toLocaleString('en-US')} pets`, db), db.key));
         }
-        scale = await runPhase('scale', scaleContenders, [SCENARIOS.list20, SCENARIOS.list100, SCENARIOS.get], options);
+        scale = await runPhase('scale', scaleContenders, [SCENARIOS.list20, SCENARIOS.list100, SCENARIOS.get], options, errors);
       } finally {
         for (const { server } of scaleContenders) await server.stop();
       }

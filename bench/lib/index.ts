@@ -1,0 +1,11 @@
+/**
+ * Building blocks of the benchmarks, one concern per file: processes (servers
+ * in child processes, CPU pinning, CPU time), memory (RSS, peaks), project
+ * (the project's server and the baselines), load (scenarios, one bounded
+ * load), statistics.
+ */
+export * from './processes';
+export * from './memory';
+export * from './project';
+export * from './load';
+export * from './statistics';
