@@ -371,7 +371,7 @@ async function main(): Promise<void> {
     setup,
     note:
       'req/s: requests over the measurement (wrk) or mean of its 1 s samples (autocannon), median over rounds; p50/p99: percentiles of every response latency of a measurement (ms), median over rounds; ' +
-      'peak RSS: kernel high-water mark (VmHWM, reset before each measurement) under load, max over rounds; ledger: the full stack's server CPU time (user + system, /proc) per response, median over rounds, divided between the layers by their shares of a CPU profile of the same load.',
+      'peak RSS: kernel high-water mark (VmHWM, reset before each measurement) under load, max over rounds; ledger: the server CPU time of the full stack (user + system, /proc) per response, median over rounds, divided between the layers by their shares of a CPU profile of the same load.',
   };
 
   const heading = `Pet Adoption API benchmark (${options.mode}) — ${meta.date}, Node ${meta.node}, ${meta.cpu}, commit ${meta.commit}${meta.workTreeDirty ? ' + local changes' : ''}`;
