@@ -1,4 +1,6 @@
-import { createRemoteJWKSet, errors, jwtVerify, type JWTPayload } from 'jose';
+import type { JWTPayload } from 'jose';
+
+type Jose = typeof import('jose');
 
 /** Where access tokens are checked: the issuer's keys, and what the token must say. */
 export interface TokenSettings {
@@ -43,26 +45,33 @@ const ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256
  * @example const verify = tokenVerifier({ jwksUrl: 'https://issuer.example/.well-known/jwks.json' }); const { subject, scopes } = await verify(token);
  */
 export function tokenVerifier(settings: TokenSettings): (token: string) => Promise<VerifiedToken> {
-  // An unknown kid refetches the set (a rotation), at most once a second however many such tokens arrive.
-  const keys = createRemoteJWKSet(new URL(settings.jwksUrl), { timeoutDuration: 2_000, cooldownDuration: 1_000 });
+  // jose is loaded with the first token: a server whose documents declare no token scheme never holds it in memory.
+  let loading: Promise<{ jose: Jose; keys: ReturnType<Jose['createRemoteJWKSet']> }> | undefined;
+  const load = () =>
+    (loading ??= import('jose').then((jose) => ({
+      jose,
+      // An unknown kid refetches the set (a rotation), at most once a second however many such tokens arrive.
+      keys: jose.createRemoteJWKSet(new URL(settings.jwksUrl), { timeoutDuration: 2_000, cooldownDuration: 1_000 }),
+    })));
   return async (token) => {
+    const { jose, keys } = await load();
     let payload: JWTPayload;
     try {
-      ({ payload } = await jwtVerify(token, keys, {
+      ({ payload } = await jose.jwtVerify(token, keys, {
         algorithms: ALGORITHMS,
         clockTolerance: CLOCK_SKEW_SECONDS,
         ...(settings.issuer !== undefined && { issuer: settings.issuer }),
         ...(settings.audience !== undefined && { audience: settings.audience }),
       }));
     } catch (error) {
-      throw rejection(error);
+      throw rejection(jose.errors, error);
     }
     if (typeof payload.sub !== 'string' || payload.sub === '') throw new TokenRejected('the token has no subject (sub)');
     return { subject: payload.sub, scopes: scopesOf(payload), claims: payload };
   };
 }
 
-function rejection(error: unknown): Error {
+function rejection(errors: Jose['errors'], error: unknown): Error {
   if (error instanceof errors.JWTExpired) return new TokenRejected('the token has expired');
   if (error instanceof errors.JWTClaimValidationFailed) return new TokenRejected(`the token's ${error.claim} claim is not accepted`);
   if (error instanceof errors.JWKSNoMatchingKey) return new TokenRejected('the token is signed with a key the issuer does not publish');
