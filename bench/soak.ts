@@ -25,7 +25,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
-import { BENCH_METRICS_TOKEN, PeakRss, ROOT, ServerProcess, killAllServers, rssMb, runCommand, sleep, SERVER_NODE_FLAGS } from './lib';
+import { BENCH_METRICS_TOKEN, PeakRss, ROOT, ServerProcess, killAllServers, rssMb, runCommand, scrapeMetrics, sleep, SERVER_NODE_FLAGS } from './lib';
 import { openStorage } from '../src/service/storage/open-storage';
 import { issueApiKey } from '../src/service/keys/key-service';
 import { assertResponseConforms } from '../test/support/spec-conformance';
@@ -97,13 +97,8 @@ async function main(): Promise<void> {
   });
   /** The server's V8 heap in use, in MB, from its /metrics (prom-client's nodejs_heap_size_used_bytes). */
   const heapUsedMb = async (): Promise<number | undefined> => {
-    try {
-      const response = await fetch(`${server.baseUrl}/metrics`, { headers: { authorization: `Bearer ${BENCH_METRICS_TOKEN}` }, signal: AbortSignal.timeout(5_000) });
-      const bytes = Number(/^nodejs_heap_size_used_bytes(?:\{[^}]*\})? (\S+)/m.exec(await response.text())?.[1]);
-      return Number.isFinite(bytes) ? bytes / 2 ** 20 : undefined;
-    } catch {
-      return undefined;
-    }
+    const bytes = (await scrapeMetrics(server))?.('nodejs_heap_size_used_bytes');
+    return bytes !== undefined && Number.isFinite(bytes) ? bytes / 2 ** 20 : undefined;
   };
   const agent = new http.Agent({ keepAlive: true, maxSockets: CONCURRENCY });
   const send = (method: string, url: string, key: string | undefined, body?: string, contentType = 'application/json'): Promise<Observed> =>

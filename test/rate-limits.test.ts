@@ -113,6 +113,13 @@ describe('per-key limits by plan', () => {
     expect(res.headers['ratelimit']).toMatch(/^"minute";r=59;t=(59|60)$/);
   });
 
+  it("the reset fields are read on the service's clock (the composition's `now`), as bans and sunsets are", async () => {
+    // The service's clock 30 s ahead of the wall clock the counters' store keeps: half the minute window is gone.
+    await start({}, { now: () => Date.now() + 30_000 });
+    const res = await list(t.auth).expect(200);
+    expect(res.headers['ratelimit']).toMatch(/^"minute";r=59;t=(29|30)$/);
+  });
+
   it('a plan change takes effect without a restart', async () => {
     await start({}, { settings: { keyCacheTtlMs: 100 } });
     expect(rateHeaders(await list(t.auth).expect(200)).limit).toBe(60);

@@ -145,6 +145,9 @@ describe('access tokens (oauth2, openIdConnect) against the JWKS', () => {
     const refused = await t.api.get('/v1/scoped').set('Authorization', `Bearer ${await sign({ scope: 'pets:read' })}`).expect(403);
     expect(refused.body).toMatchObject({ code: 'insufficient_scope', status: 403 });
     expect(refused.headers['www-authenticate']).toBe('Bearer error="insufficient_scope", scope="pets:read pets:write"');
+    // Its access line says why, for this request id.
+    const line = t.logs().split('\n').filter(Boolean).map((text) => JSON.parse(text) as Record<string, unknown>).find((entry) => entry['msg'] === 'request' && entry['requestId'] === refused.headers['x-request-id']);
+    expect(line).toMatchObject({ status: 403, reason: 'insufficient_scope', detail: refused.body.message });
   });
 
   it.each([

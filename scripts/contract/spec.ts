@@ -292,7 +292,7 @@ export function contractOf(parsed: unknown, basePath?: string): Contract {
 }
 
 /** The path of the servers' URLs (`https://api.example/v2` -> `/v2`); they must agree. */
-function basePathOf(servers: Array<{ url: string; variables?: Record<string, { default: string }> }>): string {
+export function basePathOf(servers: Array<{ url: string; variables?: Record<string, { default: string }> }>): string {
   const paths = new Set(
     servers.map((server) => {
       const url = server.url.replace(/\{([^}]+)\}/g, (_, name: string) => server.variables?.[name]?.default ?? '');

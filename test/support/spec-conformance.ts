@@ -16,7 +16,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parse } from 'yaml';
 import { PROJECT_ROOT } from './paths';
-import { contractOf, type Contract, type Operation } from '../../scripts/contract/spec';
+import { basePathOf, contractOf, type Contract, type Operation } from '../../scripts/contract/spec';
 import { checkResponse, schemaErrors } from '../../scripts/contract/checks';
 
 /** A parsed OpenAPI document (any object a test serves). */
@@ -49,7 +49,9 @@ const defaultContracts: ServedContract[] = readdirSync(path.join(PROJECT_ROOT, '
 
 /** A document handed alone is served where its `servers` say (the fuzzer reads them). */
 const served = (contract: Document | ServedContract): ServedContract =>
-  'document' in contract && 'basePath' in contract ? (contract as ServedContract) : { document: contract, basePath: contractOf(contract).basePath };
+  'document' in contract && 'basePath' in contract
+    ? (contract as ServedContract)
+    : { document: contract, basePath: basePathOf((contract as { servers?: Parameters<typeof basePathOf>[0] }).servers ?? []) };
 
 const escapeRegExp = (text: string): string => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
@@ -58,7 +60,8 @@ function checkerFor({ document, basePath }: ServedContract): Checker {
   if (!byBase) checkers.set(document, (byBase = new Map()));
   let checker = byBase.get(basePath);
   if (!checker) {
-    const contract = contractOf(structuredClone(document), basePath);
+    // contractOf reads a copy: the document a test serves is never changed.
+    const contract = contractOf(document, basePath);
     const routes = contract.operations.map((operation): Route => {
       const segments = `${basePath}${operation.path}`.split('/').filter(Boolean);
       // The server's documented matching: case-insensitive, an optional trailing slash.

@@ -117,43 +117,36 @@ export function readBundledContract(file: string): OpenApiDocument {
 }
 
 /** The parsed document when it is one file whose every `$ref` resolves inside it; undefined otherwise (the bundler reads it). */
-function selfContained(text: string): unknown {
+function selfContained(text: string): object | undefined {
   let parsed: unknown;
   try {
     parsed = parse(text);
   } catch {
     return undefined;
   }
-  let resolves = true;
-  const walk = (node: unknown): void => {
-    if (!resolves || node === null || typeof node !== 'object') return;
-    if (Array.isArray(node)) return node.forEach(walk);
-    for (const [key, value] of Object.entries(node)) {
-      if (key === '$ref' && typeof value === 'string') {
-        try {
-          lookupRef(parsed, value);
-        } catch {
-          resolves = false;
-          return;
-        }
-      } else walk(value);
+  if (parsed === null || typeof parsed !== 'object') return undefined;
+  const resolves = (ref: string): boolean => {
+    try {
+      lookupRef(parsed, ref);
+      return true;
+    } catch {
+      return false;
     }
   };
-  walk(parsed);
-  return resolves && parsed !== null && typeof parsed === 'object' ? parsed : undefined;
+  return firstRef(parsed, (ref) => !resolves(ref)) === undefined ? parsed : undefined;
 }
 
-function firstExternalRef(node: unknown): string | undefined {
-  if (Array.isArray(node)) {
-    for (const item of node) {
-      const found = firstExternalRef(item);
-      if (found) return found;
-    }
-  } else if (node !== null && typeof node === 'object') {
-    for (const [key, value] of Object.entries(node)) {
-      if (key === '$ref' && typeof value === 'string' && !value.startsWith('#')) return value;
-      const found = firstExternalRef(value);
-      if (found) return found;
+const firstExternalRef = (node: unknown): string | undefined => firstRef(node, (ref) => !ref.startsWith('#'));
+
+/** The first `$ref` value in a parsed document that `matches`, depth first. */
+function firstRef(node: unknown, matches: (ref: string) => boolean): string | undefined {
+  if (node === null || typeof node !== 'object') return undefined;
+  for (const [key, value] of Object.entries(node)) {
+    if (key === '$ref' && typeof value === 'string') {
+      if (matches(value)) return value;
+    } else {
+      const found = firstRef(value, matches);
+      if (found !== undefined) return found;
     }
   }
   return undefined;

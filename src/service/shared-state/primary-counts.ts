@@ -49,26 +49,27 @@ export function primaryCountStores(): RateLimitStores & { detach(): void } {
   worker.on('message', onMessage);
   const send = (message: Request): boolean => process.connected && process.send!(message);
 
-  const increment = (key: string, names: WindowName[]): Promise<ClientRateLimitInfo[]> =>
-    new Promise((resolve, reject) => {
+  const increment = (key: string, names: WindowName[]): Promise<ClientRateLimitInfo[]> => {
+    const windows: Array<{ name: WindowName; windowMs: number }> = [];
+    for (const name of names) {
+      const length = windowMs[name];
+      if (length === undefined) return Promise.reject(new Error(`primaryCountStores: the ${name} window was never initialised`));
+      windows.push({ name, windowMs: length });
+    }
+    return new Promise((resolve, reject) => {
       const id = nextId++;
       const timer = setTimeout(() => {
         waiting.delete(id);
         reject(new PrimaryUnavailable('the cluster primary did not answer with the rate-limit counts'));
       }, REPLY_TIMEOUT_MS);
-      const unset = names.find((name) => windowMs[name] === undefined);
-      if (unset) {
-        clearTimeout(timer);
-        reject(new Error(`primaryCountStores: the ${unset} window was never initialised`));
-        return;
-      }
       waiting.set(id, { resolve, reject, timer });
-      if (!send({ channel: CHANNEL, type: 'increment', id, key, windows: names.map((name) => ({ name, windowMs: windowMs[name]! })) })) {
+      if (!send({ channel: CHANNEL, type: 'increment', id, key, windows })) {
         waiting.delete(id);
         clearTimeout(timer);
         reject(new PrimaryUnavailable('the cluster primary is gone'));
       }
     });
+  };
   const store = (name: WindowName): Store => ({
     init: (options: Options) => void (windowMs[name] = options.windowMs),
     increment: async (key) => (await increment(key, [name]))[0]!,
