@@ -4,16 +4,27 @@
  * (p99 ≈ N / req/s); what a user sees at a normal load is measured by sending
  * requests at a set rate whatever the server does, here half of the capacity
  * the comparison measured. Debian has no wrk2 and autocannon's `overallRate`
- * bursts (see `paced`), so this process paces the requests itself, pinned to
- * the load generator's CPU.
+ * bursts (see `openLoop`), so a small client process of the bench paces the
+ * requests (bench/open-loop-client.mjs), pinned to the load generator's CPU.
  */
-import http from 'node:http';
-import { performance } from 'node:perf_hooks';
-import { cpuPlan, eventLoopDelay, Latencies, PeakRss, probe, requestHeaders, runCommand, sleep, type EventLoopDelay, type Scenario, type ServerProcess } from './lib';
+import { spawn, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
+import readline from 'node:readline';
+import { cpuPlan, loopDelayIn, median, PeakRss, probe, requestHeaders, ROOT, scrapeMetrics, sleep, type EventLoopDelay, type Scenario, type ServerProcess } from './lib';
 
-export interface OpenLoopResult {
-  /** Requests per second asked for. */
-  offeredRps: number;
+/**
+ * How long the open loop runs for the bench's options: windows of at least
+ * 10 s, after at least 10 s of warm-up (a fresh server's compiler is still at
+ * work in its first seconds: a 2 s warm-up left a stall of about 100 ms at 3
+ * to 4 s).
+ */
+export const openLoopTimes = (options: { duration: number; warmup: number }): { seconds: number; warmupSeconds: number } => ({
+  seconds: Math.max(10, 2 * options.duration),
+  warmupSeconds: Math.max(10, options.warmup),
+});
+
+/** One measured window of the open loop. */
+export interface OpenLoopWindow {
   /** Requests per second answered: below the offered rate, the server (or the generator) fell behind. */
   achievedRps: number;
   p50Ms: number;
@@ -24,106 +35,133 @@ export interface OpenLoopResult {
   /** Responses with another status than the scenario's, socket errors and timeouts. */
   failures: number;
   peakRssMb: number | undefined;
+  /** The server's event-loop delay over the window (project servers only). */
   eventLoopDelay: EventLoopDelay | undefined;
+  /** Full (mark-compact) garbage collections of the server during the window, and their pauses in ms (project servers only). */
+  majorGcs: { count: number; pauseMs: number } | undefined;
+  /** How late the generator's own event loop ran (1 ms resolution): its pauses would show in every figure above, so they must stay well below them. */
+  generatorLoopDelay: { p99Ms: number; maxMs: number };
 }
 
-/** Pins this process (every thread) to a CPU, or frees it; a no-op where the bench does not pin. */
-async function pinSelf(cpus: string | undefined): Promise<void> {
-  if (cpuPlan.loader === undefined) return;
-  await runCommand('taskset', ['-a', '-p', '-c', cpus ?? `0-${Math.max(cpuPlan.loader, cpuPlan.server ?? 0)}`, String(process.pid)]);
+/** Every window, and their medians (the max is the largest of any window). */
+export interface OpenLoopResult {
+  /** Requests per second asked for. */
+  offeredRps: number;
+  achievedRps: number;
+  p50Ms: number;
+  p99Ms: number;
+  p999Ms: number;
+  maxMs: number;
+  requests: number;
+  failures: number;
+  peakRssMb: number | undefined;
+  eventLoopDelay: EventLoopDelay | undefined;
+  windows: OpenLoopWindow[];
 }
 
 /**
- * Sends `rps` requests per second of one scenario for `seconds`, after a
- * warm-up at the same rate, and records every response time.
+ * Sends `rps` requests per second of one scenario: a warm-up at that rate,
+ * then `rounds` windows of `seconds`, every response time recorded. The
+ * requests go from bench/open-loop-client.mjs, a process of its own pinned
+ * to the load generator's CPU: on a fixed schedule (the i-th at start + i /
+ * rate) over a pool of keep-alive connections, each timed from when it was
+ * due, so a request that waited for a free connection counts its wait (no
+ * coordinated omission). autocannon's `overallRate` is not used: it sends
+ * each second's quota as fast as it can and then waits, a burst at
+ * saturation every second.
  *
- * @example const at50 = await openLoop(server, SCENARIOS.list20, key, capacity / 2, 10, 2);
+ * @example const at50 = await openLoop(server, SCENARIOS.list20, key, { rps: capacity / 2, seconds: 10, warmupSeconds: 10, rounds: 3 });
  */
-export async function openLoop(server: ServerProcess, scenario: Scenario, key: string, rps: number, seconds: number, warmupSeconds: number, connections = 32): Promise<OpenLoopResult> {
+export async function openLoop(
+  server: ServerProcess,
+  scenario: Scenario,
+  key: string,
+  { rps, seconds, warmupSeconds, rounds, connections = 32 }: { rps: number; seconds: number; warmupSeconds: number; rounds: number; connections?: number },
+): Promise<OpenLoopResult> {
   await probe(server, scenario, key);
   const rate = Math.max(1, Math.round(rps));
-  await pinSelf(cpuPlan.loader === undefined ? undefined : String(cpuPlan.loader));
+  const url = new URL(server.baseUrl);
+  const settings = { host: url.hostname, port: Number(url.port), method: scenario.method, path: scenario.path, headers: requestHeaders(key, scenario), body: scenario.body, rate, seconds, warmupSeconds, connections, status: scenario.status };
+  const script = [path.join(ROOT, 'bench', 'open-loop-client.mjs'), JSON.stringify(settings)];
+  const [command, args] = cpuPlan.loader === undefined ? [process.execPath, script] : ['taskset', ['-c', String(cpuPlan.loader), process.execPath, ...script]];
+  const client = spawn(command, args, { stdio: ['pipe', 'pipe', 'inherit'] });
+  const lines = readline.createInterface({ input: client.stdout! });
+  const next = lineReader(lines, client);
   try {
-    if (warmupSeconds > 0) await paced(server, scenario, key, rate, warmupSeconds, connections, undefined);
-    await sleep(200); // the warm-up's last answers out of the way
-    await eventLoopDelay(server); // resets the server's histogram
-    const latencies = new Latencies();
-    const memory = new PeakRss(server.pid);
-    const result = await paced(server, scenario, key, rate, seconds, connections, latencies);
-    const peakRssMb = memory.stop();
-    const { p50, p99, p999, max } = latencies.percentiles();
+    if ((await next()) !== 'warm') throw new Error('the open-loop client did not finish its warm-up');
+    const windows: OpenLoopWindow[] = [];
+    for (let round = 0; round < rounds; round++) {
+      await sleep(200); // the previous answers out of the way
+      // One read of /metrics before and one after: each read also resets the server's loop-delay histogram.
+      const gcsBefore = majorGcs(await scrapeMetrics(server));
+      const memory = new PeakRss(server.pid);
+      client.stdin!.write('go\n');
+      const result = JSON.parse(await next()) as ClientResult;
+      const peakRssMb = memory.stop();
+      const after = await scrapeMetrics(server);
+      const gcsAfter = majorGcs(after);
+      windows.push({
+        achievedRps: result.answered / result.seconds,
+        p50Ms: result.p50Ms ?? NaN,
+        p99Ms: result.p99Ms ?? NaN,
+        p999Ms: result.p999Ms ?? NaN,
+        maxMs: result.maxMs ?? NaN,
+        requests: result.answered + result.failures,
+        failures: result.failures,
+        peakRssMb,
+        eventLoopDelay: after && loopDelayIn(after),
+        majorGcs: gcsBefore && gcsAfter && { count: gcsAfter.count - gcsBefore.count, pauseMs: (gcsAfter.seconds - gcsBefore.seconds) * 1000 },
+        generatorLoopDelay: result.generatorLoopDelay,
+      });
+    }
+    const mid = (pick: (window: OpenLoopWindow) => number | undefined): number => median(windows.map(pick)) ?? NaN;
+    const delays = windows.map((window) => window.eventLoopDelay);
     return {
       offeredRps: rate,
-      achievedRps: result.answered / result.seconds,
-      p50Ms: p50,
-      p99Ms: p99,
-      p999Ms: p999,
-      maxMs: max,
-      requests: result.answered + result.failures,
-      failures: result.failures,
-      peakRssMb,
-      eventLoopDelay: await eventLoopDelay(server),
+      achievedRps: mid((w) => w.achievedRps),
+      p50Ms: mid((w) => w.p50Ms),
+      p99Ms: mid((w) => w.p99Ms),
+      p999Ms: mid((w) => w.p999Ms),
+      maxMs: Math.max(...windows.map((w) => w.maxMs)),
+      requests: windows.reduce((sum, w) => sum + w.requests, 0),
+      failures: windows.reduce((sum, w) => sum + w.failures, 0),
+      peakRssMb: Math.max(...windows.map((w) => w.peakRssMb ?? 0)) || undefined,
+      eventLoopDelay: delays.every(Boolean) ? { meanMs: mid((w) => w.eventLoopDelay?.meanMs), p50Ms: mid((w) => w.eventLoopDelay?.p50Ms), p99Ms: mid((w) => w.eventLoopDelay?.p99Ms), maxMs: Math.max(...delays.map((d) => d!.maxMs)) } : undefined,
+      windows,
     };
   } finally {
-    await pinSelf(undefined);
+    client.stdin!.end();
+    lines.close();
+    client.kill();
   }
 }
 
-/** What one paced run saw. */
-interface Paced {
-  answered: number;
-  /** Responses with another status than the scenario's, and transport errors. */
-  failures: number;
-  seconds: number;
+/** The server's full garbage collections so far in one read of its /metrics (prom-client's `nodejs_gc_duration_seconds{kind="major"}`), or undefined without one. */
+function majorGcs(metrics: ((name: string, labels?: string) => number) | undefined): { count: number; seconds: number } | undefined {
+  if (!metrics) return undefined;
+  const count = metrics('nodejs_gc_duration_seconds_count', 'kind="major"');
+  const seconds = metrics('nodejs_gc_duration_seconds_sum', 'kind="major"');
+  // No series yet: no full collection so far.
+  return Number.isFinite(count) && Number.isFinite(seconds) ? { count, seconds } : { count: 0, seconds: 0 };
 }
 
-/**
- * Sends requests on a fixed schedule (the i-th at start + i / rate) over a
- * pool of keep-alive connections, and times each from when it was due, so a
- * request that waited for a free connection counts its wait (no coordinated
- * omission). autocannon's `overallRate` is not used: it sends each second's
- * quota as fast as it can and then waits, a burst at saturation every second.
- */
-async function paced(server: ServerProcess, scenario: Scenario, key: string, rate: number, seconds: number, connections: number, latencies: Latencies | undefined): Promise<Paced> {
-  const agent = new http.Agent({ keepAlive: true, maxSockets: connections });
-  const url = new URL(server.baseUrl + scenario.path);
-  const headers = { ...requestHeaders(key, scenario), ...(scenario.body === undefined ? {} : { 'content-length': String(Buffer.byteLength(scenario.body)) }) };
-  const total = Math.round(rate * seconds);
-  let sent = 0;
-  let settled = 0;
-  let answered = 0;
-  let failures = 0;
-  const started = performance.now();
-  await new Promise<void>((resolve) => {
-    const done = (): void => {
-      settled += 1;
-      if (settled === total) resolve();
-    };
-    const send = (dueAt: number): void => {
-      const request = http.request({ host: url.hostname, port: url.port, path: url.pathname + url.search, method: scenario.method, headers, agent }, (response) => {
-        response.resume();
-        response.on('end', () => {
-          if (response.statusCode === scenario.status) {
-            answered += 1;
-            latencies?.add(performance.now() - dueAt);
-          } else failures += 1;
-          done();
-        });
-      });
-      request.setTimeout(10_000, () => request.destroy(new Error('no answer within 10 s')));
-      request.on('error', () => {
-        failures += 1;
-        done();
-      });
-      request.end(scenario.body);
-    };
-    // A timer every millisecond sends what has come due since the last tick.
-    const tick = setInterval(() => {
-      const due = Math.min(total, Math.floor(((performance.now() - started) / 1000) * rate));
-      while (sent < due) send(started + (sent++ * 1000) / rate);
-      if (sent === total) clearInterval(tick);
-    }, 1);
-  });
-  agent.destroy();
-  return { answered, failures, seconds: (performance.now() - started) / 1000 };
+/** What bench/open-loop-client.mjs prints at the end. */
+interface ClientResult {
+  answered: number;
+  failures: number;
+  seconds: number;
+  p50Ms: number | null;
+  p99Ms: number | null;
+  p999Ms: number | null;
+  maxMs: number | null;
+  generatorLoopDelay: { p99Ms: number; maxMs: number };
+}
+
+/** The next line a child prints, or an error when it exits first. */
+function lineReader(lines: readline.Interface, child: ChildProcess): () => Promise<string> {
+  const queue: string[] = [];
+  let waiting: { resolve: (line: string) => void; reject: (error: Error) => void } | undefined;
+  lines.on('line', (line) => (waiting ? (waiting.resolve(line), (waiting = undefined)) : queue.push(line)));
+  child.on('exit', (code, signal) => waiting?.reject(new Error(`the open-loop client exited (${signal ?? code})`)));
+  return () => (queue.length > 0 ? Promise.resolve(queue.shift()!) : new Promise((resolve, reject) => (waiting = { resolve, reject })));
 }

@@ -68,7 +68,7 @@ import {
 } from './lib';
 import { petsUpTo } from './seed';
 import { LAYER_NOTES, ledgerHeader, ledgerRows, runLedger, type LedgerResult } from './ledger';
-import { openLoop, type OpenLoopResult } from './open-loop';
+import { openLoop, openLoopTimes, type OpenLoopResult } from './open-loop';
 import { runPhase, startContender, type Contender, type PhaseResult } from './phase';
 import { cellOf, comparisonTables, fmt, ratio, scaleTables, table, targetsOf, workersTables } from './report';
 
@@ -232,21 +232,28 @@ async function main(): Promise<void> {
       }
       const capacity = cellOf(compare, 'project', 'list20')?.rps;
       if (capacity !== undefined && Number.isFinite(capacity)) {
-        const seconds = Math.max(10, 2 * options.duration);
-        console.log(`\nopen loop: listPets limit=20 offered at 50 % of the project's capacity, ${fmt(capacity / 2)} req/s, for ${seconds} s, to the project (as shipped) and to B (the floor at the same load)`);
+        const { seconds, warmupSeconds } = openLoopTimes(options);
+        console.log(
+          `\nopen loop: listPets limit=20 offered at 50 % of the project's capacity, ${fmt(capacity / 2)} req/s, ${options.rounds} windows of ${seconds} s after ${warmupSeconds} s of warm-up, ` +
+            'to the project (as shipped) and to B (the floor at the same load)',
+        );
         for (const [id, spec] of [
           ['project', projectSpec('project-open', 'project', database)],
           ['B', baselineSpec('B-open', 'B express', 'express-plain.mjs', petsFile)],
         ] as const) {
           const { server } = await startContender(spec, database.key);
           try {
-            const result = await openLoop(server, SCENARIOS.list20, database.key, capacity / 2, seconds, options.warmup, options.connections);
+            const result = await openLoop(server, SCENARIOS.list20, database.key, { rps: capacity / 2, seconds, warmupSeconds, rounds: options.rounds, connections: options.connections });
             openLoops.push({ server: id, label: spec.label, ...result });
             if (result.failures) errors.push(`open loop, ${spec.label}: ${result.failures} responses were not ${SCENARIOS.list20.status} or failed`);
-            console.log(
-              `  ${spec.label.padEnd(12)} ${fmt(result.achievedRps)} req/s answered  p50 ${fmt(result.p50Ms, 2)} ms  p99 ${fmt(result.p99Ms, 2)} ms  p99.9 ${fmt(result.p999Ms, 2)} ms  max ${fmt(result.maxMs, 2)} ms` +
-                (result.eventLoopDelay ? `  loop delay p99 ${fmt(result.eventLoopDelay.p99Ms, 2)} ms` : ''),
-            );
+            for (const window of result.windows) {
+              console.log(
+                `  ${spec.label.padEnd(12)} ${fmt(window.achievedRps)} req/s answered  p50 ${fmt(window.p50Ms, 2)} ms  p99 ${fmt(window.p99Ms, 2)} ms  p99.9 ${fmt(window.p999Ms, 2)} ms  max ${fmt(window.maxMs, 2)} ms` +
+                  (window.eventLoopDelay ? `  loop delay p99 ${fmt(window.eventLoopDelay.p99Ms, 2)} ms` : '') +
+                  (window.majorGcs ? `  full GCs ${window.majorGcs.count}` : '') +
+                  `  generator delay max ${fmt(window.generatorLoopDelay.maxMs, 1)} ms`,
+              );
+            }
           } finally {
             await server.stop();
           }
@@ -308,16 +315,18 @@ async function main(): Promise<void> {
   const ledgerTable = ledger ? table(ledgerHeader(ledger), ledgerRows(ledger)) : undefined;
   const openLoopTable = openLoops.length
     ? table(
-        ['server', 'offered req/s', 'answered req/s', 'p50 ms', 'p99 ms', 'p99.9 ms', 'max ms', 'loop delay p99 / max ms', 'peak RSS MB'],
+        ['server', 'offered req/s', 'answered req/s', 'p50 ms', 'p99 ms (windows)', 'p99.9 ms', 'max ms', 'loop delay p99 / max ms', 'full GCs', 'generator delay max ms', 'peak RSS MB'],
         openLoops.map((result) => [
           result.label,
           fmt(result.offeredRps),
           fmt(result.achievedRps),
           fmt(result.p50Ms, 2),
-          fmt(result.p99Ms, 2),
+          `${fmt(result.p99Ms, 2)} (${result.windows.map((window) => fmt(window.p99Ms, 1)).join(', ')})`,
           fmt(result.p999Ms, 2),
           fmt(result.maxMs, 2),
           result.eventLoopDelay ? `${fmt(result.eventLoopDelay.p99Ms, 2)} / ${fmt(result.eventLoopDelay.maxMs, 2)}` : '',
+          result.windows.every((window) => window.majorGcs) ? result.windows.map((window) => window.majorGcs!.count).join(', ') : '',
+          fmt(Math.max(...result.windows.map((window) => window.generatorLoopDelay.maxMs)), 1),
           fmt(result.peakRssMb, 1),
         ]),
       )
@@ -404,7 +413,7 @@ async function main(): Promise<void> {
           '',
           '## Latency at 50 % of capacity (open loop)',
           '',
-          `The project as shipped (a fresh server), then plain Express B at the same rate as the floor of this machine, offered listPets limit=20 at half the req/s the project reached in the comparison, at a fixed rate whatever it answers (requests sent on a fixed schedule over up to ${options.connections} keep-alive connections, each timed from when it was due, from the bench process${cpuPlan.loader === undefined ? '' : ` pinned to CPU ${cpuPlan.loader}`}; warm-up ${options.warmup} s at the same rate): every response time recorded, the server's event-loop delay from its /metrics. The closed-loop p99 of the comparison is the saturated queue (Little's law); this is what a request meets at a normal load.`,
+          `The project as shipped (a fresh server), then plain Express B at the same rate as the floor of this machine, offered listPets limit=20 at half the req/s the project reached in the comparison, at a fixed rate whatever it answers: requests sent on a fixed schedule over up to ${options.connections} keep-alive connections, each timed from when it was due, by a small client process of its own (\`bench/open-loop-client.mjs\`${cpuPlan.loader === undefined ? '' : `, pinned to CPU ${cpuPlan.loader}`}; its own event loop's worst delay is shown, and must stay well below the figures it measures). Warm-up ${openLoopTimes(options).warmupSeconds} s at the same rate, then ${options.rounds} windows of ${openLoopTimes(options).seconds} s: p50, p99, p99.9 and the loop delay p99 are medians over the windows (each window's p99 in brackets), max is the worst of any. Full GCs: the server's mark-compact collections in each window (prom-client's \`nodejs_gc_duration_seconds{kind="major"}\`). The closed-loop p99 of the comparison is the saturated queue (Little's law); this is what a request meets at a normal load.`,
           '',
           openLoopTable.markdown,
         ]

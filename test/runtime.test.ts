@@ -174,6 +174,15 @@ describe('the server\'s Node flags (package.json "config.serverNodeFlags")', () 
     expect(flags).toContain('--max-semi-space-size=4');
   });
 
+  it('grow the old generation by half its live size between full collections (fewer full GCs under load, a lower first peak)', () => {
+    expect(flags).toContain('--heap-growing-percent=50');
+  });
+
+  it('are all accepted by the pinned Node', () => {
+    const out = execFileSync(process.execPath, [...flags, '-e', 'console.log("ok")'], { encoding: 'utf8' });
+    expect(out.trim()).toBe('ok');
+  });
+
   it('are what npm start, npm run mock and the container image run the server with', () => {
     for (const name of ['start', 'mock']) expect(scripts[name]).toMatch(/node [^&]*\$npm_package_config_serverNodeFlags dist\/src\/server\.js/);
     const cmd = /^CMD (\[.*\])$/m.exec(readFileSync(path.join(PROJECT_ROOT, 'deploy', 'Dockerfile'), 'utf8'))![1]!;

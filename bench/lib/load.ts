@@ -114,7 +114,11 @@ const LOOP_MONITOR_INTERVAL_MS = 10;
  */
 export async function eventLoopDelay(server: ServerProcess): Promise<EventLoopDelay | undefined> {
   const metrics = await scrapeMetrics(server);
-  if (!metrics) return undefined;
+  return metrics && loopDelayIn(metrics);
+}
+
+/** The event-loop delay in one read of /metrics (see `eventLoopDelay`). */
+export function loopDelayIn(metrics: (name: string) => number): EventLoopDelay | undefined {
   const read = (name: string): number => Math.max(0, metrics(`nodejs_eventloop_lag_${name}_seconds`) * 1000 - LOOP_MONITOR_INTERVAL_MS);
   const delay = { meanMs: read('mean'), p50Ms: read('p50'), p99Ms: read('p99'), maxMs: read('max') };
   return Object.values(delay).every(Number.isFinite) ? delay : undefined;
@@ -122,17 +126,19 @@ export async function eventLoopDelay(server: ServerProcess): Promise<EventLoopDe
 
 /**
  * One read of a project server's /metrics (started with the bench's metrics
- * token): a lookup of a metric's value (its first sample; NaN when absent),
+ * token): a lookup of a metric's value (its first sample, or the first whose
+ * labels contain `labels`; NaN when absent),
  * or undefined when the server has no token or did not answer.
  *
  * @example const metrics = await scrapeMetrics(server); metrics?.('nodejs_heap_size_used_bytes')
  */
-export async function scrapeMetrics(server: ServerProcess): Promise<((name: string) => number) | undefined> {
+export async function scrapeMetrics(server: ServerProcess): Promise<((name: string, labels?: string) => number) | undefined> {
   if (server.spec.env.METRICS_TOKEN !== BENCH_METRICS_TOKEN) return undefined;
   try {
     const response = await fetch(`${server.baseUrl}/metrics`, { headers: { authorization: `Bearer ${BENCH_METRICS_TOKEN}` }, signal: AbortSignal.timeout(5_000) });
     const text = await response.text();
-    return (name) => Number(new RegExp(`^${name}(?:\\{[^}]*\\})? (\\S+)`, 'm').exec(text)?.[1]);
+    const escape = (text: string): string => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+    return (name, labels) => Number(new RegExp(`^${escape(name)}${labels === undefined ? '(?:\\{[^}]*\\})?' : `\\{[^}]*${escape(labels)}[^}]*\\}`} (\\S+)`, 'm').exec(text)?.[1]);
   } catch {
     return undefined;
   }

@@ -28,11 +28,11 @@ export async function serve(service: Service): Promise<Serving> {
   let stopping = false;
   // While stopping, keep-alive clients are told to reconnect elsewhere, so
   // their sockets close after the response instead of holding shutdown open.
-  const inFlight = new Set<ServerResponse>();
+  const inFlight = new InFlight();
   server.on('request', (_req, res: ServerResponse) => {
     if (stopping) res.setHeader('Connection', 'close');
-    inFlight.add(res);
-    res.once('close', () => inFlight.delete(res));
+    const slot = inFlight.add(res);
+    res.once('close', () => inFlight.remove(slot));
   });
   await new Promise<void>((resolve, reject) => {
     server.once('listening', resolve);
@@ -46,7 +46,7 @@ export async function serve(service: Service): Promise<Serving> {
     stop: () =>
       (stopped ??= new Promise<void>((resolve) => {
         stopping = true;
-        for (const res of inFlight) if (!res.headersSent) res.setHeader('Connection', 'close');
+        for (const res of inFlight.responses()) if (!res.headersSent) res.setHeader('Connection', 'close');
         const force = setTimeout(() => server.closeAllConnections(), config.shutdownTimeoutMs).unref();
         server.close(() => {
           clearTimeout(force);
@@ -56,4 +56,31 @@ export async function serve(service: Service): Promise<Serving> {
         server.closeIdleConnections();
       }).then(() => service.close())),
   };
+}
+
+/**
+ * The responses in flight, in slots that are reused and never given back. A
+ * `Set` added to and deleted from on every request grows and shrinks its table
+ * as the number in flight moves, and each new table, held by a long-lived Set,
+ * outlives the young generation: garbage that only a full collection (a pause
+ * of every request) removes.
+ */
+class InFlight {
+  private readonly slots: Array<ServerResponse | undefined> = [];
+  private readonly free: number[] = [];
+
+  add(res: ServerResponse): number {
+    const slot = this.free.pop() ?? this.slots.length;
+    this.slots[slot] = res;
+    return slot;
+  }
+
+  remove(slot: number): void {
+    this.slots[slot] = undefined;
+    this.free.push(slot);
+  }
+
+  *responses(): Iterable<ServerResponse> {
+    for (const res of this.slots) if (res) yield res;
+  }
 }
