@@ -1,6 +1,8 @@
 import path from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
+import { sql } from 'kysely';
 import { openStorage } from '../src/service/storage/open-storage';
+import { sqliteBackend } from '../src/service/storage/sqlite-backend';
 import { startTestApp } from './support/test-app';
 import { tempDir } from './support/paths';
 
@@ -47,6 +49,16 @@ describe('SQLite storage (the embedded default)', () => {
       expect(plan).not.toContain('TEMP B-TREE'); // no sort step
     } finally {
       db.close();
+    }
+  });
+
+  it('keeps SQLite\'s page cache at SQLite\'s own default, not better-sqlite3\'s 16 MB (memory under sustained writes)', async () => {
+    const backend = await sqliteBackend.open(`sqlite:${path.join(tempDir(), 'pets.db')}`);
+    try {
+      const { rows } = await sql<{ cache_size: number }>`pragma cache_size`.execute(backend.db);
+      expect(rows[0]!.cache_size).toBe(-2_000);
+    } finally {
+      await backend.db.destroy();
     }
   });
 
