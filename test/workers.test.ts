@@ -136,6 +136,18 @@ it('a ban made by one worker is enforced by every worker at once, and made once'
   }
 });
 
+it('SIGTERM while a replacement worker is still starting stops with exit 0', async () => {
+  const { env } = database();
+  const server = await startWorkers(env);
+  const workerLine = /"pid":(\d+)[^\n]*"msg":"worker 1 listening/;
+  await waitFor(() => workerLine.test(server.output()), "worker 1's start line", server);
+  process.kill(Number(workerLine.exec(server.output())![1]), 'SIGKILL');
+  await waitFor(() => /"msg":"worker died: replaced"/.test(server.output()), 'the replacement', server);
+  // The replacement is still loading its modules: it has no SIGTERM handler yet.
+  expect(await server.stop('SIGTERM')).toBe(0);
+  expect(server.output()).not.toMatch(/"msg":"worker 3 listening/);
+});
+
 it('a worker killed under load is replaced and no acknowledged create is lost', async () => {
   const { env, file } = database();
   const key = runKeysCli(['create', '--plan', 'enterprise', '--rpm', '1000000', '--rpd', '100000000'], env).stdout.trim();

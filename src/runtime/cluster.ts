@@ -77,9 +77,11 @@ export async function runPrimary({ config, logger, prepare }: PrimaryOptions): P
     );
   });
   cluster.on('exit', (worker, code, signal) => {
-    listening.delete(worker.id);
+    const served = listening.delete(worker.id);
     if (stopping) {
-      exitCodes.push(signal ? 1 : (code ?? 1));
+      // A worker still loading its modules when our SIGTERM came dies of it before its own handler exists: it served nothing, so nothing was cut short.
+      const clean = code === 0 || (signal === 'SIGTERM' && !served);
+      exitCodes.push(clean ? 0 : (code ?? 1));
       if (liveWorkers().length === 0) void exit();
       return;
     }
