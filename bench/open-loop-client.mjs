@@ -88,7 +88,7 @@ class Pool {
   }
 
   start(total, latencies, done) {
-    this.phase = { total, latencies, done, sent: 0, settled: 0, answered: 0, failures: 0, queued: 0, started: performance.now() };
+    this.phase = { total, latencies, done, sent: 0, settled: 0, answered: 0, failures: 0, started: performance.now() };
     const phase = this.phase;
     const tick = setInterval(() => {
       const due = Math.min(total, Math.floor(((performance.now() - phase.started) / 1000) * rate));
@@ -100,10 +100,7 @@ class Pool {
   dispatch(dueAt) {
     const connection = this.idle.pop();
     if (connection) connection.send(dueAt);
-    else {
-      this.phase.queued += 1;
-      this.waiting.push(dueAt);
-    }
+    else this.waiting.push(dueAt);
   }
 
   settle(connection, ok) {
@@ -150,7 +147,6 @@ for await (const line of readline.createInterface({ input: process.stdin })) {
       p99Ms: at(0.99),
       p999Ms: at(0.999),
       maxMs: at(1),
-      queued: measured.queued,
       generatorLoopDelay: { p99Ms: loop.percentile(99) / 1e6, maxMs: loop.max / 1e6 },
     }) + '\n',
   );

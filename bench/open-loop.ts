@@ -44,20 +44,11 @@ export interface OpenLoopWindow {
 }
 
 /** Every window, and their medians (the max is the largest of any window). */
-export interface OpenLoopResult {
+export type OpenLoopResult = Omit<OpenLoopWindow, 'majorGcs' | 'generatorLoopDelay'> & {
   /** Requests per second asked for. */
   offeredRps: number;
-  achievedRps: number;
-  p50Ms: number;
-  p99Ms: number;
-  p999Ms: number;
-  maxMs: number;
-  requests: number;
-  failures: number;
-  peakRssMb: number | undefined;
-  eventLoopDelay: EventLoopDelay | undefined;
   windows: OpenLoopWindow[];
-}
+};
 
 /**
  * Sends `rps` requests per second of one scenario: a warm-up at that rate,

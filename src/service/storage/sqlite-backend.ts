@@ -5,6 +5,9 @@ import { Kysely, SqliteDialect, type CompiledQuery, type SqliteDatabase } from '
 import type { Database } from './schema';
 import type { Backend, BackendKind } from './backend';
 
+/** SQLite's page cache per connection, in KiB (SQLite's own default). */
+const PAGE_CACHE_KIB = 2_000;
+
 /**
  * Opens (creating it and its folder if needed) an SQLite file in WAL mode:
  * readers never block the writer, so the keys CLI can use the file while the
@@ -15,9 +18,6 @@ import type { Backend, BackendKind } from './backend';
  *
  * @example const backend = await sqliteBackend.open('sqlite:data/pets.db');
  */
-/** SQLite's page cache per connection, in KiB (SQLite's own default). */
-const PAGE_CACHE_KIB = 2_000;
-
 export const sqliteBackend: BackendKind = {
   schemes: ['sqlite'],
   open: async (databaseUrl) => openSqlite(databaseUrl.slice('sqlite:'.length)),
