@@ -34,6 +34,7 @@ import type { HandlerRegistry, Version } from './service/handlers/types';
 import { keyCheck } from './service/keys/key-check';
 import { memoryStores, rateLimits } from './service/rate-limit/rate-limits';
 import { MemoryBanList } from './service/rate-limit/ban-list';
+import { RefusedAddresses } from './service/rate-limit/refused-addresses';
 import { openStorage } from './service/storage/open-storage';
 import { repositoriesOf, type Storage } from './service/storage/storage';
 import { timedStorage } from './service/storage/timed-storage';
@@ -179,14 +180,19 @@ export async function compose(config: Config, seams: CompositionSeams = {}): Pro
         return [api.name, { context: { ...repositories, pages: pageLinks(api.basePath, cursors), idempotency }, ...(mocks && { mocks }) }] as const;
       }),
     );
+    // On the stores' clock, not the service's: it holds the ends of their windows.
+    const refusedAddresses = new RefusedAddresses();
     const check = keyCheck({
       apiKeys: storage.apiKeys,
       cacheTtlMs: config.keyCacheTtlMs,
       ...(shared && { keyChanges: shared.keyChanges }),
       observeCache: (result) => metrics.keyCacheLookups.inc({ result }),
       tokenPlan: config.oauth2.plan,
+      // A client already refused in its per-address window: its next random key costs no query.
+      beforeLookup: refusedAddresses.guard(config.rateLimits.ipPerMinute),
     });
-    const verifyToken = config.oauth2.jwksUrl ? tokenVerifier({ jwksUrl: config.oauth2.jwksUrl, issuer: config.oauth2.issuer, audience: config.oauth2.audience }) : undefined;
+    const { jwksUrl, issuer, audience, maxTokenAgeSeconds, tokenType } = config.oauth2;
+    const verifyToken = jwksUrl ? tokenVerifier({ jwksUrl, issuer, audience, maxTokenAgeSeconds, tokenType }) : undefined;
     const phases: PhaseImplementations = {
       observe: (req, res) => {
         assignRequestId(req, res);
@@ -199,7 +205,7 @@ export async function compose(config: Config, seams: CompositionSeams = {}): Pro
       'rate-limit': rateLimits(config.rateLimits, shared?.stores ?? memoryStores(), shared?.banList ?? new MemoryBanList(storage.apiKeys), logger, {
         refused: (plan, window) => metrics.rateLimitRefusals.inc({ plan, window }),
         banned: (plan, window) => metrics.rateLimitBans.inc({ plan, window }),
-      }, now),
+      }, now, refusedAddresses),
       'request-size': limitUrlLength(),
       'require-caller': requireCaller,
       sunset: (op, api) => {

@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import path from 'node:path';
+import { compile as compileProxyList } from 'proxy-addr';
 import { z } from 'zod';
 
 /** Default database: an SQLite file under the working directory. */
@@ -10,6 +11,20 @@ const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'
 
 /** More processes than this is a typo, not a machine. */
 const MAX_WORKERS = 256;
+
+const TRUST_PROXY_TRUE_MESSAGE =
+  'true is refused: it trusts whatever a client writes first in X-Forwarded-For; give the number of proxies in front (e.g. 1) or their addresses/subnets (e.g. loopback, 10.0.0.0/8)';
+const TRUST_PROXY_MESSAGE = 'must be false, a number of proxy hops (e.g. 1), or a comma-separated list of proxy addresses/subnets (e.g. loopback, 10.0.0.0/8)';
+
+/** A list Express's `trust proxy` (proxy-addr) accepts: addresses, subnets, or the names loopback, linklocal, uniquelocal. */
+function isProxyList(value: string): boolean {
+  try {
+    compileProxyList(value.split(',').map((part) => part.trim()));
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 const booleanFlag = z.enum(['true', 'false', '1', '0']).transform((value) => value === 'true' || value === '1');
 
@@ -52,7 +67,7 @@ const environmentSchema = z.object({
     .refine((format) => format === 'json' || canLoad('pino-pretty'), {
       message: 'pretty needs pino-pretty, a dev dependency that is not installed (npm install without --omit=dev), or use json',
     }),
-  /** Bearer token for GET /metrics; unset: open in development and test, disabled in production. */
+  /** Bearer token for GET /metrics; unset: loopback clients only in development and test, disabled in production. */
   METRICS_TOKEN: z
     .string()
     .min(16, 'must be at least 16 characters (e.g. openssl rand -hex 32)')
@@ -67,13 +82,17 @@ const environmentSchema = z.object({
   RATE_LIMIT_BAN_AFTER: z.coerce.number({ error: 'must be a positive integer' }).int().positive().default(10),
   RATE_LIMIT_BAN_SECONDS: z.coerce.number({ error: 'must be a positive integer' }).int().positive().default(900),
   RATE_LIMIT_IP_PER_MINUTE: z.coerce.number({ error: 'must be a positive integer' }).int().positive().default(60),
-  /** Express `trust proxy`: false, true, a hop count, or a comma-separated list of addresses/subnets. */
+  /**
+   * Express `trust proxy`: `false`, a hop count, or a comma-separated list of
+   * proxy addresses/subnets. `true` is refused: it would take the client's
+   * address from whatever the client writes first in X-Forwarded-For.
+   */
   TRUST_PROXY: z
     .string()
     .default('false')
-    .transform((value): boolean | number | string =>
-      value === 'true' ? true : value === 'false' ? false : /^\d+$/.test(value) ? Number(value) : value,
-    ),
+    .refine((value) => value !== 'true', TRUST_PROXY_TRUE_MESSAGE)
+    .refine((value) => value === 'false' || /^\d+$/.test(value) || isProxyList(value), TRUST_PROXY_MESSAGE)
+    .transform((value): false | number | string => (value === 'false' ? false : /^\d+$/.test(value) ? Number(value) : value)),
   /** Seconds to wait for in-flight requests on SIGTERM before closing connections. */
   SHUTDOWN_TIMEOUT_SECONDS: z.coerce.number({ error: 'must be a number of seconds' }).positive().default(10),
   /** Slow clients (src/runtime/http-server.ts): time to send the request headers, the whole request, and idle keep-alive time. */
@@ -97,19 +116,37 @@ const environmentSchema = z.object({
     .default(1),
   /** The JSON Web Key Set that access tokens of oauth2 and openIdConnect schemes are verified against; unset: such requirements answer 401 saying so. */
   OAUTH2_JWKS_URL: z.string().url('must be an http(s) URL of a JSON Web Key Set').refine((url) => /^https?:\/\//.test(url), 'must be an http(s) URL of a JSON Web Key Set').optional(),
-  /** The `iss` every access token must carry; not checked when unset. */
+  /** The `iss` every access token must carry: required with OAUTH2_JWKS_URL. */
   OAUTH2_ISSUER: z.string().min(1).optional(),
-  /** An `aud` every access token must carry; not checked when unset. */
+  /** An `aud` every access token must carry: required with OAUTH2_JWKS_URL. */
   OAUTH2_AUDIENCE: z.string().min(1).optional(),
+  /** Tests only: verify tokens without checking their issuer and audience (refused in production). */
+  OAUTH2_ACCEPT_ANY_ISSUER_AND_AUDIENCE: booleanFlag.default(false),
+  /** The oldest token accepted, by its `iat`, whatever its `exp` says. */
+  OAUTH2_MAX_TOKEN_AGE_SECONDS: z.coerce.number({ error: 'must be a positive integer' }).int().positive().default(86_400),
+  /** The JWT `typ` every token must carry (`at+jwt` where the provider follows RFC 9068, which keeps ID tokens out); unset: not checked. */
+  OAUTH2_TOKEN_TYPE: z.string().min(1).optional(),
   /** The plan (rate limits) of every caller that presents an access token. */
   OAUTH2_PLAN: z.enum(['free', 'pro', 'business']).default('free'),
   /** Concurrent sockets per process; the excess is closed at once. */
   MAX_CONNECTIONS: z.coerce.number({ error: 'must be a positive integer' }).int().positive().default(1024),
-}).refine((values) => values.HEADERS_TIMEOUT_SECONDS <= values.REQUEST_TIMEOUT_SECONDS, {
-  // Node refuses a headers timeout longer than the request timeout (which includes the headers).
-  path: ['HEADERS_TIMEOUT_SECONDS'],
-  message: 'must not be greater than REQUEST_TIMEOUT_SECONDS (the request timeout includes the headers)',
-});
+  /** Concurrent sockets per process from one peer address (an IPv6 peer by its /56); the excess is closed at once. */
+  MAX_CONNECTIONS_PER_CLIENT: z.coerce.number({ error: 'must be a positive integer' }).int().positive().default(128),
+})
+  .refine((values) => values.HEADERS_TIMEOUT_SECONDS <= values.REQUEST_TIMEOUT_SECONDS, {
+    // Node refuses a headers timeout longer than the request timeout (which includes the headers).
+    path: ['HEADERS_TIMEOUT_SECONDS'],
+    message: 'must not be greater than REQUEST_TIMEOUT_SECONDS (the request timeout includes the headers)',
+  })
+  .refine((values) => values.OAUTH2_JWKS_URL === undefined || values.OAUTH2_ACCEPT_ANY_ISSUER_AND_AUDIENCE || (values.OAUTH2_ISSUER !== undefined && values.OAUTH2_AUDIENCE !== undefined), {
+    // Without both, a token the same provider issued for another API, or by another tenant, would be accepted.
+    path: ['OAUTH2_JWKS_URL'],
+    message: 'verifies access tokens, so OAUTH2_ISSUER and OAUTH2_AUDIENCE must both be set (the iss and aud this API accepts)',
+  })
+  .refine((values) => !(values.OAUTH2_ACCEPT_ANY_ISSUER_AND_AUDIENCE && values.NODE_ENV === 'production'), {
+    path: ['OAUTH2_ACCEPT_ANY_ISSUER_AND_AUDIENCE'],
+    message: 'is for tests: it is refused in production (set OAUTH2_ISSUER and OAUTH2_AUDIENCE)',
+  });
 
 /** Every environment variable the server reads (docs/operations.md documents each). */
 export const ENVIRONMENT_VARIABLES: readonly string[] = Object.freeze(Object.keys(environmentSchema.shape));
@@ -141,12 +178,12 @@ const configSchema = environmentSchema.transform((values) => {
     redisKeyPrefix: values.REDIS_KEY_PREFIX,
     logLevel: values.LOG_LEVEL,
     logFormat: values.LOG_FORMAT,
-    /** Who may read GET /metrics. */
+    /** Who may read GET /metrics: holders of the token; else, outside production, clients on this machine (a loopback peer) only. */
     metricsAccess: values.METRICS_TOKEN
       ? { token: values.METRICS_TOKEN }
       : values.NODE_ENV === 'production'
         ? ('disabled' as const)
-        : ('open' as const),
+        : ('loopback' as const),
     nodeEnv: values.NODE_ENV,
     /** Strict: every handler response goes through the validator before it is sent (a drift answers 500). */
     validateResponses: responseValidation === true,
@@ -175,8 +212,10 @@ const configSchema = environmentSchema.transform((values) => {
     /** Access tokens (oauth2 and openIdConnect schemes): where their keys are, what they must say, the plan of their callers. */
     oauth2: {
       jwksUrl: values.OAUTH2_JWKS_URL,
-      issuer: values.OAUTH2_ISSUER,
-      audience: values.OAUTH2_AUDIENCE,
+      issuer: values.OAUTH2_ACCEPT_ANY_ISSUER_AND_AUDIENCE ? undefined : values.OAUTH2_ISSUER,
+      audience: values.OAUTH2_ACCEPT_ANY_ISSUER_AND_AUDIENCE ? undefined : values.OAUTH2_AUDIENCE,
+      maxTokenAgeSeconds: values.OAUTH2_MAX_TOKEN_AGE_SECONDS,
+      tokenType: values.OAUTH2_TOKEN_TYPE,
       plan: values.OAUTH2_PLAN,
     },
     /** Server processes; above 1 the entry point runs a node:cluster primary (src/runtime/cluster.ts). */
@@ -186,6 +225,7 @@ const configSchema = environmentSchema.transform((values) => {
       requestTimeoutMs: values.REQUEST_TIMEOUT_SECONDS * 1000,
       keepAliveTimeoutMs: values.KEEP_ALIVE_TIMEOUT_SECONDS * 1000,
       maxConnections: values.MAX_CONNECTIONS,
+      maxConnectionsPerClient: values.MAX_CONNECTIONS_PER_CLIENT,
     },
   };
 });

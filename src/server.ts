@@ -110,12 +110,14 @@ function announceStubs({ stubbed, logger, config }: Service): void {
 
 /**
  * In development, a database with no keys gets one free key, printed once, so
- * `npm start` is usable at once. Never in production.
+ * `npm start` is usable at once. Never in production. It goes to stderr,
+ * where a person at the terminal reads it: stdout is the JSON log stream,
+ * which log shippers keep.
  */
 async function ensureFirstKey(storage: Pick<Storage, 'apiKeys'>, config: Config): Promise<void> {
   if (config.nodeEnv === 'production' || (await storage.apiKeys.count()) > 0) return;
   const { key, record } = await issueApiKey(storage.apiKeys, { plan: 'free', label: 'first key (created by npm start)' });
-  process.stdout.write(
+  process.stderr.write(
     `\nNo API keys existed, so one was created (id ${record.id}, plan free). It is shown only this once:\n\n` +
       `  ${key}\n\n  curl -H "Authorization: Bearer ${key}" http://localhost:${config.port}/v1/pets\n\n` +
       'Create more with: npm run keys -- create --plan free --label NAME\n\n',

@@ -67,7 +67,11 @@ describe('bearer authentication on every operation', () => {
     const [record] = await t.storage.apiKeys.list();
     await t.storage.apiKeys.revoke(record!.id);
     await new Promise((resolve) => setTimeout(resolve, 250));
-    await expect401(t.auth, /revoked/);
+    // The caller learns what it would of a key that never existed: "revoked" would confirm a leaked key was genuine.
+    const refused = await expect401(t.auth, /^invalid API key$/);
+    // The operator learns more: the access line of that request says why.
+    const line = t.logs().split('\n').filter(Boolean).map((text) => JSON.parse(text) as Record<string, unknown>).find((entry) => entry['msg'] === 'request' && entry['requestId'] === refused.headers['x-request-id']);
+    expect(line).toMatchObject({ status: 401, reason: 'unauthorized', detail: 'API key has been revoked' });
   });
 
   it('stores only the SHA-256 hash of a key, never the key', async () => {

@@ -220,6 +220,72 @@ describe('a flood of connections is capped per process', () => {
   });
 });
 
+describe('one client cannot hold every connection (MAX_CONNECTIONS_PER_CLIENT, counted by the socket peer)', () => {
+  const PER_CLIENT = 10;
+  let server: RunningServer;
+  beforeAll(async () => {
+    // TRUST_PROXY on: the count is still by the socket's peer, whatever X-Forwarded-For says.
+    const env = { ...isolatedServerEnv(), NODE_ENV: 'production', MAX_CONNECTIONS_PER_CLIENT: String(PER_CLIENT), TRUST_PROXY: 'loopback' };
+    server = await startServer(env);
+  });
+  afterAll(() => server.stop());
+
+  /** A socket from `localAddress` that sends a partial request line and never finishes it; resolves once connected, records when it closed. */
+  const partialRequest = (localAddress: string) =>
+    new Promise<{ socket: net.Socket; closed: Promise<number>; received: () => number }>((resolve, reject) => {
+      const socket = net.connect({ port: server.port, host: '127.0.0.1', localAddress });
+      let bytes = 0;
+      const opened = Date.now();
+      const closed = new Promise<number>((done) => socket.on('close', () => done(Date.now() - opened)));
+      socket.on('data', (chunk: Buffer) => (bytes += chunk.length));
+      socket.on('error', () => undefined);
+      socket.once('connect', () => {
+        socket.write('GET /v1/pets?limit=1 HTT');
+        resolve({ socket, closed, received: () => bytes });
+      });
+      setTimeout(() => reject(new Error('no connection within 2 s')), 2_000).unref();
+    });
+  const getFrom = (localAddress: string) =>
+    new Promise<number>((resolve, reject) => {
+      http
+        .get(`${server.url}/healthz`, { agent: false, localAddress, headers: { 'X-Forwarded-For': '198.51.100.1' } }, (res) => {
+          res.resume();
+          res.on('end', () => resolve(res.statusCode!));
+        })
+        .on('error', reject);
+    });
+
+  it('the limit plus one sockets from one address: the extra one is closed at once, unanswered; another address is still answered', async () => {
+    const held = await Promise.all(Array.from({ length: PER_CLIENT }, () => partialRequest('127.0.0.2')));
+    try {
+      const extra = await partialRequest('127.0.0.2');
+      const closedAfter = await Promise.race([extra.closed, new Promise<number>((resolve) => setTimeout(() => resolve(Infinity), 2_000))]);
+      expect(closedAfter).toBeLessThan(1_000);
+      expect(extra.received()).toBe(0);
+      // The same address is refused while it holds its slots, whatever X-Forwarded-For it sends; another is answered.
+      await expect(getFrom('127.0.0.2')).rejects.toThrow();
+      const started = Date.now();
+      expect(await getFrom('127.0.0.3')).toBe(200);
+      expect(Date.now() - started).toBeLessThan(NORMAL_LATENCY_MS);
+      // The held sockets are still open: the cap closes only the excess.
+      for (const { socket } of held) expect(socket.destroyed).toBe(false);
+    } finally {
+      for (const { socket } of held) socket.destroy();
+    }
+    await Promise.all(held.map(({ closed }) => closed));
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    // Slots freed: the address is served again.
+    expect(await getFrom('127.0.0.2')).toBe(200);
+  });
+
+  it('defaults to 128 per client, and refuses a setting that is not a positive integer', () => {
+    expect(loadConfig({}).httpLimits.maxConnectionsPerClient).toBe(128);
+    const result = runServerToExit({ MAX_CONNECTIONS_PER_CLIENT: '0' });
+    expect(result.status).toBe(1);
+    expect(result.output).toMatch(/MAX_CONNECTIONS_PER_CLIENT/);
+  });
+});
+
 describe('oversized and odd requests: a clear 4xx Error object or a closed connection, never a 5xx or a hang', () => {
   let server: RunningServer;
   let key: string;

@@ -2,6 +2,12 @@ import { startServer } from './support/processes';
 import { tempDir } from './support/paths';
 import { loadConfig } from '../src/config';
 import { checkedFetch } from './support/http';
+import express from 'express';
+import pino from 'pino';
+import request from 'supertest';
+import { metricsRoute } from '../src/public/metrics-route';
+import { createMetrics } from '../src/observability/metrics';
+import { errorMapper } from '../src/engine/pipeline/error-response';
 
 const TOKEN = 'a-metrics-token-of-32-characters';
 
@@ -66,12 +72,46 @@ describe('observability of the real entry point (src/server.ts)', () => {
 });
 
 describe('metrics access from the configuration', () => {
-  it('token when METRICS_TOKEN is set; else open in development and test, disabled in production', () => {
+  it('token when METRICS_TOKEN is set; else loopback clients only in development and test, disabled in production', () => {
     expect(loadConfig({ METRICS_TOKEN: TOKEN, NODE_ENV: 'production' }).metricsAccess).toEqual({ token: TOKEN });
     expect(loadConfig({ METRICS_TOKEN: TOKEN }).metricsAccess).toEqual({ token: TOKEN });
     expect(loadConfig({ NODE_ENV: 'production' }).metricsAccess).toBe('disabled');
-    expect(loadConfig({ NODE_ENV: 'development' }).metricsAccess).toBe('open');
-    expect(loadConfig({ NODE_ENV: 'test' }).metricsAccess).toBe('open');
+    expect(loadConfig({ NODE_ENV: 'development' }).metricsAccess).toBe('loopback');
+    expect(loadConfig({ NODE_ENV: 'test' }).metricsAccess).toBe('loopback');
     expect(loadConfig({}).logFormat).toBe('json');
+  });
+});
+
+describe('safer defaults when NODE_ENV is unset (the README npm start)', () => {
+  it('serves on loopback, prints the first key on stderr (never into the JSON log on stdout), and /metrics answers this machine', async () => {
+    // An empty NODE_ENV is unset, as in the shell (startServer would default it to development).
+    const server = await startServer({ NODE_ENV: '', DATABASE_URL: `sqlite:${tempDir()}/pets.db` });
+    try {
+      await waitForOutput(server.stderr, /pas_[A-Za-z0-9_-]{43}/);
+      const key = /No API keys existed, so one was created[\s\S]*?(pas_[A-Za-z0-9_-]{43})/.exec(server.stderr())?.[1];
+      expect(key).toBeDefined();
+      expect(server.stdout()).not.toContain(key!);
+      // Every stdout line is a JSON log line.
+      for (const line of server.stdout().split('\n').filter(Boolean)) expect(() => JSON.parse(line)).not.toThrow();
+      expect(JSON.parse(server.stdout().split('\n').find((line) => line.includes('listening'))!)).toMatchObject({ address: '127.0.0.1', env: 'development' });
+      expect((await checkedFetch(`${server.url}/v1/pets`, { headers: { Authorization: `Bearer ${key}` } })).status).toBe(200);
+      expect((await fetch(`${server.url}/metrics`)).status).toBe(200);
+    } finally {
+      expect(await server.stop()).toBe(0);
+    }
+  });
+
+  it('without METRICS_TOKEN, /metrics refuses a client that is not on this machine, whatever X-Forwarded-For says', async () => {
+    const app = express();
+    app.set('trust proxy', 1);
+    app.use((req, _res, next) => {
+      Object.defineProperty(req.socket, 'remoteAddress', { value: req.headers['x-peer'], configurable: true });
+      next();
+    });
+    app.get('/metrics', metricsRoute(createMetrics(), 'loopback'));
+    app.use(errorMapper(pino({ level: 'silent' })));
+    for (const peer of ['127.0.0.1', '::1', '::ffff:127.0.0.1']) await request(app).get('/metrics').set('X-Peer', peer).expect(200);
+    const refused = await request(app).get('/metrics').set('X-Peer', '203.0.113.5').set('X-Forwarded-For', '127.0.0.1').expect(401);
+    expect(refused.body).toEqual({ code: 'unauthorized', status: 401, message: expect.stringMatching(/^without METRICS_TOKEN, GET \/metrics answers clients on this machine only/) });
   });
 });

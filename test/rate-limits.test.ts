@@ -3,6 +3,8 @@ import { startTestApp, type TestApp } from './support/test-app';
 import type { RateLimitSettings } from '../src/config';
 import type { WallClock } from './support/clock';
 import { startTestAppWithFrozenClock } from './support/frozen-clock-app';
+import { randomBytes } from 'node:crypto';
+import { samples, valueOf } from './support/prometheus';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const nowSeconds = () => Math.floor(Date.now() / 1000);
@@ -200,6 +202,8 @@ describe('temporary bans', () => {
 describe('requests without a valid key are limited per client IP', () => {
   it('401s carry the IP window headers; over the limit they become 429', async () => {
     await start({ ipPerMinute: 5 });
+    // A key used before the address is refused is known valid: it keeps its own limits afterwards.
+    await list(t.auth).expect(200);
     for (let i = 4; i >= 0; i--) {
       const res = await list('Bearer pas_guess').expect(401);
       expect(rateHeaders(res)).toMatchObject({ limit: 5, remaining: i });
@@ -209,7 +213,29 @@ describe('requests without a valid key are limited per client IP', () => {
     expect(refused.body.code).toBe('rate_limited');
     expect(refused.body.message).toContain('without a valid API key');
     // A valid key from the same IP is counted on its own.
+    expect(rateHeaders(await list(t.auth).expect(200))).toMatchObject({ limit: 60, remaining: 58 });
+  });
+
+  it('once an address is refused, its next unknown keys are refused without a database lookup; a key known valid keeps its own limits', async () => {
+    await start({ ipPerMinute: 3 });
+    const lookups = async () => valueOf(samples(await t.metrics.render()), 'pas_db_query_duration_seconds_count', { operation: 'apiKeys.findByHash' }) ?? 0;
+    const randomKey = () => `Bearer pas_${randomBytes(32).toString('base64url')}`;
     await list(t.auth).expect(200);
+    for (let i = 0; i < 3; i++) await list(randomKey()).expect(401);
+    const before = await lookups();
+    const refused = await list(randomKey()).expect(429); // looked up once more, then the address is known refused
+    expect(refused.body.message).toContain('without a valid API key');
+    expect(await lookups()).toBe(before + 1);
+    for (let i = 0; i < 20; i++) {
+      const again = await list(randomKey()).expect(429);
+      expect(again.body).toEqual({ code: 'rate_limited', status: 429, message: 'rate limit exceeded: the limit for requests without a valid API key is 3 requests' });
+      expect(rateHeaders(again)).toMatchObject({ limit: 3, remaining: 0 });
+      expect(Number(again.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+    }
+    expect(await lookups()).toBe(before + 1);
+    // The valid key, past its cache time, is looked up again and answered with its own window.
+    await sleep(t.service.config.keyCacheTtlMs + 50);
+    expect(rateHeaders(await list(t.auth).expect(200))).toMatchObject({ limit: 60, remaining: 58 });
   });
 
   it('honours X-Forwarded-For only when TRUST_PROXY is set', async () => {

@@ -166,7 +166,7 @@ describe('access log', () => {
   });
 
   it('logs the client IP as resolved by TRUST_PROXY', async () => {
-    t = await startTestApp({ settings: { trustProxy: true } });
+    t = await startTestApp({ settings: { trustProxy: 1 } });
     await t.api.get('/healthz').set('X-Forwarded-For', '203.0.113.9').expect(200);
     const untrusted = await startTestApp({ settings: { trustProxy: false } });
     await untrusted.api.get('/healthz').set('X-Forwarded-For', '203.0.113.9').expect(200);

@@ -12,6 +12,7 @@
 import type { OpenApiDocument } from '../src/engine/contract/document';
 import { startTestApp, type TestApp } from './support/test-app';
 import { startTestIssuer, type TestIssuer } from './support/jwks';
+import { loadConfig } from '../src/config';
 
 const ISSUER = 'https://issuer.test/';
 const AUDIENCE = 'pets-api';
@@ -63,7 +64,7 @@ beforeAll(async () => {
   issuer = await startTestIssuer();
   t = await startTestApp({
     versions: [{ name: 'v1', contract: DOCUMENT, handlers: handlers as never }],
-    settings: { oauth2: { jwksUrl: issuer.jwksUrl, issuer: ISSUER, audience: AUDIENCE, plan: 'pro' } },
+    settings: { oauth2: { jwksUrl: issuer.jwksUrl, issuer: ISSUER, audience: AUDIENCE, maxTokenAgeSeconds: 86_400, tokenType: undefined, plan: 'pro' } },
   });
   key = t.auth.replace(/^Bearer /, '');
 });
@@ -156,10 +157,31 @@ describe('access tokens (oauth2, openIdConnect) against the JWKS', () => {
     ['from another issuer', { iss: 'https://elsewhere.test/' }],
     ['for another audience', { aud: 'other-api' }],
     ['without a subject', { sub: undefined }],
+    ['issued longer ago than OAUTH2_MAX_TOKEN_AGE_SECONDS (whatever its exp)', { iat: Math.floor(Date.now() / 1000) - 86_400 - 3_600, exp: Math.floor(Date.now() / 1000) + 3_600 }],
   ])('a token %s is a 401', async (_what, claims) => {
     const refused = await t.api.get('/v1/scoped').set('Authorization', `Bearer ${await sign(claims)}`).expect(401);
     expect(refused.body).toMatchObject({ code: 'unauthorized', status: 401 });
     expect(refused.headers['www-authenticate']).toMatch(/^Bearer realm="pet-adoption"/);
+  });
+
+  it('a token without exp is a 401 naming the claim: once stolen, it would work forever', async () => {
+    const refused = await t.api.get('/v1/scoped').set('Authorization', `Bearer ${await sign({}, { expires: false })}`).expect(401);
+    expect(refused.body.message).toBe('invalid access token: the token has no exp claim');
+  });
+
+  it('with OAUTH2_TOKEN_TYPE=at+jwt (RFC 9068), an access token passes and an ID token (no such typ) is a 401', async () => {
+    const typed = await startTestApp({
+      versions: [{ name: 'v1', contract: DOCUMENT, handlers: handlers as never }],
+      settings: { oauth2: { jwksUrl: issuer.jwksUrl, issuer: ISSUER, audience: AUDIENCE, maxTokenAgeSeconds: 86_400, tokenType: 'at+jwt', plan: 'pro' } },
+    });
+    try {
+      await typed.api.get('/v1/scoped').set('Authorization', `Bearer ${await sign({}, { typ: 'at+jwt' })}`).expect(200);
+      const idToken = await typed.api.get('/v1/scoped').set('Authorization', `Bearer ${await sign({ nonce: 'n-0S6_WzA2Mj' }, { typ: 'JWT' })}`).expect(401);
+      expect(idToken.body.message).toBe('invalid access token: the token is not an access token of the accepted type (typ header)');
+      await typed.api.get('/v1/scoped').set('Authorization', `Bearer ${await sign()}`).expect(401);
+    } finally {
+      await typed.close();
+    }
   });
 
   it('a token that is not a JWT, or signed by an unknown key, is a 401', async () => {
@@ -173,5 +195,24 @@ describe('access tokens (oauth2, openIdConnect) against the JWKS', () => {
     // The set is fetched again at most once a second (jose's cooldown), so a flood of unknown kids cannot hammer the issuer.
     await new Promise((resolve) => setTimeout(resolve, 1_100));
     await t.api.get('/v1/scoped').set('Authorization', `Bearer ${await sign({}, { kid: 'rs-2' })}`).expect(200);
+  });
+});
+
+describe('a server that verifies access tokens must know which tokens are for it', () => {
+  const JWKS = 'https://issuer.test/.well-known/jwks.json';
+
+  it.each([
+    ['neither OAUTH2_ISSUER nor OAUTH2_AUDIENCE', {}],
+    ['OAUTH2_ISSUER alone', { OAUTH2_ISSUER: ISSUER }],
+    ['OAUTH2_AUDIENCE alone', { OAUTH2_AUDIENCE: AUDIENCE }],
+  ])('OAUTH2_JWKS_URL with %s refuses to start, naming both variables', (_what, env) => {
+    expect(() => loadConfig({ OAUTH2_JWKS_URL: JWKS, ...env })).toThrow(/OAUTH2_JWKS_URL: verifies access tokens, so OAUTH2_ISSUER and OAUTH2_AUDIENCE must both be set/);
+  });
+
+  it('both set: tokens are checked for them; the explicit opt-out (tests) drops the check, and is refused in production', () => {
+    expect(loadConfig({ OAUTH2_JWKS_URL: JWKS, OAUTH2_ISSUER: ISSUER, OAUTH2_AUDIENCE: AUDIENCE }).oauth2).toMatchObject({ issuer: ISSUER, audience: AUDIENCE, maxTokenAgeSeconds: 86_400 });
+    expect(loadConfig({ OAUTH2_JWKS_URL: JWKS, OAUTH2_ACCEPT_ANY_ISSUER_AND_AUDIENCE: 'true', NODE_ENV: 'test' }).oauth2).toMatchObject({ issuer: undefined, audience: undefined });
+    expect(() => loadConfig({ OAUTH2_JWKS_URL: JWKS, OAUTH2_ACCEPT_ANY_ISSUER_AND_AUDIENCE: 'true', NODE_ENV: 'production' })).toThrow(/OAUTH2_ACCEPT_ANY_ISSUER_AND_AUDIENCE: is for tests/);
+    expect(loadConfig({ OAUTH2_MAX_TOKEN_AGE_SECONDS: '600' }).oauth2.maxTokenAgeSeconds).toBe(600);
   });
 });

@@ -68,6 +68,10 @@ const DOCUMENTS: ThirdPartyDocument[] = [
 ];
 
 let issuer: TestIssuer;
+const TOKEN_ISSUER = 'https://issuer.test/';
+const TOKEN_AUDIENCE = 'third-party-api';
+/** The server verifies tokens of this issuer and audience (it refuses to start without both). */
+const tokenSettings = () => ({ OAUTH2_JWKS_URL: issuer.jwksUrl, OAUTH2_ISSUER: TOKEN_ISSUER, OAUTH2_AUDIENCE: TOKEN_AUDIENCE });
 beforeAll(async () => {
   issuer = await startTestIssuer();
 });
@@ -122,10 +126,10 @@ describe.each(DOCUMENTS)('$file', ({ file, split }) => {
   });
 
   test('every operation: valid → 501, no or wrong credentials → 401, missing scope → 403, invalid → 400, undeclared media type → 415', async () => {
-    const server = await startServer({ ...env, OAUTH2_JWKS_URL: issuer.jwksUrl, OAUTH2_PLAN: 'business' }, { projectRoot: root });
+    const server = await startServer({ ...env, ...tokenSettings(), OAUTH2_PLAN: 'business' }, { projectRoot: root });
     servers.push(server);
     const base = `${server.url}/v3`;
-    const token = await issuer.sign({ sub: 'designer', scope: allScopes(document).join(' ') });
+    const token = await issuer.sign({ sub: 'designer', iss: TOKEN_ISSUER, aud: TOKEN_AUDIENCE, scope: allScopes(document).join(' ') });
     const problems: string[] = [];
     const expectStatus = async (what: string, op: DocumentOperation, request: ReturnType<typeof validRequest>, status: number, check?: (response: Awaited<ReturnType<typeof send>>) => string | undefined): Promise<void> => {
       const response = await send(request);
@@ -149,7 +153,7 @@ describe.each(DOCUMENTS)('$file', ({ file, split }) => {
         // 403 when the only ways in are scoped tokens (an API key or an unscoped requirement would let the caller in).
         const scoped = requirements.every((requirement) => Object.entries(requirement).some(([name, scopes]) => isTokenScheme(document, name) && scopes.length > 0));
         if (scoped) {
-          const unscoped = await issuer.sign({ sub: 'designer', scope: '' });
+          const unscoped = await issuer.sign({ sub: 'designer', iss: TOKEN_ISSUER, aud: TOKEN_AUDIENCE, scope: '' });
           const request = validRequest(document, base, op, undefined);
           const presented = { headers: request.headers, query: [] as string[], cookies: [] as string[] };
           if (requirements.some((requirement) => present(document, requirement, { token: unscoped }, presented))) {
@@ -181,9 +185,9 @@ describe.each(DOCUMENTS)('$file', ({ file, split }) => {
 
   test('npm run mock answers every operation with a body valid against its declared media type and schema; npm run contract -- --version v3 passes against it', async () => {
     // The fuzzer's requests without valid credentials count per IP: a window it never meets, so it never waits out a 429.
-    const mock = await startServer({ ...env, MOCK_RESPONSES: 'true', OAUTH2_JWKS_URL: issuer.jwksUrl, OAUTH2_PLAN: 'business', RATE_LIMIT_IP_PER_MINUTE: '100000' }, { projectRoot: root });
+    const mock = await startServer({ ...env, MOCK_RESPONSES: 'true', ...tokenSettings(), OAUTH2_PLAN: 'business', RATE_LIMIT_IP_PER_MINUTE: '100000' }, { projectRoot: root });
     servers.push(mock);
-    const token = await issuer.sign({ sub: 'designer', scope: allScopes(document).join(' ') });
+    const token = await issuer.sign({ sub: 'designer', iss: TOKEN_ISSUER, aud: TOKEN_AUDIENCE, scope: allScopes(document).join(' ') });
     const check = schemaChecker(document);
     const problems: string[] = [];
     for (const op of operations) {

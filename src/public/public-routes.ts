@@ -26,7 +26,7 @@ export interface PublicRoutesOptions {
  * reference (`/docs`). Long
  * request targets still get their 414 first.
  *
- * @example mountPublicRoutes(app, { apis, metrics, metricsAccess: 'open', readinessChecks, logger });
+ * @example mountPublicRoutes(app, { apis, metrics, metricsAccess: 'loopback', readinessChecks, logger });
  */
 export function mountPublicRoutes(app: Express, options: PublicRoutesOptions): void {
   app.use(asMiddleware(limitUrlLength()));

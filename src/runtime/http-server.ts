@@ -6,8 +6,12 @@
  *   whole request within `requestTimeoutMs` (slowloris, trickled bodies, a
  *   Content-Length longer than the body); an idle keep-alive socket is closed
  *   after `keepAliveTimeoutMs`;
- * - many connections: at most `maxConnections` sockets at once; Node closes
- *   the excess as soon as it is accepted, before reading a byte;
+ * - many connections: at most `maxConnections` sockets at once, and at most
+ *   `maxConnectionsPerClient` from one peer address (an IPv6 peer counted by
+ *   its /56, as the rate limits count it); the excess is closed as soon as it
+ *   is accepted, before a byte is read. The peer is the socket's, never
+ *   X-Forwarded-For: behind a proxy, the proxy holds the slots (deploy/
+ *   caps each client there);
  * - the request line and headers together are limited to MAX_HEADER_BYTES;
  * - whatever Node's parser refuses (oversized headers, a timeout, malformed
  *   HTTP such as Transfer-Encoding with Content-Length) is answered with an
@@ -15,7 +19,9 @@
  */
 import { randomUUID } from 'node:crypto';
 import http, { type RequestListener, type ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
+import { ipKeyGenerator } from 'express-rate-limit';
 import { errorBody, type ErrorBody } from '../engine/errors/api-error';
 import type { Config } from '../config';
 import { sendJson } from '../engine/response/send-json';
@@ -60,10 +66,37 @@ export function createHttpServer(app: RequestListener, limits: HttpLimits): http
     },
   );
   server.maxConnections = limits.maxConnections;
+  limitConnectionsPerClient(server, limits.maxConnectionsPerClient);
   server.on('clientError', (error: NodeJS.ErrnoException & { reason?: string }, socket: Duplex) =>
     answerClientError(error, socket, limits),
   );
   return server;
+}
+
+/**
+ * Closes a new socket at once when its peer already holds `max` of them, so
+ * one client that opens sockets and never finishes a request cannot take
+ * every slot of `maxConnections` from the others.
+ */
+function limitConnectionsPerClient(server: http.Server, max: number): void {
+  const open = new Map<string, number>();
+  server.on('connection', (socket: Socket) => {
+    const address = socket.remoteAddress;
+    // A socket that closed before it was handed over has no peer left to count.
+    if (address === undefined) return;
+    const client = ipKeyGenerator(address);
+    const held = open.get(client) ?? 0;
+    if (held >= max) {
+      socket.destroy();
+      return;
+    }
+    open.set(client, held + 1);
+    socket.once('close', () => {
+      const left = open.get(client)! - 1;
+      if (left === 0) open.delete(client);
+      else open.set(client, left);
+    });
+  });
 }
 
 /** What Node's parser (or its timeout sweep) refused, as an Error object. */

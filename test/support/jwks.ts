@@ -7,8 +7,12 @@ import { exportJWK, SignJWT, type JWTPayload } from 'jose';
 export interface TestIssuer {
   /** Where the JWKS is served (`OAUTH2_JWKS_URL`). */
   readonly jwksUrl: string;
-  /** Signs an access token for `sub` with the given claims (`scope`, `scp`, `aud`, `iss`, ...), valid for an hour unless `exp` says otherwise. */
-  sign(claims: JWTPayload & { sub?: string }, options?: { alg?: 'RS256' | 'ES256'; kid?: string }): Promise<string>;
+  /**
+   * Signs an access token for `sub` with the given claims (`scope`, `scp`,
+   * `aud`, `iss`, ...), issued now and valid for an hour unless `iat` / `exp`
+   * say otherwise (`expires: false`: no `exp` at all); `typ` sets the header's type (`at+jwt`).
+   */
+  sign(claims: JWTPayload & { sub?: string }, options?: { alg?: 'RS256' | 'ES256'; kid?: string; expires?: boolean; typ?: string }): Promise<string>;
   /** Adds a signing key the JWKS publishes from now on (a rotation). */
   rotate(kid: string, alg: 'RS256' | 'ES256'): void;
   close(): Promise<void>;
@@ -40,11 +44,12 @@ export async function startTestIssuer(): Promise<TestIssuer> {
   const { port } = server.address() as AddressInfo;
   return {
     jwksUrl: `http://127.0.0.1:${port}/.well-known/jwks.json`,
-    async sign(claims, { alg = 'RS256', kid = alg === 'RS256' ? 'rs-1' : 'es-1' } = {}) {
+    async sign(claims, { alg = 'RS256', kid = alg === 'RS256' ? 'rs-1' : 'es-1', expires = true, typ } = {}) {
       const key = keys.get(kid);
       if (!key) throw new Error(`no key ${kid}`);
-      const jwt = new SignJWT(claims).setProtectedHeader({ alg, kid }).setIssuedAt();
-      if (claims.exp === undefined) jwt.setExpirationTime('1h');
+      const jwt = new SignJWT(claims).setProtectedHeader({ alg, kid, ...(typ !== undefined && { typ }) });
+      if (claims.iat === undefined) jwt.setIssuedAt();
+      if (claims.exp === undefined && expires) jwt.setExpirationTime('1h');
       return jwt.sign(key.privateKey);
     },
     rotate: add,

@@ -16,7 +16,11 @@ export interface RunningServer {
   port: number;
   url: string;
   child: ChildProcess;
+  /** Everything it printed, both streams interleaved. */
   output: () => string;
+  /** Each stream on its own: stdout is the log stream, stderr what a person at the terminal reads. */
+  stdout: () => string;
+  stderr: () => string;
   /** Sends the signal and resolves with the exit code. */
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
@@ -35,8 +39,10 @@ export async function startServer(
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
-  child.stdout!.on('data', (chunk) => (output += chunk));
-  child.stderr!.on('data', (chunk) => (output += chunk));
+  let stdout = '';
+  let stderr = '';
+  child.stdout!.on('data', (chunk) => ((output += chunk), (stdout += chunk)));
+  child.stderr!.on('data', (chunk) => ((output += chunk), (stderr += chunk)));
   let exitSignal: NodeJS.Signals | null = null;
   const exited = new Promise<number | null>((resolve) =>
     child.once('exit', (code, signal) => {
@@ -63,6 +69,8 @@ export async function startServer(
     url: `http://127.0.0.1:${port}`,
     child,
     output: () => output,
+    stdout: () => stdout,
+    stderr: () => stderr,
     stop: async (signal = 'SIGTERM') => {
       child.kill(signal);
       const code = await exited;

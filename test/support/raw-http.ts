@@ -113,11 +113,11 @@ export function rawExchange(port: number, options: RawOptions): Promise<RawResul
 export function timedGet(
   url: string,
   headers: Record<string, string> = {},
-  { check }: { check?: boolean | CheckOptions } = {},
+  { check, localAddress }: { check?: boolean | CheckOptions; localAddress?: string } = {},
 ): Promise<{ status: number; ms: number; text: string }> {
   const started = Date.now();
   return new Promise((resolve, reject) => {
-    const req = http.get(url, { agent: false, headers }, (res) => {
+    const req = http.get(url, { agent: false, headers, ...(localAddress && { localAddress }) }, (res) => {
       let text = '';
       res.setEncoding('utf8');
       res.on('data', (chunk) => (text += chunk));

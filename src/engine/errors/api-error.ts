@@ -31,7 +31,7 @@ export interface ErrorBody {
 
 declare module 'express-serve-static-core' {
   interface Request {
-    /** The Error object this request was refused with, when the error mapper answered it: the access log says why. */
+    /** The Error object this request was refused with, when the error mapper answered it, as the access log tells it (its `logDetail` as the message). */
     refusal?: ErrorBody;
   }
 }
@@ -49,6 +49,7 @@ export function asErrorBody(body: unknown): ErrorBody | undefined {
  * handlers return their declared error responses instead.
  *
  * @example throw new ApiError(401, 'unauthorized', 'missing API key', { 'WWW-Authenticate': 'Bearer' })
+ * @example throw new ApiError(401, 'unauthorized', 'invalid API key', {}, 'API key has been revoked') // the log knows more than the caller
  */
 export class ApiError extends Error {
   constructor(
@@ -57,6 +58,8 @@ export class ApiError extends Error {
     readonly code: string,
     message: string,
     readonly headers: Readonly<Record<string, string>> = {},
+    /** What the access log says instead of the message, where the caller must learn less than the operator. */
+    readonly logDetail?: string,
   ) {
     super(message);
     this.name = 'ApiError';

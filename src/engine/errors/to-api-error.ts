@@ -46,7 +46,7 @@ export function toApiError(error: unknown, req?: Request): ApiError {
     case 'entity.parse.failed':
       return new ApiError(400, 'invalid_request', 'body is not valid JSON');
     case 'entity.too.large':
-      return new ApiError(413, 'payload_too_large', 'body must not be larger than 1 MB');
+      return new ApiError(413, 'payload_too_large', 'body must not be larger than 1 MiB (1,048,576 bytes)');
     case 'encoding.unsupported':
     case 'charset.unsupported':
       return new ApiError(415, 'unsupported_media_type', http.message ?? 'unsupported body encoding');

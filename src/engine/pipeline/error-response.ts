@@ -35,7 +35,7 @@ export function errorMapper(logger: Logger, operationOf?: (req: Request) => stri
       return;
     }
     const body = apiError.toBody();
-    req.refusal = body;
+    req.refusal = apiError.logDetail === undefined ? body : { ...body, message: apiError.logDetail };
     sendJson(res, apiError.status, body, apiError.headers);
   };
 }

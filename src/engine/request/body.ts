@@ -12,6 +12,18 @@ import { formFields } from './form-fields';
 export const MAX_BODY_BYTES = 1_048_576;
 /** Files and fields of one multipart body. */
 const MAX_PARTS = 100;
+/**
+ * A multipart field name's bracket levels (`a[b][c]` has 2). The engine reads
+ * one level (`tags[]`, `tags[0]`, `meta[color]`); one more is left for fields
+ * the schema does not name.
+ */
+const MAX_FIELD_NESTING = 2;
+/**
+ * The largest index in a multipart field name (`tags[99]`). A body holds at
+ * most MAX_PARTS parts, so no array sent by index needs a larger one; without
+ * a bound, `tags[50000000]` would build an array of that length for one part.
+ */
+const MAX_FIELD_ARRAY_INDEX = MAX_PARTS - 1;
 
 /** A body as the handler receives it, with the declared media type it was sent as. */
 export interface ReceivedBody {
@@ -108,7 +120,7 @@ export function bodyStage(spec: OpenApiDocument, op: SpecOperation): Stage {
   };
 }
 
-const tooLarge = (): ApiError => new ApiError(413, 'payload_too_large', 'body must not be larger than 1 MB');
+const tooLarge = (): ApiError => new ApiError(413, 'payload_too_large', 'body must not be larger than 1 MiB (1,048,576 bytes)');
 
 /** A body is announced by Transfer-Encoding or a Content-Length above 0 (an empty body is no body). */
 export const hasBody = (req: Request): boolean => req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0;
@@ -142,7 +154,8 @@ function readerFor(spec: OpenApiDocument, declared: DeclaredBody, mediaType: str
       };
     }
     case 'multipart': {
-      const parse = fromMiddleware(limitBytes(multer({ limits: { fileSize: MAX_BODY_BYTES, fieldSize: MAX_BODY_BYTES, parts: MAX_PARTS, files: MAX_PARTS } }).any()));
+      const limits = { fileSize: MAX_BODY_BYTES, fieldSize: MAX_BODY_BYTES, parts: MAX_PARTS, files: MAX_PARTS, fieldNestingDepth: MAX_FIELD_NESTING, fieldArrayIndexLimit: MAX_FIELD_ARRAY_INDEX };
+      const parse = fromMiddleware(limitBytes(multer({ limits }).any()));
       const fields = formFields(spec, declared.pointer, mediaType);
       return async (req, res) => {
         await parse(req, res).catch((error: unknown) => Promise.reject(multipartError(error)));
@@ -188,6 +201,10 @@ function multipartError(error: unknown): unknown {
   if (error instanceof ApiError) return error;
   if (error instanceof multer.MulterError) {
     if (/^LIMIT_(FILE_SIZE|FIELD_VALUE|PART_COUNT|FILE_COUNT|FIELD_COUNT)$/.test(error.code)) return new ApiError(413, 'payload_too_large', `multipart body too large: ${error.message.toLowerCase()}`);
+    // Codes multer 2.5 added, which its type definitions do not list yet.
+    const code: string = error.code;
+    if (code === 'LIMIT_FIELD_ARRAY_INDEX') return new ApiError(400, 'invalid_request', `multipart body: the field name ${JSON.stringify(error.field)} has an array index above ${MAX_FIELD_ARRAY_INDEX}`);
+    if (code === 'LIMIT_FIELD_NESTING') return new ApiError(400, 'invalid_request', `multipart body: the field name ${JSON.stringify(error.field)} nests more than ${MAX_FIELD_NESTING} levels of brackets`);
     return new ApiError(400, 'invalid_request', `multipart body: ${error.message.toLowerCase()}`);
   }
   const message = (error as Error | undefined)?.message ?? '';

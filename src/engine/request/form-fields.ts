@@ -2,7 +2,7 @@ import type { OpenApiDocument } from '../contract/document';
 import { essence, mediaKind } from '../contract/media-types';
 import { resolveRef } from '../contract/refs';
 import { ApiError } from '../errors/api-error';
-import { formPairs, fromQuery, parseJson, shapeOf, take, type Parameter } from './styles';
+import { formPairs, fromQuery, parseJson, refuseLongArray, setOwn, shapeOf, take, type Parameter } from './styles';
 
 /** The fields of a form body (`application/x-www-form-urlencoded`, `multipart/form-data`), read by the schema and `encoding` of its media type. */
 export interface FormFields {
@@ -67,8 +67,9 @@ export function formFields(spec: OpenApiDocument, requestBodyPointer: string, me
         if (parameter.shape.kind === 'object') for (const property of Object.keys(value as object)) claimed.add(property);
       }
       // What the schema does not name is kept as sent: its additionalProperties decide.
+      const names = [...fields.keys()];
       for (const [name, value] of pairs) {
-        if (claimed.has(name) || [...fields.keys()].some((field) => name.startsWith(`${field}[`))) continue;
+        if (claimed.has(name) || names.some((field) => name.startsWith(`${field}[`))) continue;
         take(body, { name, in: 'body', required: false, style: 'form', explode: true, pointer: undefined, json: false, shape: { kind: 'primitive', types: [] }, default: undefined }, value);
       }
       return body;
@@ -76,16 +77,18 @@ export function formFields(spec: OpenApiDocument, requestBodyPointer: string, me
 
     fromMultipart(sent, files) {
       const body: Record<string, unknown> = {};
+      // multer builds the fields on null-prototype objects, where `__proto__` is an ordinary name: it stays one here.
       for (const [name, value] of Object.entries(sent)) {
         const field = fields.get(name);
         if (!field) {
-          body[name] = value;
+          setOwn(body, name, value);
           continue;
         }
+        if (Array.isArray(value) && field.parameter.shape.kind === 'array') refuseLongArray(value.length, field.parameter.shape.maxItems, `body.${name}`);
         const texts = Array.isArray(value) ? value.map(String) : [String(value)];
         if (field.json) {
           const parsed = texts.map((text) => parseJson(text, `body.${name}`));
-          body[name] = field.many && !Array.isArray(parsed[0]) ? parsed : parsed[0];
+          setOwn(body, name, field.many && !Array.isArray(parsed[0]) ? parsed : parsed[0]);
         } else {
           take(body, field.parameter, field.many ? texts : texts.length > 1 ? texts : texts[0]);
         }
@@ -98,7 +101,7 @@ export function formFields(spec: OpenApiDocument, requestBodyPointer: string, me
         list.push(new File([file.buffer], file.originalname, { type: file.mimetype }));
         uploads.set(file.fieldname, list);
       }
-      for (const [name, list] of uploads) body[name] = fields.get(name)?.many || list.length > 1 ? list.map(() => '') : '';
+      for (const [name, list] of uploads) setOwn(body, name, fields.get(name)?.many || list.length > 1 ? list.map(() => '') : '');
       return { body, uploads };
     },
   };
@@ -122,6 +125,6 @@ function isBinary(schema: Record<string, unknown>): boolean {
 export function withUploads(body: unknown, uploads: Map<string, File[]> | undefined): unknown {
   if (!uploads || uploads.size === 0 || body === null || typeof body !== 'object') return body;
   const merged = { ...(body as Record<string, unknown>) };
-  for (const [name, files] of uploads) merged[name] = Array.isArray(merged[name]) ? files : files[0];
+  for (const [name, files] of uploads) setOwn(merged, name, Array.isArray(merged[name]) ? files : files[0]);
   return merged;
 }

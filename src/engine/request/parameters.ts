@@ -7,7 +7,7 @@ import { ApiError } from '../errors/api-error';
 import { issuesOfAjv, describeIssues } from '../errors/validation-issues';
 import type { Stage } from '../stage/stage';
 import { cookiePairs } from './cookies';
-import { deserializeSimple, fromCookies, fromPath, fromQuery, IGNORED_HEADERS, PREFIX, queryPairs, shapeOf, take, unreadable, type Parameter } from './styles';
+import { deserializeSimple, fromCookies, fromPath, fromQuery, IGNORED_HEADERS, PREFIX, queryPairs, setOwn, shapeOf, take, unreadable, type Parameter } from './styles';
 
 /** Where a parameter is, as OpenAPI names it. */
 export type ParameterLocation = 'path' | 'query' | 'header' | 'cookie';
@@ -153,8 +153,8 @@ function pointerTarget(spec: OpenApiDocument, pointer: string): unknown {
 function check(result: RequestParameters, parameter: Parameter, validator: SchemaValidator): void {
   const into = result[parameter.in as ParameterLocation];
   const where = `${PREFIX[parameter.in]}.${parameter.name}`;
-  if (!(parameter.name in into)) {
-    if (parameter.default !== undefined) into[parameter.name] = structuredClone(parameter.default);
+  if (!Object.hasOwn(into, parameter.name)) {
+    if (parameter.default !== undefined) setOwn(into, parameter.name, structuredClone(parameter.default));
     else if (parameter.required) throw new ApiError(400, 'invalid_request', `${where} is required`);
     else return;
   }

@@ -31,7 +31,7 @@ export interface Parameter {
 /** What a parameter's schema says its value is: how to deserialize it and coerce its text. */
 export type Shape =
   | { kind: 'primitive'; types: readonly string[] }
-  | { kind: 'array'; items: readonly string[] }
+  | { kind: 'array'; items: readonly string[]; maxItems: number }
   | { kind: 'object'; properties: Readonly<Record<string, readonly string[]>>; additional: readonly string[] };
 
 /** The message prefix of each location, as the request validator names them. */
@@ -39,6 +39,13 @@ export const PREFIX: Record<ValueLocation, string> = { path: 'params', query: 'q
 
 /** OpenAPI: a header parameter with one of these names is ignored (the HTTP machinery owns them). */
 export const IGNORED_HEADERS = new Set(['accept', 'content-type', 'authorization']);
+
+/**
+ * The most items an array read from a request may hold when its schema sets
+ * no `maxItems`: an array is refused on its length, before any walk over its
+ * items, so its cost is bounded by what the contract allows.
+ */
+export const MAX_ARRAY_ITEMS = 1000;
 
 const DECIMAL_INTEGER = /^-?\d+$/;
 const DECIMAL_NUMBER = /^-?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$/;
@@ -67,7 +74,14 @@ export function typesOf(spec: OpenApiDocument, raw: unknown, depth = 0): string[
 export function shapeOf(spec: OpenApiDocument, schema: Record<string, unknown>): Shape {
   const types = typesOf(spec, schema);
   const resolved = resolveRef(spec, schema).node;
-  if (types.includes('array')) return { kind: 'array', items: resolved['items'] === undefined ? [] : typesOf(spec, resolved['items']) };
+  if (types.includes('array')) {
+    const maxItems = resolved['maxItems'];
+    return {
+      kind: 'array',
+      items: resolved['items'] === undefined ? [] : typesOf(spec, resolved['items']),
+      maxItems: typeof maxItems === 'number' && Number.isInteger(maxItems) && maxItems >= 0 ? Math.min(maxItems, MAX_ARRAY_ITEMS) : MAX_ARRAY_ITEMS,
+    };
+  }
   if (types.includes('object')) {
     const properties: Record<string, string[]> = {};
     for (const [name, property] of Object.entries((resolved['properties'] as Record<string, unknown> | undefined) ?? {})) properties[name] = typesOf(spec, property);
@@ -120,8 +134,8 @@ export function fromQuery(parameter: Parameter, pairs: Array<[string, string]>):
     for (const [key, value] of found) {
       const property = /^[^[]+\[([^\]]*)\]$/.exec(key)?.[1];
       if (property === undefined || property === '') throw unreadable(`${PREFIX[parameter.in]}.${key}`, 'is not of the form name[property]');
-      if (property in object) throw unreadable(`${PREFIX[parameter.in]}.${key}`, 'must be given at most once');
-      object[property] = value;
+      if (Object.hasOwn(object, property)) throw unreadable(`${PREFIX[parameter.in]}.${key}`, 'must be given at most once');
+      setOwn(object, property, value);
     }
     return object;
   }
@@ -131,8 +145,8 @@ export function fromQuery(parameter: Parameter, pairs: Array<[string, string]>):
     const open = names.length === 0 || shape.additional.length > 0;
     for (const [key, value] of pairs) {
       if (!(names.includes(key) || (open && key !== name))) continue;
-      if (key in object) throw unreadable(`${PREFIX[parameter.in]}.${key}`, 'must be given at most once');
-      object[key] = value;
+      if (Object.hasOwn(object, key)) throw unreadable(`${PREFIX[parameter.in]}.${key}`, 'must be given at most once');
+      setOwn(object, key, value);
     }
     return Object.keys(object).length === 0 ? undefined : object;
   }
@@ -189,7 +203,7 @@ export function fromCookies(parameter: Parameter, cookies: Array<[string, string
   const { name, shape, explode } = parameter;
   if (shape.kind === 'object' && explode && !parameter.json) {
     const object: Record<string, unknown> = {};
-    for (const [key, value] of cookies) if (key in shape.properties) object[key] = value;
+    for (const [key, value] of cookies) if (Object.hasOwn(shape.properties, key)) setOwn(object, key, value);
     return Object.keys(object).length === 0 ? undefined : object;
   }
   const values = cookies.filter(([key]) => key === name).map(([, value]) => value);
@@ -212,7 +226,7 @@ export function structure(parameter: Parameter, parts: string[], explode: boolea
     for (const part of parts) {
       const equals = part.indexOf('=');
       if (equals === -1) throw unreadable(`${PREFIX[parameter.in]}.${parameter.name}`, 'must list name=value pairs');
-      object[part.slice(0, equals)] = part.slice(equals + 1);
+      setOwn(object, part.slice(0, equals), part.slice(equals + 1));
     }
     return object;
   }
@@ -224,7 +238,7 @@ export function pairsToObject(parts: string[], where: string): Record<string, st
   if (parts.length === 1 && parts[0] === '') return {};
   if (parts.length % 2 !== 0) throw unreadable(where, 'must list name,value pairs');
   const object: Record<string, string> = {};
-  for (let index = 0; index < parts.length; index += 2) object[parts[index]!] = parts[index + 1]!;
+  for (let index = 0; index < parts.length; index += 2) setOwn(object, parts[index]!, parts[index + 1]!);
   return object;
 }
 
@@ -236,12 +250,35 @@ export function parseJson(text: string, where: string): unknown {
   }
 }
 
-/** Stores a deserialized value (coerced) under its name; absent values are left for `check`. */
+/**
+ * Stores a deserialized value (coerced) under its name; absent values are
+ * left for `check`. An array longer than its schema's `maxItems` (or
+ * MAX_ARRAY_ITEMS) is refused before its items are walked.
+ */
 export function take(into: Record<string, unknown>, parameter: Parameter, value: unknown): void {
   if (value === undefined) return;
   const where = `${PREFIX[parameter.in]}.${parameter.name}`;
+  if (parameter.shape.kind === 'array' && Array.isArray(value)) refuseLongArray(value.length, parameter.shape.maxItems, where);
   refuseUnsafeText(value, where);
-  into[parameter.name] = parameter.json ? value : coerce(parameter, value, where);
+  setOwn(into, parameter.name, parameter.json ? value : coerce(parameter, value, where));
+}
+
+/** 400 for an array of more than `maxItems` items, in the words Ajv uses for `maxItems`. */
+export function refuseLongArray(length: number, maxItems: number, where: string): void {
+  if (length > maxItems) {
+    const why = maxItems === MAX_ARRAY_ITEMS ? ` (the server's cap for an array whose schema sets no lower maxItems)` : '';
+    throw new ApiError(400, 'invalid_request', `${where} must NOT have more than ${maxItems} items${why}`);
+  }
+}
+
+/**
+ * Sets an own, enumerable property, as `JSON.parse` does: a name sent by a
+ * client (`__proto__`, `constructor`) is a plain key, never the object's
+ * prototype. Assignment is kept for every other name (the common, fast path).
+ */
+export function setOwn(object: Record<string, unknown>, key: string, value: unknown): void {
+  if (key === '__proto__') Object.defineProperty(object, key, { value, writable: true, enumerable: true, configurable: true });
+  else object[key] = value;
 }
 
 export function refuseUnsafeText(value: unknown, where: string): void {
@@ -259,7 +296,11 @@ export function coerce(parameter: Parameter, value: unknown, where: string): unk
   if (shape.kind === 'primitive') return coerceText(value, shape.types, where);
   if (shape.kind === 'array') return (value as unknown[]).map((item, index) => coerceText(item, shape.items, `${where}.${index}`));
   const object = value as Record<string, unknown>;
-  return Object.fromEntries(Object.entries(object).map(([key, item]) => [key, coerceText(item, shape.properties[key] ?? shape.additional, `${where}.${key}`)]));
+  const coerced: Record<string, unknown> = {};
+  for (const [key, item] of Object.entries(object)) {
+    setOwn(coerced, key, coerceText(item, (Object.hasOwn(shape.properties, key) ? shape.properties[key] : undefined) ?? shape.additional, `${where}.${key}`));
+  }
+  return coerced;
 }
 
 /**

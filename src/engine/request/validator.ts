@@ -5,6 +5,7 @@ import { int32Format, int64Format } from '../contract/formats';
 import { mediaKind } from '../contract/media-types';
 import { chain, fromMiddleware, type Stage } from '../stage/stage';
 import { withUploads } from './form-fields';
+import { resolveRef } from '../contract/refs';
 
 export interface ValidatorOptions {
   /** Every response goes through the validator before it is sent (strict mode: VALIDATE_RESPONSES=true). */
@@ -56,6 +57,12 @@ export function requestValidator(spec: OpenApiDocument, basePath: string, op: Sp
   delete operation['parameters'];
   delete operation['security'];
   delete operation['callbacks'];
+  // A body is optional unless `required: true`; said outright, so the validator lets an absent one through
+  // (it reads a missing `required` as a missing Content-Type to refuse). The body phase has refused a missing required one.
+  if (operation['requestBody'] !== undefined) {
+    const { node } = resolveRef(spec, operation['requestBody']);
+    if (node['required'] !== true) operation['requestBody'] = { ...structuredClone(node), required: false };
+  }
   const { paths: _paths, webhooks: _webhooks, ...rest } = spec;
   const only = {
     ...structuredClone(rest),
@@ -75,7 +82,7 @@ export function requestValidator(spec: OpenApiDocument, basePath: string, op: Sp
     validateApiSpec: false,
     formats: formatsFor(spec) as never,
   }) as RequestHandler[];
-  const validate = chain([reduceContentType, ...middlewares.map(fromMiddleware)]);
+  const validate = chain(middlewares.map(fromMiddleware));
   return (req, res) => {
     // A binary body has no schema to check beyond being there; an absent optional body has nothing.
     const bytes = req.received !== undefined && (req.received.kind === 'binary' || mediaKind(req.received.mediaType) === 'xml');
@@ -83,19 +90,32 @@ export function requestValidator(spec: OpenApiDocument, basePath: string, op: Sp
     // Bytes have no schema to check beyond being there: the validator sees an empty string in their place.
     const sent = req.body as unknown;
     if (bytes) req.body = '';
-    const done = validate(req, res);
-    const restore = (): void => void (req.body = bytes ? sent : withUploads(req.body, req.uploads));
-    return done instanceof Promise ? done.then(restore) : restore();
+    const contentType = req.headers['content-type'];
+    showDeclaredType(req);
+    const restore = (): void => {
+      req.headers['content-type'] = contentType;
+      req.body = bytes ? sent : withUploads(req.body, req.uploads);
+    };
+    let done: void | Promise<void>;
+    try {
+      done = validate(req, res);
+    } catch (error) {
+      req.headers['content-type'] = contentType;
+      throw error;
+    }
+    return done instanceof Promise ? done.then(restore, (error: unknown) => Promise.reject((req.headers['content-type'] = contentType, error))) : restore();
   };
 }
 
 /**
- * Reduces Content-Type to its media type once the body is read. The
- * validator compiles and keeps a request validator per distinct Content-Type
- * value, parameters included, so `application/json; x=<random>` on every
- * request would grow its caches (memory and a schema compile each) forever.
+ * While the validator runs, Content-Type is the declared media type the body
+ * was read as (the key of `content`: `text/*` for a `text/x-anything` body),
+ * or absent without a body. The validator compiles and keeps a validator per
+ * distinct Content-Type value, so a client's own types (`text/x1`, `text/x2`,
+ * `application/json; x=<random>`) would grow its caches forever, a schema
+ * compile each; declared types are a fixed set.
  */
-const reduceContentType: Stage = (req) => {
-  const contentType = req.headers['content-type'];
-  if (contentType !== undefined) req.headers['content-type'] = contentType.split(';', 1)[0]!.trim().toLowerCase();
-};
+function showDeclaredType(req: Parameters<Stage>[0]): void {
+  if (req.received) req.headers['content-type'] = req.received.mediaType;
+  else delete req.headers['content-type'];
+}

@@ -35,10 +35,11 @@ export interface CredentialCheck {
   /**
    * The caller `key` identifies, presented through `scheme` (apiKey, http
    * bearer, http basic); synchronous when known at once (a cache). Throws an
-   * ApiError 401 whose message says why the key is refused; any other error
-   * is a failure to check (a database down: 503).
+   * ApiError (401, or 429 for a client refused before any lookup) whose
+   * message says why the key is refused; any other error is a failure to
+   * check (a database down: 503). `req` tells who is asking (its address).
    */
-  key(key: string, scheme: SecurityScheme): Principal | Promise<Principal>;
+  key(key: string, scheme: SecurityScheme, req: Request): Principal | Promise<Principal>;
   /** The caller a verified access token speaks for (oauth2, openIdConnect). */
   token(token: VerifiedToken, scheme: SecurityScheme): Principal;
 }
@@ -133,14 +134,16 @@ export function authenticate(options: AuthenticationOptions): Stage {
     }
     const [first] = failures;
     req.authFailure =
-      first!.error.status === 401 ? new ApiError(401, first!.error.code, first!.error.message, { ...first!.error.headers, 'WWW-Authenticate': challenges(first!.tokenError).join(', ') }) : first!.error;
+      first!.error.status === 401
+        ? new ApiError(401, first!.error.code, first!.error.message, { ...first!.error.headers, 'WWW-Authenticate': challenges(first!.tokenError).join(', ') }, first!.error.logDetail)
+        : first!.error;
   };
 
   return (req) => {
     let pending = false;
     const results = requirements.map((requirement) =>
       requirement.map(({ scheme, scopes }) => {
-        const result = checkScheme(options, scheme, scopes, credentialOf(scheme, req));
+        const result = checkScheme(options, scheme, scopes, credentialOf(scheme, req), req);
         if (result instanceof Promise) pending = true;
         return result;
       }),
@@ -156,6 +159,7 @@ function checkScheme(
   scheme: SecurityScheme,
   scopes: readonly string[],
   credential: Credential | 'malformed' | undefined,
+  req: Request,
 ): SchemeResult | Promise<SchemeResult> {
   if (credential === undefined) return { ok: false, why: 'missing' };
   if (credential === 'malformed') {
@@ -164,15 +168,15 @@ function checkScheme(
   }
   switch (credential.kind) {
     case 'key':
-      return settle(() => options.check.key(credential.key, scheme));
+      return settle(() => options.check.key(credential.key, scheme, req));
     case 'basic': {
       // The key as the user name (empty password), or as the password.
       const candidates = [credential.username, credential.password].filter((candidate) => candidate !== '');
       if (candidates.length === 0) return invalid(new ApiError(401, 'unauthorized', 'invalid API key'));
-      const first = settle(() => options.check.key(candidates[0]!, scheme));
+      const first = settle(() => options.check.key(candidates[0]!, scheme, req));
       if (candidates.length === 1) return first;
       const orSecond = (result: SchemeResult): SchemeResult | Promise<SchemeResult> =>
-        result.ok || result.why !== 'invalid' || result.error.status !== 401 ? result : settle(() => options.check.key(candidates[1]!, scheme));
+        result.ok || result.why !== 'invalid' || result.error.status !== 401 ? result : settle(() => options.check.key(candidates[1]!, scheme, req));
       return first instanceof Promise ? first.then(orSecond) : orSecond(first);
     }
     case 'token': {

@@ -6,10 +6,14 @@ type Jose = typeof import('jose');
 export interface TokenSettings {
   /** The JSON Web Key Set of the issuer (`OAUTH2_JWKS_URL`). */
   jwksUrl: string;
-  /** The `iss` every token must carry (`OAUTH2_ISSUER`); not checked when unset. */
+  /** The `iss` every token must carry (`OAUTH2_ISSUER`); unset only where the configuration says so explicitly (tests). */
   issuer?: string | undefined;
-  /** An `aud` every token must carry (`OAUTH2_AUDIENCE`); not checked when unset. */
+  /** An `aud` every token must carry (`OAUTH2_AUDIENCE`); unset only where the configuration says so explicitly (tests). */
   audience?: string | undefined;
+  /** The oldest token accepted, by its `iat` (`OAUTH2_MAX_TOKEN_AGE_SECONDS`). */
+  maxTokenAgeSeconds?: number | undefined;
+  /** The `typ` header every token must carry (`OAUTH2_TOKEN_TYPE`: `at+jwt` per RFC 9068); not checked when unset. */
+  tokenType?: string | undefined;
 }
 
 /** A token whose signature and claims were verified. */
@@ -32,6 +36,8 @@ export class TokenKeysUnavailable extends Error {
   readonly code = 'ETIMEDOUT';
 }
 
+/** Every token must say when it expires and whom it speaks for: a token without `exp` would work forever once stolen. */
+const REQUIRED_CLAIMS = ['exp', 'sub'];
 /** Clock difference tolerated on `exp`, `nbf` and `iat`. */
 const CLOCK_SKEW_SECONDS = 30;
 const ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA'];
@@ -39,10 +45,11 @@ const ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256
 /**
  * Verifies bearer JWTs (OAuth 2.0 and OpenID Connect access tokens) with
  * `jose`: the signature against the issuer's JWKS (fetched once, cached,
- * fetched again when a token names a key it does not hold), `exp` and `nbf`
- * with a small clock skew, `iss` and `aud` when configured, and a `sub`.
+ * fetched again when a token names a key it does not hold); `exp` and `sub`
+ * required; `exp`, `nbf` and the age by `iat` with a small clock skew; `iss`,
+ * `aud` and `typ` as configured.
  *
- * @example const verify = tokenVerifier({ jwksUrl: 'https://issuer.example/.well-known/jwks.json' }); const { subject, scopes } = await verify(token);
+ * @example const verify = tokenVerifier({ jwksUrl: 'https://issuer.example/.well-known/jwks.json', issuer: 'https://issuer.example/', audience: 'pets-api' }); const { subject, scopes } = await verify(token);
  */
 export function tokenVerifier(settings: TokenSettings): (token: string) => Promise<VerifiedToken> {
   // jose is loaded with the first token: a server whose documents declare no token scheme never holds it in memory.
@@ -60,8 +67,11 @@ export function tokenVerifier(settings: TokenSettings): (token: string) => Promi
       ({ payload } = await jose.jwtVerify(token, keys, {
         algorithms: ALGORITHMS,
         clockTolerance: CLOCK_SKEW_SECONDS,
+        requiredClaims: REQUIRED_CLAIMS,
         ...(settings.issuer !== undefined && { issuer: settings.issuer }),
         ...(settings.audience !== undefined && { audience: settings.audience }),
+        ...(settings.maxTokenAgeSeconds !== undefined && { maxTokenAge: settings.maxTokenAgeSeconds }),
+        ...(settings.tokenType !== undefined && { typ: settings.tokenType }),
       }));
     } catch (error) {
       throw rejection(jose.errors, error);
@@ -72,8 +82,13 @@ export function tokenVerifier(settings: TokenSettings): (token: string) => Promi
 }
 
 function rejection(errors: Jose['errors'], error: unknown): Error {
-  if (error instanceof errors.JWTExpired) return new TokenRejected('the token has expired');
-  if (error instanceof errors.JWTClaimValidationFailed) return new TokenRejected(`the token's ${error.claim} claim is not accepted`);
+  if (error instanceof errors.JWTExpired) return new TokenRejected(error.claim === 'iat' ? 'the token was issued too long ago' : 'the token has expired');
+  if (error instanceof errors.JWTClaimValidationFailed) {
+    if (error.reason === 'missing') return new TokenRejected(`the token has no ${error.claim} claim`);
+    // RFC 9068: an access token says so in its typ header; an ID token, or any other JWT, does not.
+    if (error.claim === 'typ') return new TokenRejected('the token is not an access token of the accepted type (typ header)');
+    return new TokenRejected(`the token's ${error.claim} claim is not accepted`);
+  }
   if (error instanceof errors.JWKSNoMatchingKey) return new TokenRejected('the token is signed with a key the issuer does not publish');
   if (error instanceof errors.JWSSignatureVerificationFailed) return new TokenRejected('the token signature does not verify');
   if (error instanceof errors.JWKSTimeout || error instanceof errors.JWKSInvalid || !(error instanceof errors.JOSEError)) {

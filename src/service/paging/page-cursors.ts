@@ -57,8 +57,11 @@ export function pageCursors(secret: string): PageCursors {
     open(cursor, query) {
       if (cursor.length <= TAG_CHARACTERS) return undefined;
       const payload = cursor.slice(0, -TAG_CHARACTERS);
-      const tag = Buffer.from(cursor.slice(-TAG_CHARACTERS), 'base64url');
-      if (tag.length !== TAG_BYTES || !timingSafeEqual(tag, tagOf(payload))) return undefined;
+      const written = cursor.slice(-TAG_CHARACTERS);
+      const tag = Buffer.from(written, 'base64url');
+      // 22 base64url characters carry 132 bits for the tag's 128: the last one has slack, so
+      // several spellings decode to the same tag. Only the one the server writes is accepted.
+      if (tag.length !== TAG_BYTES || tag.toString('base64url') !== written || !timingSafeEqual(tag, tagOf(payload))) return undefined;
       let position: unknown;
       try {
         position = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8'));

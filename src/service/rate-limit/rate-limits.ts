@@ -1,5 +1,5 @@
 import type { Request, Response } from 'express';
-import { ipKeyGenerator, MemoryStore, type ClientRateLimitInfo, type Options, type Store } from 'express-rate-limit';
+import { MemoryStore, type ClientRateLimitInfo, type Options, type Store } from 'express-rate-limit';
 import type { Stage } from '../../engine/stage/stage';
 import { ApiError } from '../../engine/errors/api-error';
 import type { Logger as PinoLogger } from 'pino';
@@ -8,6 +8,7 @@ import { limitsOf } from '../plans/plans';
 import { isUnavailable, UNAVAILABLE_RETRY_AFTER_SECONDS } from '../../engine/errors/unavailable';
 import type { Plan } from '../plans/plans';
 import type { RateLimitSettings } from '../../config';
+import { addressKey, type RefusedAddresses } from './refused-addresses';
 
 /** Told about each refusal (429) and each new ban, for metrics. `plan` is `none` without a valid key. */
 export interface RateLimitObserver {
@@ -53,7 +54,9 @@ interface Window {
  *   from its plan); a request is refused when either is exhausted;
  * - a request without a valid key is counted per client IP, so keys cannot be
  *   guessed at speed (its 401 carries the IP window's headers);
- * - a key refused `banAfter` times within a window is banned for `banSeconds`.
+ * - a key refused `banAfter` times within a window is banned for `banSeconds`;
+ * - an address refused in its window is told to `refused`, so that the key
+ *   check refuses its next uncached keys without a database query.
  *
  * Every response carries X-RateLimit-Limit / -Remaining / -Reset for the window
  * that binds now (fewest requests remaining), plus the IETF draft
@@ -67,6 +70,8 @@ export function rateLimits(
   observer: RateLimitObserver = IGNORE,
   /** The service's clock (ms since epoch): bans, Retry-After and the reset fields. The stores keep their windows on their own. */
   now: () => number = Date.now,
+  /** Where refused addresses are remembered for the key check (RefusedAddresses.guard). */
+  refused?: RefusedAddresses,
 ): Stage {
   const windowMs = { minute: settings.minuteWindowMs, day: settings.dayWindowMs, ip: settings.ipWindowMs } as const;
   // What the library's middleware would do once: tell each store its window.
@@ -127,11 +132,12 @@ export function rateLimits(
       const [minute, day] = stores.incrementKey ? await stores.incrementKey(key) : await Promise.all([stores.minute.increment(key), stores.day.increment(key)]);
       windows = [windowOf('minute', key, perMinute, minute), windowOf('day', key, perDay, day)];
     } else {
-      const key = ipKeyGenerator(req.ip ?? 'unknown');
+      const key = addressKey(req);
       windows = [windowOf('ip', key, settings.ipPerMinute, await stores.ip.increment(key))];
     }
     const exhausted = windows.filter((window) => window.used > window.limit);
     if (exhausted.length === 0) return windows;
+    if (!req.caller) refused?.remember(windows[0]!.key!, windows[0]!.resetMs);
     for (const window of windows.filter((candidate) => candidate.used <= candidate.limit)) {
       await stores[window.name].decrement(window.key!);
       window.used -= 1;
