@@ -7,6 +7,13 @@ const transform: Config['transform'] = {
 /** Suites about the API: they run on every backend. The others are about SQLite, files and processes. */
 const API_SUITES = ['pets', 'paging', 'idempotency', 'sunset', 'versions', 'errors', 'auth', 'rate-limits', 'client', 'client-v2', 'unavailable', 'metrics', 'request-ids', 'hostile-connections', 'hostile-auth', 'security-schemes'];
 const POSTGRES_ONLY = ['multi-instance', 'postgres-fault'];
+/**
+ * End-to-end suites (`npm run test:e2e`): they drive the project's tools and processes whole, each taking
+ * half a minute or more here: copies of the project per third-party document, the scaffolder, the dev loop,
+ * the runtime checks, the keys CLI, api:diff, the docs page in a browser, the cluster of workers. CI runs them
+ * too; a newcomer's `npm test` leaves them out.
+ */
+const E2E_SUITES = ['third-party-documents', 'scaffold', 'dev', 'runtime', 'keys-cli', 'api-diff', 'docs-browser', 'workers'];
 
 const hasPostgres = /^postgres(ql)?:\/\//.test(process.env['DATABASE_URL'] ?? '');
 const hasRedis = /^rediss?:\/\//.test(process.env['REDIS_URL'] ?? '');
@@ -38,7 +45,14 @@ const config: Config = {
       testTimeout: 30_000,
       transform,
       testMatch: ['<rootDir>/test/**/*.test.ts'],
-      testPathIgnorePatterns: POSTGRES_ONLY.map((name) => `/test/${name}\\.test\\.ts$`),
+      testPathIgnorePatterns: [...POSTGRES_ONLY, ...E2E_SUITES].map((name) => `/test/${name}\\.test\\.ts$`),
+    },
+    {
+      displayName: 'e2e',
+      testEnvironment: 'node',
+      testTimeout: 60_000,
+      transform,
+      testMatch: suites(E2E_SUITES),
     },
     ...(runPostgres
       ? [

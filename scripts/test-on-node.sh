@@ -27,5 +27,6 @@ actual=$(npm exec -- node -p process.versions.node)
 # A repository of its own, as a clone would be: tests use git (api:diff --base
 # HEAD, project copies listed by git ls-files).
 git init -q && git add -A && git -c user.name=test-on-node -c user.email=test-on-node@localhost commit -qm "copy for Node $version"
-echo "::: npm test on Node $actual in $copy"
+echo "::: npm test and npm run test:e2e on Node $actual in $copy"
 npm test
+npm run test:e2e
