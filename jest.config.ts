@@ -5,7 +5,24 @@ const transform: Config['transform'] = {
 };
 
 /** Suites about the API: they run on every backend. The others are about SQLite, files and processes. */
-const API_SUITES = ['pets', 'paging', 'idempotency', 'sunset', 'versions', 'errors', 'auth', 'rate-limits', 'client', 'client-v2', 'unavailable', 'metrics', 'request-ids', 'hostile-connections', 'hostile-auth', 'security-schemes'];
+const API_SUITES = [
+  'pets',
+  'paging',
+  'idempotency',
+  'sunset',
+  'versions',
+  'errors',
+  'auth',
+  'rate-limits',
+  'client',
+  'client-v2',
+  'unavailable',
+  'metrics',
+  'request-ids',
+  'hostile-connections',
+  'hostile-auth',
+  'security-schemes',
+];
 const POSTGRES_ONLY = ['multi-instance', 'postgres-fault'];
 /**
  * End-to-end suites (`npm run test:e2e`): they drive the project's tools and processes whole, each taking

@@ -33,7 +33,12 @@ async function main(): Promise<void> {
   const servers = [];
   for (const [index, { root, flags, env }] of variants.entries()) {
     const label = `${path.relative(process.cwd(), root) || '.'} ${flags || '(no flags)'}${env ? ` ${env}` : ''}`;
-    const settings = Object.fromEntries(env.split(' ').filter(Boolean).map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]));
+    const settings = Object.fromEntries(
+      env
+        .split(' ')
+        .filter(Boolean)
+        .map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]),
+    );
     servers.push(await ServerProcess.start(projectSpec(`v${index}`, label, database, flags.split(' ').filter(Boolean), root, { env: settings })));
   }
   for (const scenarioId of values.scenario ?? ['list20']) {

@@ -53,7 +53,10 @@ async function inspector(port: number): Promise<{ call: (method: string, params?
 }
 
 const frameName = ({ functionName, url, lineNumber }: SamplingNode['callFrame']): string =>
-  `${functionName || '(anonymous)'} ${url.replace(/^.*\/node_modules\//, '').replace(/^.*\/dist\//, '').replace(/^file:\/\//, '')}:${lineNumber + 1}`;
+  `${functionName || '(anonymous)'} ${url
+    .replace(/^.*\/node_modules\//, '')
+    .replace(/^.*\/dist\//, '')
+    .replace(/^file:\/\//, '')}:${lineNumber + 1}`;
 
 async function main(): Promise<void> {
   const { values } = parseArgs({

@@ -51,16 +51,13 @@ function categoryOf(frame: CallFrame): { name: string; userland: boolean } {
     const parts = url.slice(src + '/dist/src/'.length).split('/');
     return { name: `src/${parts.length > 1 ? parts[0] : parts[0]!.replace(/\.js$/, '')}`, userland: true };
   }
-  return { name: url.replace(/^file:\/\//, '').replace(ROOT + '/', ''), userland: true };
+  return { name: url.replace(/^file:\/\//, '').replace(`${ROOT}/`, ''), userland: true };
 }
 
 function location(frame: CallFrame): string {
   if (!frame.url) return '';
   const modules = frame.url.lastIndexOf('/node_modules/');
-  const short =
-    modules !== -1
-      ? frame.url.slice(modules + '/node_modules/'.length)
-      : frame.url.replace(/^file:\/\//, '').replace(`${ROOT}/`, '');
+  const short = modules !== -1 ? frame.url.slice(modules + '/node_modules/'.length) : frame.url.replace(/^file:\/\//, '').replace(`${ROOT}/`, '');
   return `${short}:${frame.lineNumber + 1}`;
 }
 
@@ -162,18 +159,11 @@ export function summarise(profile: CpuProfile, fromUs = -Infinity, toUs = Infini
       .sort((a, b) => b.us - a.us)
       .slice(0, top)
       .map(({ name, where, category, us }) => ({ name, where, category, selfMs: ms(us), busyShare: share(us) })),
-    categories: [...categories.entries()]
-      .sort((a, b) => b[1] - a[1])
-      .map(([category, us]) => ({ category, selfMs: ms(us), busyShare: share(us) })),
-    owners: [...owners.entries()]
-      .sort((a, b) => b[1] - a[1])
-      .map(([owner, us]) => ({ owner, ms: ms(us), busyShare: share(us) })),
-    stages: [...stages.entries()]
-      .sort((a, b) => b[1] - a[1])
-      .map(([stage, us]) => ({ stage, ms: ms(us), busyShare: share(us) })),
+    categories: [...categories.entries()].sort((a, b) => b[1] - a[1]).map(([category, us]) => ({ category, selfMs: ms(us), busyShare: share(us) })),
+    owners: [...owners.entries()].sort((a, b) => b[1] - a[1]).map(([owner, us]) => ({ owner, ms: ms(us), busyShare: share(us) })),
+    stages: [...stages.entries()].sort((a, b) => b[1] - a[1]).map(([stage, us]) => ({ stage, ms: ms(us), busyShare: share(us) })),
   };
 }
-
 
 /** A profile of the project's server under one scenario, and the load window within it (the profile's clock). */
 export interface ProfiledLoad {
@@ -201,7 +191,13 @@ export async function profileUnderLoad(
   const folder = path.resolve(dir ?? mkdtempSync(path.join(os.tmpdir(), 'pet-bench-profile-')));
   if (folder === ROOT || folder.startsWith(ROOT + path.sep)) throw new Error(`keep .cpuprofile files out of the repository: ${folder}`);
   const file = path.join(folder, `project-${scenario.id}-${Date.now()}.cpuprofile`);
-  const server = await ServerProcess.start(projectSpec(`profile-${scenario.id}`, 'project (--cpu-prof)', database, ['--cpu-prof', `--cpu-prof-dir=${folder}`, `--cpu-prof-name=${path.basename(file)}`]));
+  const server = await ServerProcess.start(
+    projectSpec(`profile-${scenario.id}`, 'project (--cpu-prof)', database, [
+      '--cpu-prof',
+      `--cpu-prof-dir=${folder}`,
+      `--cpu-prof-name=${path.basename(file)}`,
+    ]),
+  );
   let fromUs = 0;
   let toUs = 0;
   let result: LoadResult;
@@ -235,17 +231,50 @@ export { killAllServers };
  * that called them.
  */
 export const LAYER_CODE = [
-  { layer: 'access-log', src: ['observability/logger.js'], packages: ['pino', 'sonic-boom', 'quick-format-unescaped', 'fast-redact', 'pino-std-serializers', 'on-exit-leak-free', 'atomic-sleep', 'safe-stable-stringify'] },
-  { layer: 'response-sampling', src: ['observability/response-sampling.js', 'observability/contract-violations.js', 'engine/contract/response-conformance.js'], packages: [] },
+  {
+    layer: 'access-log',
+    src: ['observability/logger.js'],
+    packages: [
+      'pino',
+      'sonic-boom',
+      'quick-format-unescaped',
+      'fast-redact',
+      'pino-std-serializers',
+      'on-exit-leak-free',
+      'atomic-sleep',
+      'safe-stable-stringify',
+    ],
+  },
+  {
+    layer: 'response-sampling',
+    src: ['observability/response-sampling.js', 'observability/contract-violations.js', 'engine/contract/response-conformance.js'],
+    packages: [],
+  },
   { layer: 'observability', src: ['observability/'], packages: ['prom-client', 'tdigest', 'bintrees'] },
   { layer: 'security-headers', src: ['engine/pipeline/security-headers.js'], packages: ['helmet'] },
   { layer: 'routing', src: ['engine/contract/route-table.js', 'engine/pipeline/operation-pipeline.js'], packages: [] },
   { layer: 'authentication', src: ['engine/security/', 'service/keys/'], packages: ['lru-cache', 'jose'] },
   { layer: 'rate-limiting', src: ['service/rate-limit/', 'service/shared-state/'], packages: ['express-rate-limit', 'rate-limit-redis', 'ioredis'] },
-  { layer: 'parameters', src: ['engine/request/parameters.js', 'engine/request/styles.js', 'engine/request/cookies.js', 'engine/request/url-length.js'], packages: [] },
-  { layer: 'body-parsing', src: ['engine/request/body.js', 'engine/request/form-fields.js'], packages: ['body-parser', 'raw-body', 'multer', 'busboy', 'iconv-lite', 'content-type', 'type-is'] },
-  { layer: 'validation', src: ['engine/request/validator.js', 'engine/contract/schemas.js', 'engine/contract/formats.js', 'engine/errors/validation-issues.js'], packages: ['express-openapi-validator', 'ajv', 'ajv-formats', 'ajv-draft-04'] },
-  { layer: 'handler', src: ['service/handlers/', 'service/storage/', 'service/paging/', 'service/idempotency/', 'engine/pipeline/respond.js'], packages: ['kysely', 'better-sqlite3', 'pg', 'pg-protocol'] },
+  {
+    layer: 'parameters',
+    src: ['engine/request/parameters.js', 'engine/request/styles.js', 'engine/request/cookies.js', 'engine/request/url-length.js'],
+    packages: [],
+  },
+  {
+    layer: 'body-parsing',
+    src: ['engine/request/body.js', 'engine/request/form-fields.js'],
+    packages: ['body-parser', 'raw-body', 'multer', 'busboy', 'iconv-lite', 'content-type', 'type-is'],
+  },
+  {
+    layer: 'validation',
+    src: ['engine/request/validator.js', 'engine/contract/schemas.js', 'engine/contract/formats.js', 'engine/errors/validation-issues.js'],
+    packages: ['express-openapi-validator', 'ajv', 'ajv-formats', 'ajv-draft-04'],
+  },
+  {
+    layer: 'handler',
+    src: ['service/handlers/', 'service/storage/', 'service/paging/', 'service/idempotency/', 'engine/pipeline/respond.js'],
+    packages: ['kysely', 'better-sqlite3', 'pg', 'pg-protocol'],
+  },
   { layer: 'serialization', src: ['engine/response/', 'engine/pipeline/error-response.js', 'engine/errors/'], packages: [] },
 ] as const;
 

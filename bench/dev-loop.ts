@@ -29,7 +29,12 @@ const { values } = parseArgs({
 const ROUNDS = Number(values.rounds);
 const RESULTS = path.resolve(__dirname, 'results');
 
-type Figure = 'ready (first start)' | 'ready (next start)' | 'contract save -> new operation answers' | 'handler save -> new answer' | 'contract save -> type error printed';
+type Figure =
+  | 'ready (first start)'
+  | 'ready (next start)'
+  | 'contract save -> new operation answers'
+  | 'handler save -> new answer'
+  | 'contract save -> type error printed';
 const samples = new Map<Figure, number[]>();
 const record = (figure: Figure, ms: number): void => {
   samples.set(figure, [...(samples.get(figure) ?? []), ms]);
@@ -85,7 +90,10 @@ async function main(): Promise<void> {
       let from = dev.mark();
       started = performance.now();
       addOperation(root, round, 'integer');
-      await pollUntil(`/v1/bench${round} answering 501`, async () => ((await get(`/v1/bench${round}`)).status === 501 ? true : undefined), { intervalMs: 20, timeoutMs: 60_000 });
+      await pollUntil(`/v1/bench${round} answering 501`, async () => ((await get(`/v1/bench${round}`)).status === 501 ? true : undefined), {
+        intervalMs: 20,
+        timeoutMs: 60_000,
+      });
       record('contract save -> new operation answers', performance.now() - started);
       await dev.waitFor(/DEV: types: /, { from, timeoutMs: 120_000 });
       await settle(dev);
@@ -169,7 +177,10 @@ function report(port: number, load: number[]): void {
   ];
   console.log(`\n${lines.join('\n')}`);
   writeFileSync(path.join(RESULTS, `${values.out}.md`), lines.join('\n'));
-  writeFileSync(path.join(RESULTS, `${values.out}.json`), `${JSON.stringify({ date: new Date().toISOString(), node, cpus, load, rounds: ROUNDS, rows, samples: Object.fromEntries(samples) }, null, 2)}\n`);
+  writeFileSync(
+    path.join(RESULTS, `${values.out}.json`),
+    `${JSON.stringify({ date: new Date().toISOString(), node, cpus, load, rounds: ROUNDS, rows, samples: Object.fromEntries(samples) }, null, 2)}\n`,
+  );
 }
 
 main().catch((error: unknown) => {

@@ -69,7 +69,10 @@ export async function runLedger(database: ProjectDatabase, options: LedgerOption
   const servers: Array<[LedgerServer, ServerProcess]> = [];
   try {
     servers.push([fullStack, await ServerProcess.start(projectSpec('ledger-full', 'full stack', database))]);
-    servers.push([everyResponse, await ServerProcess.start(projectSpec('ledger-every', 'VALIDATE_RESPONSES=1', database, undefined, undefined, { env: { VALIDATE_RESPONSES: '1' } }))]);
+    servers.push([
+      everyResponse,
+      await ServerProcess.start(projectSpec('ledger-every', 'VALIDATE_RESPONSES=1', database, undefined, undefined, { env: { VALIDATE_RESPONSES: '1' } })),
+    ]);
     const measure = async (server: ServerProcess, scenario: Scenario, seconds: number, what: string): Promise<LoadResult> => {
       const result = await load(server, scenario, database.key, seconds, options.connections);
       server.assertAlive();
@@ -126,17 +129,25 @@ export function ledgerRows(ledger: LedgerResult): string[][] {
   const costOf = (layer: Layer | typeof REST, scenario: Scenario): number => (ledger.shares[scenario.id]?.[layer] ?? 0) * (full(scenario) ?? NaN);
   const rows = [...LAYERS, REST].map((layer) => [layer, ...ledger.scenarios.map((scenario) => cell(costOf(layer, scenario), full(scenario)))]);
   rows.push(['full stack (CPU µs per request)', ...ledger.scenarios.map((scenario) => cell(full(scenario), undefined))]);
-  rows.push(['full stack (req/s, one core)', ...ledger.scenarios.map((scenario) => Math.round(ledger.fullStack.rps[scenario.id] ?? NaN).toLocaleString('en-US'))]);
+  rows.push([
+    'full stack (req/s, one core)',
+    ...ledger.scenarios.map((scenario) => Math.round(ledger.fullStack.rps[scenario.id] ?? NaN).toLocaleString('en-US')),
+  ]);
   rows.push([
     '+ validate-every-response (VALIDATE_RESPONSES=1, extra over the full stack)',
     ...ledger.scenarios.map((scenario) => {
       const full = ledger.fullStack.rounds[scenario.id] ?? [];
       // Each round's difference, so a slow spell of the machine hits both sides of it.
-      const extra = median((ledger.everyResponse.rounds[scenario.id] ?? []).map((result, round) => (result.cpuUsPerRequest ?? NaN) - (full[round]?.cpuUsPerRequest ?? NaN)));
+      const extra = median(
+        (ledger.everyResponse.rounds[scenario.id] ?? []).map((result, round) => (result.cpuUsPerRequest ?? NaN) - (full[round]?.cpuUsPerRequest ?? NaN)),
+      );
       return cell(extra, ledger.fullStack.cpuUs[scenario.id]);
     }),
   ]);
   return rows;
 }
 
-export const ledgerHeader = (ledger: LedgerResult): string[] => ['layer (µs per request, share of the full stack)', ...ledger.scenarios.map((scenario) => scenario.label)];
+export const ledgerHeader = (ledger: LedgerResult): string[] => [
+  'layer (µs per request, share of the full stack)',
+  ...ledger.scenarios.map((scenario) => scenario.label),
+];

@@ -139,7 +139,7 @@ for await (const line of readline.createInterface({ input: process.stdin })) {
   const sorted = measured.latencies.subarray(0, measured.answered).sort();
   const at = (q) => (measured.answered === 0 ? null : sorted[Math.min(measured.answered - 1, Math.ceil(q * measured.answered) - 1)]);
   process.stdout.write(
-    JSON.stringify({
+    `${JSON.stringify({
       answered: measured.answered,
       failures: measured.failures,
       seconds: (performance.now() - measured.started) / 1000,
@@ -148,7 +148,7 @@ for await (const line of readline.createInterface({ input: process.stdin })) {
       p999Ms: at(0.999),
       maxMs: at(1),
       generatorLoopDelay: { p99Ms: loop.percentile(99) / 1e6, maxMs: loop.max / 1e6 },
-    }) + '\n',
+    })}\n`,
   );
 }
 pool.close();

@@ -10,7 +10,20 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import readline from 'node:readline';
-import { cpuPlan, loopDelayIn, median, PeakRss, probe, requestHeaders, ROOT, scrapeMetrics, sleep, type EventLoopDelay, type Scenario, type ServerProcess } from './lib';
+import {
+  cpuPlan,
+  loopDelayIn,
+  median,
+  PeakRss,
+  probe,
+  requestHeaders,
+  ROOT,
+  scrapeMetrics,
+  sleep,
+  type EventLoopDelay,
+  type Scenario,
+  type ServerProcess,
+} from './lib';
 
 /**
  * How long the open loop runs for the bench's options: windows of at least
@@ -72,7 +85,19 @@ export async function openLoop(
   await probe(server, scenario, key);
   const rate = Math.max(1, Math.round(rps));
   const url = new URL(server.baseUrl);
-  const settings = { host: url.hostname, port: Number(url.port), method: scenario.method, path: scenario.path, headers: requestHeaders(key, scenario), body: scenario.body, rate, seconds, warmupSeconds, connections, status: scenario.status };
+  const settings = {
+    host: url.hostname,
+    port: Number(url.port),
+    method: scenario.method,
+    path: scenario.path,
+    headers: requestHeaders(key, scenario),
+    body: scenario.body,
+    rate,
+    seconds,
+    warmupSeconds,
+    connections,
+    status: scenario.status,
+  };
   const script = [path.join(ROOT, 'bench', 'open-loop-client.mjs'), JSON.stringify(settings)];
   const [command, args] = cpuPlan.loader === undefined ? [process.execPath, script] : ['taskset', ['-c', String(cpuPlan.loader), process.execPath, ...script]];
   const client = spawn(command, args, { stdio: ['pipe', 'pipe', 'inherit'] });
@@ -117,7 +142,14 @@ export async function openLoop(
       requests: windows.reduce((sum, w) => sum + w.requests, 0),
       failures: windows.reduce((sum, w) => sum + w.failures, 0),
       peakRssMb: Math.max(...windows.map((w) => w.peakRssMb ?? 0)) || undefined,
-      eventLoopDelay: delays.every(Boolean) ? { meanMs: mid((w) => w.eventLoopDelay?.meanMs), p50Ms: mid((w) => w.eventLoopDelay?.p50Ms), p99Ms: mid((w) => w.eventLoopDelay?.p99Ms), maxMs: Math.max(...delays.map((d) => d!.maxMs)) } : undefined,
+      eventLoopDelay: delays.every(Boolean)
+        ? {
+            meanMs: mid((w) => w.eventLoopDelay?.meanMs),
+            p50Ms: mid((w) => w.eventLoopDelay?.p50Ms),
+            p99Ms: mid((w) => w.eventLoopDelay?.p99Ms),
+            maxMs: Math.max(...delays.map((d) => d!.maxMs)),
+          }
+        : undefined,
       windows,
     };
   } finally {

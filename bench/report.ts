@@ -4,9 +4,7 @@ import { maxOf, median } from './lib';
 import type { Cell, PhaseResult } from './phase';
 
 export const fmt = (value: number | undefined, digits = 0): string =>
-  value === undefined || !Number.isFinite(value)
-    ? 'n/a'
-    : value.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
+  value === undefined || !Number.isFinite(value) ? 'n/a' : value.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
 
 type Row = string[];
 
@@ -87,7 +85,21 @@ export function workersTables(phase: PhaseResult): Array<{ title: string; text: 
     });
     return {
       title: scenario.label,
-      ...table(['server', 'req/s (median)', 'p99 ms', 'CPU µs/req', 'primary µs/req', 'primary ceiling req/s', 'projected 8 cores', 'projected 16 cores', 'peak RSS MB (all)', 'vs 1 worker'], rows),
+      ...table(
+        [
+          'server',
+          'req/s (median)',
+          'p99 ms',
+          'CPU µs/req',
+          'primary µs/req',
+          'primary ceiling req/s',
+          'projected 8 cores',
+          'projected 16 cores',
+          'peak RSS MB (all)',
+          'vs 1 worker',
+        ],
+        rows,
+      ),
     };
   });
 }
@@ -113,15 +125,32 @@ export function scaleTables(phase: PhaseResult, counts: number[]): Array<{ title
   });
 }
 
-export function targetsOf(compare: PhaseResult, scale: PhaseResult | undefined, atHalf: OpenLoopResult | undefined, options: { connections: number; scale: number[] }): Target[] {
+export function targetsOf(
+  compare: PhaseResult,
+  scale: PhaseResult | undefined,
+  atHalf: OpenLoopResult | undefined,
+  options: { connections: number; scale: number[] },
+): Target[] {
   const targets: Target[] = [];
   const project = (scenario: string) => cellOf(compare, 'project', scenario);
   const vsB = ratio(project('list20')?.rps, cellOf(compare, 'B', 'list20')?.rps);
-  targets.push({ target: 'listPets limit=20: project ≥ 0.4 × plain Express B (req/s)', measured: times(vsB), pass: vsB === undefined ? undefined : vsB >= 0.4 });
-  targets.push({ target: 'listPets limit=20: project ≥ 0.5 × plain Express B (the moonshot)', measured: times(vsB), pass: vsB === undefined ? undefined : vsB >= 0.5 });
+  targets.push({
+    target: 'listPets limit=20: project ≥ 0.4 × plain Express B (req/s)',
+    measured: times(vsB),
+    pass: vsB === undefined ? undefined : vsB >= 0.4,
+  });
+  targets.push({
+    target: 'listPets limit=20: project ≥ 0.5 × plain Express B (the moonshot)',
+    measured: times(vsB),
+    pass: vsB === undefined ? undefined : vsB >= 0.5,
+  });
   for (const scenario of compare.scenarios) {
     const vsNaive = ratio(project(scenario.id)?.rps, cellOf(compare, 'naive', scenario.id)?.rps);
-    targets.push({ target: `${scenario.label}: project ≥ 1.0 × naive (req/s)`, measured: times(vsNaive), pass: vsNaive === undefined ? undefined : vsNaive >= 1.0 });
+    targets.push({
+      target: `${scenario.label}: project ≥ 1.0 × naive (req/s)`,
+      measured: times(vsNaive),
+      pass: vsNaive === undefined ? undefined : vsNaive >= 1.0,
+    });
   }
   for (const scenario of compare.scenarios.filter((candidate) => candidate.id === 'list20' || candidate.id === 'get')) {
     const p99 = project(scenario.id)?.p99Ms;
@@ -151,7 +180,11 @@ export function targetsOf(compare: PhaseResult, scale: PhaseResult | undefined, 
       });
     }
     const bigPeak = maxOf(scale.cells.filter((cell) => cell.server === `project@${big}`).map((cell) => cell.peakRssMb));
-    targets.push({ target: `project peak RSS under load with ${fmt(big)} pets ≤ 150 MB`, measured: `${fmt(bigPeak, 1)} MB`, pass: bigPeak === undefined ? undefined : bigPeak <= 150 });
+    targets.push({
+      target: `project peak RSS under load with ${fmt(big)} pets ≤ 150 MB`,
+      measured: `${fmt(bigPeak, 1)} MB`,
+      pass: bigPeak === undefined ? undefined : bigPeak <= 150,
+    });
   }
   return targets;
 }

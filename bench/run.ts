@@ -54,12 +54,10 @@ import {
   SERVER_NODE_FLAGS,
   baselineSpec,
   killAllServers,
-  load,
   loaderLabel,
   cpuPlan,
   useLoader,
   maxOf,
-  median,
   prepareProjectDatabase,
   projectSpec,
   runCommand,
@@ -172,7 +170,10 @@ async function main(): Promise<void> {
   if (options.ledger === 'only') options.scale = [];
   const estimate =
     (options.ledger === 'only' ? 0 : perPhase(6 + (options.before ? 1 : 0), 4) + options.warmup + Math.max(10, 2 * options.duration)) +
-    (options.ledger === 'no' ? 0 : 2 * 3 * (options.warmup + Math.max(options.rounds, options.mode === 'quick' ? 3 : 5) * (Math.min(options.duration, 4) + 0.3)) + 3 * (options.warmup + Math.min(options.duration, 4) + 2)) +
+    (options.ledger === 'no'
+      ? 0
+      : 2 * 3 * (options.warmup + Math.max(options.rounds, options.mode === 'quick' ? 3 : 5) * (Math.min(options.duration, 4) + 0.3)) +
+        3 * (options.warmup + Math.min(options.duration, 4) + 2)) +
     (options.scale.length ? perPhase(options.scale.length, 3) : 0) +
     (options.workers > 1 && options.ledger !== 'only' ? perPhase(2, 3) : 0);
   console.log(
@@ -214,7 +215,9 @@ async function main(): Promise<void> {
       return startContender(projectSpec('project-before', 'project before', own, undefined, root), own.key);
     };
     if (options.ledger !== 'only') {
-      console.log(`\ncomparison: starting A, B, naive, project (log to a file), project (log to a pipe), project (LOG_LEVEL=warn)${options.before ? ', project before' : ''}`);
+      console.log(
+        `\ncomparison: starting A, B, naive, project (log to a file), project (log to a pipe), project (LOG_LEVEL=warn)${options.before ? ', project before' : ''}`,
+      );
       const contenders = [
         await startContender(baselineSpec('A', 'A node:http', 'node-http.mjs', petsFile), database.key),
         await startContender(baselineSpec('B', 'B express', 'express-plain.mjs', petsFile), database.key),
@@ -222,7 +225,10 @@ async function main(): Promise<void> {
         // As shipped: NODE_ENV=production and nothing else, the access log appended to a file.
         await startContender(projectSpec('project', 'project', database), database.key),
         await startContender(projectSpec('project-pipe', 'project, log to a pipe', database, undefined, undefined, { stdout: 'drained-pipe' }), database.key),
-        await startContender(projectSpec('project-warn', 'project, LOG_LEVEL=warn', database, undefined, undefined, { env: { LOG_LEVEL: 'warn' } }), database.key),
+        await startContender(
+          projectSpec('project-warn', 'project, LOG_LEVEL=warn', database, undefined, undefined, { env: { LOG_LEVEL: 'warn' } }),
+          database.key,
+        ),
         ...(options.before ? [await startBefore(options.before)] : []),
       ];
       try {
@@ -243,7 +249,13 @@ async function main(): Promise<void> {
         ] as const) {
           const { server } = await startContender(spec, database.key);
           try {
-            const result = await openLoop(server, SCENARIOS.list20, database.key, { rps: capacity / 2, seconds, warmupSeconds, rounds: options.rounds, connections: options.connections });
+            const result = await openLoop(server, SCENARIOS.list20, database.key, {
+              rps: capacity / 2,
+              seconds,
+              warmupSeconds,
+              rounds: options.rounds,
+              connections: options.connections,
+            });
             openLoops.push({ server: id, label: spec.label, ...result });
             if (result.failures) errors.push(`open loop, ${spec.label}: ${result.failures} responses were not ${SCENARIOS.list20.status} or failed`);
             for (const window of result.windows) {
@@ -272,9 +284,17 @@ async function main(): Promise<void> {
     if (options.workers > 1 && options.ledger !== 'only') {
       console.log(`\nworkers: the project with WORKERS=1 and WORKERS=${options.workers}, free to use every CPU (the load generator shares them)`);
       const workerContenders = [
-        await startContender({ ...projectSpec('workers-1', 'project, WORKERS=1', database, undefined, undefined, { env: { WORKERS: '1' } }), unpinned: true }, database.key),
         await startContender(
-          { ...projectSpec(`workers-${options.workers}`, `project, WORKERS=${options.workers}`, database, undefined, undefined, { env: { WORKERS: String(options.workers) } }), unpinned: true },
+          { ...projectSpec('workers-1', 'project, WORKERS=1', database, undefined, undefined, { env: { WORKERS: '1' } }), unpinned: true },
+          database.key,
+        ),
+        await startContender(
+          {
+            ...projectSpec(`workers-${options.workers}`, `project, WORKERS=${options.workers}`, database, undefined, undefined, {
+              env: { WORKERS: String(options.workers) },
+            }),
+            unpinned: true,
+          },
           database.key,
         ),
       ];
@@ -315,7 +335,19 @@ async function main(): Promise<void> {
   const ledgerTable = ledger ? table(ledgerHeader(ledger), ledgerRows(ledger)) : undefined;
   const openLoopTable = openLoops.length
     ? table(
-        ['server', 'offered req/s', 'answered req/s', 'p50 ms', 'p99 ms (windows)', 'p99.9 ms', 'max ms', 'loop delay p99 / max ms', 'full GCs', 'generator delay max ms', 'peak RSS MB'],
+        [
+          'server',
+          'offered req/s',
+          'answered req/s',
+          'p50 ms',
+          'p99 ms (windows)',
+          'p99.9 ms',
+          'max ms',
+          'loop delay p99 / max ms',
+          'full GCs',
+          'generator delay max ms',
+          'peak RSS MB',
+        ],
         openLoops.map((result) => [
           result.label,
           fmt(result.offeredRps),
@@ -373,8 +405,14 @@ async function main(): Promise<void> {
     memoryGb: Math.round(os.totalmem() / 2 ** 30),
     loadAverageBefore: loadBefore.map((value) => Number(value.toFixed(2))),
     loadAverageAfter: os.loadavg().map((value) => Number(value.toFixed(2))),
-    commit: await runCommand('git', ['rev-parse', '--short', 'HEAD']).then((out) => out.trim(), () => 'unknown'),
-    workTreeDirty: await runCommand('git', ['status', '--porcelain', '--', 'src', 'openapi', 'generated']).then((out) => out.trim() !== '', () => undefined),
+    commit: await runCommand('git', ['rev-parse', '--short', 'HEAD']).then(
+      (out) => out.trim(),
+      () => 'unknown',
+    ),
+    workTreeDirty: await runCommand('git', ['status', '--porcelain', '--', 'src', 'openapi', 'generated']).then(
+      (out) => out.trim() !== '',
+      () => undefined,
+    ),
     // Another checkout's folder is this machine's: only its name is kept.
     options: { ...options, ...(options.before && { before: path.basename(options.before) }) },
     setup,
@@ -390,9 +428,11 @@ async function main(): Promise<void> {
     heading,
     settings,
     ...comparison.map((section) => `\n${section.title}\n${section.text}`),
-    ...(openLoopTable ? ['\nLATENCY AT 50 % OF THE PROJECT\'S CAPACITY (open loop, listPets limit=20)', openLoopTable.text] : []),
+    ...(openLoopTable ? ["\nLATENCY AT 50 % OF THE PROJECT'S CAPACITY (open loop, listPets limit=20)", openLoopTable.text] : []),
     ...(ledgerTable ? ['\nCOST LEDGER (server CPU µs per request)', ledgerTable.text, ...standIns.map((line) => `  ${line}`)] : []),
-    ...(workerTables.length ? ['\nWORKERS RUN (servers unpinned: the load generator shares the cores)', ...workerTables.map((section) => `\n${section.title}\n${section.text}`)] : []),
+    ...(workerTables.length
+      ? ['\nWORKERS RUN (servers unpinned: the load generator shares the cores)', ...workerTables.map((section) => `\n${section.title}\n${section.text}`)]
+      : []),
     ...(scaled.length ? ['\nSCALE RUN', ...scaled.map((section) => `\n${section.title}\n${section.text}`)] : []),
     `\nMEMORY\n${memoryTable.text}`,
     `\n${targetTable.text}`,
@@ -403,7 +443,7 @@ async function main(): Promise<void> {
   const markdown = [
     `# ${heading}`,
     '',
-    settings + '.',
+    `${settings}.`,
     '',
     `Servers: **A** bare node:http, **B** plain Express 5 (res.json, defaults), **naive** Express + express-openapi-validator + helmet + express-rate-limit (defaults; limit raised), all three serving the same JSON from memory; **project** \`node ${SERVER_NODE_FLAGS.join(' ')} dist/src/server.js\` as \`npm start\` runs it in production (NODE_ENV=production and nothing else: the access log on at info, appended to a file; enterprise key, SQLite); **project, log to a pipe**: the same with stdout a pipe this process drains, as a container runtime does; **project, LOG_LEVEL=warn**: the same without the access log. "project/this" is the project's median req/s divided by that server's. CPU µs/req: the server's CPU time (all its processes) per response. Loop delay: how late the server's event loop ran a 10 ms timer under the load (perf_hooks.monitorEventLoopDelay via its /metrics, less the 10 ms interval), p99 and max.`,
     '',
@@ -463,7 +503,10 @@ async function main(): Promise<void> {
     writeFileSync(`${target}.tmp`, content);
     renameSync(`${target}.tmp`, target);
   };
-  write(`${options.out}.json`, JSON.stringify({ meta, targets, ratios, comparison: compare, openLoop: openLoops, ledger, workers, scale, errors }, null, 2) + '\n');
+  write(
+    `${options.out}.json`,
+    `${JSON.stringify({ meta, targets, ratios, comparison: compare, openLoop: openLoops, ledger, workers, scale, errors }, null, 2)}\n`,
+  );
   write(`${options.out}.md`, markdown);
   console.log(`\nwrote bench/results/${options.out}.json and bench/results/${options.out}.md (${meta.wallSeconds} s)`);
   if (errors.length) process.exitCode = 1;

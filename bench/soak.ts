@@ -73,14 +73,18 @@ function databaseEnv(): Record<string, string> {
   return { DATABASE_URL: `sqlite:${path.join(mkdtempSync(path.join(os.tmpdir(), 'soak-')), 'pets.db')}` };
 }
 
-const percentile = (sorted: number[], p: number): number => (sorted.length === 0 ? 0 : sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!);
+const percentile = (sorted: number[], p: number): number =>
+  sorted.length === 0 ? 0 : sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
 
 async function main(): Promise<void> {
-  console.log(`soak: ${DURATION_S} s at ${RATE === undefined ? 'saturation' : `${RATE} req/s`} over ${CONCURRENCY} connections; contract check on 1 response in ${CHECK_EVERY}`);
+  console.log(
+    `soak: ${DURATION_S} s at ${RATE === undefined ? 'saturation' : `${RATE} req/s`} over ${CONCURRENCY} connections; contract check on 1 response in ${CHECK_EVERY}`,
+  );
   await runCommand('npm', ['run', 'build'], { timeoutMs: 300_000 });
   const env = databaseEnv();
   const storage = await openStorage(env['DATABASE_URL']!);
-  const enterpriseKey = (await issueApiKey(storage.apiKeys, { plan: 'enterprise', requestsPerMinute: 1_000_000, requestsPerDay: 100_000_000, label: 'soak' })).key;
+  const enterpriseKey = (await issueApiKey(storage.apiKeys, { plan: 'enterprise', requestsPerMinute: 1_000_000, requestsPerDay: 100_000_000, label: 'soak' }))
+    .key;
   const free = (await issueApiKey(storage.apiKeys, { plan: 'free', label: 'soak free' })).key;
   await storage.close();
 
@@ -122,9 +126,25 @@ async function main(): Promise<void> {
   /** One request of the mix: weights 35 list, 20 get, 20 create, 15 invalid, 10 free key (429s). */
   const nextRequest = (): Promise<Observed> => {
     const roll = Math.random() * 100;
-    if (roll < 35) return send('GET', `/v1/pets?limit=${1 + Math.floor(Math.random() * 100)}${Math.random() < 0.3 ? `&status=${pick(['available', 'pending', 'sold'])}` : ''}`, enterpriseKey);
-    if (roll < 55) return send('GET', `/v1/pets/${ids.length && Math.random() < 0.9 ? pick(ids) : 9_000_000 + Math.floor(Math.random() * 1000)}`, enterpriseKey);
-    if (roll < 75) return send('POST', '/v1/pets', enterpriseKey, JSON.stringify({ name: `soak-${randomBytes(3).toString('hex')}`, categoryId: 1 + Math.floor(Math.random() * 5), status: pick(['available', 'pending', 'sold']) }));
+    if (roll < 35)
+      return send(
+        'GET',
+        `/v1/pets?limit=${1 + Math.floor(Math.random() * 100)}${Math.random() < 0.3 ? `&status=${pick(['available', 'pending', 'sold'])}` : ''}`,
+        enterpriseKey,
+      );
+    if (roll < 55)
+      return send('GET', `/v1/pets/${ids.length && Math.random() < 0.9 ? pick(ids) : 9_000_000 + Math.floor(Math.random() * 1000)}`, enterpriseKey);
+    if (roll < 75)
+      return send(
+        'POST',
+        '/v1/pets',
+        enterpriseKey,
+        JSON.stringify({
+          name: `soak-${randomBytes(3).toString('hex')}`,
+          categoryId: 1 + Math.floor(Math.random() * 5),
+          status: pick(['available', 'pending', 'sold']),
+        }),
+      );
     if (roll < 90) {
       return pick([
         () => send('GET', '/v1/pets?limit=0', enterpriseKey),
@@ -249,11 +269,20 @@ async function main(): Promise<void> {
     };
   });
   // From the second interval (minute 2) on: how far the heap after GC moved.
-  const settled = intervals.slice(1).map((row) => row.heapAfterGcMb).filter((value): value is number => value !== undefined);
+  const settled = intervals
+    .slice(1)
+    .map((row) => row.heapAfterGcMb)
+    .filter((value): value is number => value !== undefined);
   const heapDriftMb = settled.length ? Number((Math.max(...settled) - Math.min(...settled)).toFixed(1)) : undefined;
   const result = {
     date: new Date().toISOString(),
-    settings: { durationSeconds: DURATION_S, rate: RATE ?? 'saturation', concurrency: CONCURRENCY, checkEvery: CHECK_EVERY, backend: env['REDIS_URL'] ? 'postgres+redis' : env['DATABASE_URL']!.split(':')[0] },
+    settings: {
+      durationSeconds: DURATION_S,
+      rate: RATE ?? 'saturation',
+      concurrency: CONCURRENCY,
+      checkEvery: CHECK_EVERY,
+      backend: env['REDIS_URL'] ? 'postgres+redis' : env['DATABASE_URL']!.split(':')[0],
+    },
     requests: total,
     serverErrors,
     contractChecks: Math.floor(total / CHECK_EVERY),
@@ -299,7 +328,9 @@ function renderMarkdown(result: {
   const lines = [
     `# Soak run (${result.date})`,
     '',
-    `Settings: ${Object.entries(result.settings).map(([name, value]) => `${name} ${value}`).join(', ')}.`,
+    `Settings: ${Object.entries(result.settings)
+      .map(([name, value]) => `${name} ${value}`)
+      .join(', ')}.`,
     '',
     `- requests: ${result.requests}; 5xx: **${result.serverErrors}**; transport errors: ${result.transportErrors.length}`,
     `- contract checks: ${result.contractChecks}, failures: **${result.contractFailureCount}**`,
@@ -311,7 +342,11 @@ function renderMarkdown(result: {
     '|---:|---:|---:|---:|---:|---:|---:|---:|---|',
     ...result.intervals.map(
       (row) =>
-        `| ${row.fromSecond} | ${row.requests} | ${row.p50Ms} | ${row.p99Ms} | ${row.maxMs} | ${row.rssMb} | ${row.heapAfterGcMb ?? ''} | ${row.heapMaxMb ?? ''} | ${Object.entries(row.statuses).map(([status, count]) => `${status}: ${count}`).join(', ')} |`,
+        `| ${row.fromSecond} | ${row.requests} | ${row.p50Ms} | ${row.p99Ms} | ${row.maxMs} | ${row.rssMb} | ${row.heapAfterGcMb ?? ''} | ${row.heapMaxMb ?? ''} | ${Object.entries(
+          row.statuses,
+        )
+          .map(([status, count]) => `${status}: ${count}`)
+          .join(', ')} |`,
     ),
     ...(result.contractFailures.length ? ['', '## Contract failures', '', ...result.contractFailures.map((failure) => `- ${failure.split('\n')[0]}`)] : []),
     ...(result.transportErrors.length ? ['', '## Transport errors', '', ...result.transportErrors.map((error) => `- ${error}`)] : []),

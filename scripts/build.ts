@@ -27,13 +27,17 @@ const formatHost: ts.FormatDiagnosticsHost = {
 const reportDiagnostic: ts.DiagnosticReporter = (diagnostic) =>
   ts.sys.write(pretty ? ts.formatDiagnosticsWithColorAndContext([diagnostic], formatHost) : ts.formatDiagnostic(diagnostic, formatHost));
 
-const parsed = ts.getParsedCommandLineOfConfigFile(CONFIG, {}, {
-  ...ts.sys,
-  onUnRecoverableConfigFileDiagnostic: (diagnostic) => {
-    reportDiagnostic(diagnostic);
-    process.exit(1);
+const parsed = ts.getParsedCommandLineOfConfigFile(
+  CONFIG,
+  {},
+  {
+    ...ts.sys,
+    onUnRecoverableConfigFileDiagnostic: (diagnostic) => {
+      reportDiagnostic(diagnostic);
+      process.exit(1);
+    },
   },
-})!;
+)!;
 const buildInfo = parsed.options.tsBuildInfoFile && path.resolve(ROOT, parsed.options.tsBuildInfoFile);
 if (buildInfo && existsSync(buildInfo)) {
   const ignoreCase = !ts.sys.useCaseSensitiveFileNames;

@@ -37,14 +37,18 @@ function documentFor(spec: string | undefined, version: string | undefined, base
   const wanted = version !== undefined ? (/^\d+$/.test(version) ? `v${version}` : version) : /\/(v\d+)\/*$/.exec(new URL(baseUrl).pathname)?.[1];
   if (wanted === undefined) throw new Error(`say which version of the contract to check: --version vN (the versions: ${names}), or a --base-url ending in /vN`);
   const found = versions.find((candidate) => candidate.name === wanted);
-  if (!found) throw new Error(`${version !== undefined ? `--version ${version}` : `--base-url ends in /${wanted}`}: no such version of the contract (the versions: ${names}); pass --version vN or --spec FILE`);
+  if (!found)
+    throw new Error(
+      `${version !== undefined ? `--version ${version}` : `--base-url ends in /${wanted}`}: no such version of the contract (the versions: ${names}); pass --version vN or --spec FILE`,
+    );
   return found.document;
 }
 
 function positive(value: string | undefined, flag: string, allowZero = false): number | undefined {
   if (value === undefined) return undefined;
   const number = Number(value);
-  if (!/^\d+(\.\d+)?$/.test(value) || (!allowZero && number <= 0) || !Number.isFinite(number)) throw new Error(`${flag} must be a ${allowZero ? 'non-negative' : 'positive'} number`);
+  if (!/^\d+(\.\d+)?$/.test(value) || (!allowZero && number <= 0) || !Number.isFinite(number))
+    throw new Error(`${flag} must be a ${allowZero ? 'non-negative' : 'positive'} number`);
   return number;
 }
 
@@ -83,7 +87,14 @@ async function main(): Promise<number> {
     const seed = integer(positive(values.seed, '--seed', true), '--seed');
     const specFile = documentFor(values.spec, values.version, baseUrl);
     // A version of openapi/ is served under /vN (its folder); a --spec file under its servers' path.
-    const version = values.spec === undefined ? (values.version !== undefined ? (/^\d+$/.test(values.version) ? `v${values.version}` : values.version) : /\/(v\d+)\/*$/.exec(new URL(baseUrl).pathname)?.[1]) : undefined;
+    const version =
+      values.spec === undefined
+        ? values.version !== undefined
+          ? /^\d+$/.test(values.version)
+            ? `v${values.version}`
+            : values.version
+          : /\/(v\d+)\/*$/.exec(new URL(baseUrl).pathname)?.[1]
+        : undefined;
     const contract = await loadBundledContract(specFile, version && `/${version}`);
     const token = values.token ?? process.env['CONTRACT_ACCESS_TOKEN'];
     options = {
@@ -104,7 +115,9 @@ async function main(): Promise<number> {
     return 2;
   }
 
-  console.log(`contract: ${options.baseUrl} (${path.relative(process.cwd(), options.specFile) || options.specFile}), at most ${options.rate} requests/s, time limit ${options.timeLimitSeconds} s`);
+  console.log(
+    `contract: ${options.baseUrl} (${path.relative(process.cwd(), options.specFile) || options.specFile}), at most ${options.rate} requests/s, time limit ${options.timeLimitSeconds} s`,
+  );
   const result = await runContract({ ...options, log: (line) => console.log(line) });
   if (options.report) writeJsonReport(options.report, result);
   for (const line of formatReport(result)) console.log(line);

@@ -168,7 +168,10 @@ async function checkContract(changed: string[] | 'start'): Promise<boolean> {
   }
   documents = found;
   if (documents.length === 0) {
-    event(`${head}: no contract document (openapi/**/openapi.yaml) found; ${lastGood ? 'the server keeps the last good contract' : 'nothing to serve'}`, 'error');
+    event(
+      `${head}: no contract document (openapi/**/openapi.yaml) found; ${lastGood ? 'the server keeps the last good contract' : 'nothing to serve'}`,
+      'error',
+    );
     return false;
   }
   // The lint (another process) and the generator (here) at once; what the generator made is used only if the lint passes.
@@ -181,7 +184,8 @@ async function checkContract(changed: string[] | 'start'): Promise<boolean> {
 
   if (blocking.length > 0 || rendered instanceof Error) {
     brokenSince ??= new Date();
-    const count = blocking.length > 0 ? `${blocking.length} error${blocking.length === 1 ? '' : 's'}` : `the generator refused it: ${(rendered as Error).message}`;
+    const count =
+      blocking.length > 0 ? `${blocking.length} error${blocking.length === 1 ? '' : 's'}` : `the generator refused it: ${(rendered as Error).message}`;
     const keeps = lastGood ? `the server keeps the contract of ${timeOf(lastGood.takenAt)}` : 'nothing is served until it is fixed';
     event(`${head}: ${count}, not applied; ${keeps}; the next good save applies it`, 'error', shown);
     return false;
@@ -192,7 +196,9 @@ async function checkContract(changed: string[] | 'start'): Promise<boolean> {
   operations = applied.operationIds;
   const steps = [
     brokenSince ? 'fixed' : 'checked',
-    advisory.length > 0 ? `${advisory.length} lint problem${advisory.length === 1 ? '' : 's'} (not blocking; npm run lint:api fails on them)` : 'no lint problems',
+    advisory.length > 0
+      ? `${advisory.length} lint problem${advisory.length === 1 ? '' : 's'} (not blocking; npm run lint:api fails on them)`
+      : 'no lint problems',
     applied.regenerated.length > 0 ? `regenerated ${applied.regenerated.join(', ')}` : 'generated/ unchanged',
     ...(applied.scaffolded.length > 0 ? [`scaffolded ${applied.scaffolded.join(', ')}`] : []),
     ...(applied.orphans.length > 0 ? [`${applied.orphans.join(', ')} match no operation (delete or restore the operation)`] : []),
@@ -232,7 +238,10 @@ async function reload(reason: string, since: number, fallback?: ContractSnapshot
     if (stopping) return;
     if (again.ok) {
       brokenSince = new Date();
-      event(`the server refused the new contract (${exit}, its message above): serving the contract of ${timeOf(fallback.takenAt)} again, ${again.url}; fix it and save`, 'error');
+      event(
+        `the server refused the new contract (${exit}, its message above): serving the contract of ${timeOf(fallback.takenAt)} again, ${again.url}; fix it and save`,
+        'error',
+      );
       return;
     }
     lastGood = refused; // the contract was not the cause
@@ -249,7 +258,9 @@ server.onCrash = (code, signal) => {
 async function main(): Promise<void> {
   busy = true; // changes during the start are handled after it
   watcher.start();
-  event(`npm run dev${options.mock ? ' --mock' : ''}: checking the contract, then serving on ${process.env['DATABASE_URL'] || 'the embedded database (data/pets.db)'}`);
+  event(
+    `npm run dev${options.mock ? ' --mock' : ''}: checking the contract, then serving on ${process.env['DATABASE_URL'] || 'the embedded database (data/pets.db)'}`,
+  );
   if (!(await checkContract('start'))) {
     lastGood = ContractSnapshot.readBack(SERVED_CONTRACT);
     if (lastGood) event('serving the last good contract of an earlier npm run dev until the contract is fixed', 'warn');

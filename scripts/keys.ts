@@ -243,13 +243,14 @@ function parse(argv: string[]): { help: string } | { work: (storage: Storage) =>
 function messageOf(error: unknown): string {
   const { message, code, errors } = error as { message?: string; code?: string; errors?: unknown[] };
   const text = message || (errors?.length ? errors.map(messageOf).join('; ') : '') || code || String(error);
-  return text.replace(/:\s*\n\s*/g, ': ').replace(/\s*\n\s*/g, '; ').trim();
+  return text
+    .replace(/:\s*\n\s*/g, ': ')
+    .replace(/\s*\n\s*/g, '; ')
+    .trim();
 }
 
 const isRefusal = (error: unknown): boolean =>
-  error instanceof UsageError ||
-  error instanceof ApiKeyInputError ||
-  /^ERR_PARSE_ARGS_/.test((error as { code?: string }).code ?? '');
+  error instanceof UsageError || error instanceof ApiKeyInputError || /^ERR_PARSE_ARGS_/.test((error as { code?: string }).code ?? '');
 
 async function main(argv: string[]): Promise<number> {
   let storage: Storage | undefined;

@@ -53,7 +53,10 @@ const registry = (versions: readonly ScaffoldVersion[]): string => {
   const blocks = versions.map(
     (version) => `/** ${version.document} */
 export const ${version.name} = {
-${[...version.operationIds].sort().map((id) => `  ${id},`).join('\n')}
+${[...version.operationIds]
+  .sort()
+  .map((id) => `  ${id},`)
+  .join('\n')}
 } satisfies HandlerRegistry<'${version.name}'>;
 `,
   );
@@ -121,7 +124,9 @@ async function main(): Promise<void> {
     console.log(`created src/service/handlers/${id}.ts for ${servedBy.join(', ')} (a stub: answers 501, or an example under npm run mock, until implemented)`);
   }
   for (const file of orphanHandlers(HANDLERS_DIR, versions)) {
-    console.warn(`src/service/handlers/${file} matches no operation of any version of the contract (${versions.map((version) => version.document).join(', ')}): delete it or restore the operation`);
+    console.warn(
+      `src/service/handlers/${file} matches no operation of any version of the contract (${versions.map((version) => version.document).join(', ')}): delete it or restore the operation`,
+    );
   }
   console.log(
     `src/service/handlers/index.ts lists every operation of ${versions.map((version) => `${version.name} (${version.operationIds.length})`).join(', ')}; run \`npm run generate\` and \`npm run typecheck\`.`,

@@ -10,7 +10,7 @@ import { loadContract } from './engine/contract/load';
 import { contractVersionsIn } from './engine/contract/versions';
 import { servedApi, type ServedApi } from './engine/contract/served-api';
 import { contractRefusals } from './engine/pipeline/refusals';
-import { schemaValidator, type SchemaValidator } from './engine/contract/schemas';
+import { schemaValidator, } from './engine/contract/schemas';
 import { sunsetStage } from './engine/pipeline/sunset';
 import { stubbedOperations } from './engine/handlers/stub';
 import type { AnyHandlerRegistry } from './engine/handlers/types';
@@ -125,7 +125,9 @@ export async function compose(config: Config, seams: CompositionSeams = {}): Pro
   const stubbedOf = new Map(versions.map((version) => [version.name, stubbedOperations(version.handlers)]));
   const stubbed = [...new Set([...stubbedOf.values()].flat())];
   // Built before anything is opened: an invalid example stops the start here.
-  const mocksOf = new Map(config.mockResponses ? versions.map((version) => [version.name, buildOperationMocks(version.contract, stubbedOf.get(version.name)!)] as const) : []);
+  const mocksOf = new Map(
+    config.mockResponses ? versions.map((version) => [version.name, buildOperationMocks(version.contract, stubbedOf.get(version.name)!)] as const) : [],
+  );
   const requestSchemas = new Map(apis.map((api) => [api.name, schemaValidator(api.contract, { direction: 'request' })]));
 
   const opened = seams.storage ?? (await openStorage(config.databaseUrl));
@@ -202,10 +204,18 @@ export async function compose(config: Config, seams: CompositionSeams = {}): Pro
       'security-headers': precomputeHeaders(helmet()),
       route: routeOf(apis.map((api) => api.table)),
       authenticate: (op, api) => authenticate({ ...resolvedSecurity(api.contract, op), check, verifyToken, realm: REALM }),
-      'rate-limit': rateLimits(config.rateLimits, shared?.stores ?? memoryStores(), shared?.banList ?? new MemoryBanList(storage.apiKeys), logger, {
-        refused: (plan, window) => metrics.rateLimitRefusals.inc({ plan, window }),
-        banned: (plan, window) => metrics.rateLimitBans.inc({ plan, window }),
-      }, now, refusedAddresses),
+      'rate-limit': rateLimits(
+        config.rateLimits,
+        shared?.stores ?? memoryStores(),
+        shared?.banList ?? new MemoryBanList(storage.apiKeys),
+        logger,
+        {
+          refused: (plan, window) => metrics.rateLimitRefusals.inc({ plan, window }),
+          banned: (plan, window) => metrics.rateLimitBans.inc({ plan, window }),
+        },
+        now,
+        refusedAddresses,
+      ),
       'request-size': limitUrlLength(),
       'require-caller': requireCaller,
       sunset: (op, api) => {
@@ -284,12 +294,20 @@ function refuseWhatCannotBeServed(apis: readonly ServedApi[], config: Config): s
 
 /** The query parameters that carry API keys (apiKey schemes `in: query`): known to every operation's parameter check. */
 function apiKeyQueryNames(api: ServedApi): string[] {
-  return [...servedSchemes(api.contract.components?.securitySchemes).values()].flatMap((scheme) => (scheme.type === 'apiKey' && scheme.in === 'query' ? [scheme.parameter] : []));
+  return [...servedSchemes(api.contract.components?.securitySchemes).values()].flatMap((scheme) =>
+    scheme.type === 'apiKey' && scheme.in === 'query' ? [scheme.parameter] : [],
+  );
 }
 
 /** Where the served documents carry credentials besides `Authorization`: apiKey headers, query parameters and cookies, never logged. */
 function secretNames(apis: readonly ServedApi[]): string[] {
-  return [...new Set(apis.flatMap((api) => [...servedSchemes(api.contract.components?.securitySchemes).values()].flatMap((scheme) => (scheme.type === 'apiKey' ? [scheme.parameter] : []))))];
+  return [
+    ...new Set(
+      apis.flatMap((api) =>
+        [...servedSchemes(api.contract.components?.securitySchemes).values()].flatMap((scheme) => (scheme.type === 'apiKey' ? [scheme.parameter] : [])),
+      ),
+    ),
+  ];
 }
 
 /**
@@ -320,7 +338,9 @@ const PURGE_INTERVAL_MS = 3_600_000;
 /** Deletes expired Idempotency-Keys now and every hour (a failure is logged and retried next time). */
 function purgeExpiredKeys(storage: Storage, now: () => number, logger: Logger): NodeJS.Timeout {
   const purge = (): void => {
-    storage.idempotencyKeys.purgeExpired(new Date(now())).catch((error: unknown) => logger.warn({ err: (error as Error).message }, 'could not delete expired Idempotency-Keys'));
+    storage.idempotencyKeys
+      .purgeExpired(new Date(now()))
+      .catch((error: unknown) => logger.warn({ err: (error as Error).message }, 'could not delete expired Idempotency-Keys'));
   };
   purge();
   return setInterval(purge, PURGE_INTERVAL_MS).unref();

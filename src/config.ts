@@ -41,108 +41,119 @@ const responseValidation = z
   .transform((value): boolean | number => (value === 'true' ? true : value === 'false' ? false : Number(value)))
   .refine((value) => typeof value === 'boolean' || value <= 1, RESPONSE_VALIDATION_MESSAGE);
 
-const environmentSchema = z.object({
-  PORT: z
-    .string()
-    .regex(/^\d{1,5}$/, 'must be an integer from 0 to 65535')
-    .transform(Number)
-    .refine((port) => port <= 65535, 'must be an integer from 0 to 65535')
-    .default(3000),
-  HOST: z.string().min(1).default('127.0.0.1'),
-  DATABASE_URL: z
-    .string()
-    .regex(/^(sqlite:.+|postgres(ql)?:\/\/.+)/, 'must be sqlite:PATH or postgres://user:password@host/database')
-    .default(DEFAULT_DATABASE_URL),
-  /** Shared rate-limit counters, bans and key-change signal; unset means in memory (one instance). */
-  REDIS_URL: z
-    .string()
-    .regex(/^rediss?:\/\/.+/, 'must be redis://host:port or rediss://host:port')
-    .optional(),
-  REDIS_KEY_PREFIX: z.string().min(1).default('pas:'),
-  LOG_LEVEL: z.enum(LOG_LEVELS).default('info'),
-  /** `pretty` for people at a terminal (needs the dev dependency pino-pretty); JSON otherwise. */
-  LOG_FORMAT: z
-    .enum(['json', 'pretty'])
-    .default('json')
-    .refine((format) => format === 'json' || canLoad('pino-pretty'), {
-      message: 'pretty needs pino-pretty, a dev dependency that is not installed (npm install without --omit=dev), or use json',
-    }),
-  /** Bearer token for GET /metrics; unset: loopback clients only in development and test, disabled in production. */
-  METRICS_TOKEN: z
-    .string()
-    .min(16, 'must be at least 16 characters (e.g. openssl rand -hex 32)')
-    .max(256, 'must be at most 256 characters')
-    .regex(/^[\x21-\x7E]+$/, 'must be printable ASCII without spaces')
-    .optional(),
-  NODE_ENV: z.enum(['development', 'test', 'production']).default('development'),
-  /** Response validation: inline (`true`) by default except in production, where a fraction (0.01) is checked after sending. */
-  VALIDATE_RESPONSES: responseValidation.optional(),
-  /** Mock mode (npm run mock): stubbed operations answer with an example of the contract instead of 501. */
-  MOCK_RESPONSES: booleanFlag.default(false),
-  RATE_LIMIT_BAN_AFTER: z.coerce.number({ error: 'must be a positive integer' }).int().positive().default(10),
-  RATE_LIMIT_BAN_SECONDS: z.coerce.number({ error: 'must be a positive integer' }).int().positive().default(900),
-  RATE_LIMIT_IP_PER_MINUTE: z.coerce.number({ error: 'must be a positive integer' }).int().positive().default(60),
-  /**
-   * Express `trust proxy`: `false`, a hop count, or a comma-separated list of
-   * proxy addresses/subnets. `true` is refused: it would take the client's
-   * address from whatever the client writes first in X-Forwarded-For.
-   */
-  TRUST_PROXY: z
-    .string()
-    .default('false')
-    .refine((value) => value !== 'true', TRUST_PROXY_TRUE_MESSAGE)
-    .refine((value) => value === 'false' || /^\d+$/.test(value) || isProxyList(value), TRUST_PROXY_MESSAGE)
-    .transform((value): false | number | string => (value === 'false' ? false : /^\d+$/.test(value) ? Number(value) : value)),
-  /** Seconds to wait for in-flight requests on SIGTERM before closing connections. */
-  SHUTDOWN_TIMEOUT_SECONDS: z.coerce.number({ error: 'must be a number of seconds' }).positive().default(10),
-  /** Slow clients (src/runtime/http-server.ts): time to send the request headers, the whole request, and idle keep-alive time. */
-  HEADERS_TIMEOUT_SECONDS: z.coerce.number({ error: 'must be a number of seconds' }).positive().default(10),
-  REQUEST_TIMEOUT_SECONDS: z.coerce.number({ error: 'must be a number of seconds' }).positive().default(20),
-  KEEP_ALIVE_TIMEOUT_SECONDS: z.coerce.number({ error: 'must be a number of seconds' }).positive().default(5),
-  /** A folder laid out as openapi/ to serve the contract from instead (npm run dev points it at its last good copy). */
-  OPENAPI_DIR: z
-    .string()
-    .refine((dir) => existsSync(path.join(dir, 'v1', 'openapi.yaml')), 'must be a folder laid out as openapi/ (v1/openapi.yaml, ...)')
-    .transform((dir) => path.resolve(dir))
-    .optional(),
-  /** How long an Idempotency-Key and its stored response are kept (createPet). */
-  IDEMPOTENCY_RETENTION_HOURS: z.coerce.number({ error: 'must be a number of hours' }).positive().default(24),
-  /** Server processes (node:cluster) sharing the port, the database and the rate-limit counts; `auto` = one per available core. */
-  WORKERS: z
-    .string()
-    .regex(/^(auto|\d{1,3})$/, 'must be a positive integer or auto')
-    .transform((value) => (value === 'auto' ? availableParallelism() : Number(value)))
-    .refine((workers) => workers >= 1 && workers <= MAX_WORKERS, `must be from 1 to ${MAX_WORKERS}, or auto`)
-    .default(1),
-  /** The JSON Web Key Set that access tokens of oauth2 and openIdConnect schemes are verified against; unset: such requirements answer 401 saying so. */
-  OAUTH2_JWKS_URL: z.string().url('must be an http(s) URL of a JSON Web Key Set').refine((url) => /^https?:\/\//.test(url), 'must be an http(s) URL of a JSON Web Key Set').optional(),
-  /** The `iss` every access token must carry: required with OAUTH2_JWKS_URL. */
-  OAUTH2_ISSUER: z.string().min(1).optional(),
-  /** An `aud` every access token must carry: required with OAUTH2_JWKS_URL. */
-  OAUTH2_AUDIENCE: z.string().min(1).optional(),
-  /** Tests only: verify tokens without checking their issuer and audience (refused in production). */
-  OAUTH2_ACCEPT_ANY_ISSUER_AND_AUDIENCE: booleanFlag.default(false),
-  /** The oldest token accepted, by its `iat`, whatever its `exp` says. */
-  OAUTH2_MAX_TOKEN_AGE_SECONDS: z.coerce.number({ error: 'must be a positive integer' }).int().positive().default(86_400),
-  /** The JWT `typ` every token must carry (`at+jwt` where the provider follows RFC 9068, which keeps ID tokens out); unset: not checked. */
-  OAUTH2_TOKEN_TYPE: z.string().min(1).optional(),
-  /** The plan (rate limits) of every caller that presents an access token. */
-  OAUTH2_PLAN: z.enum(['free', 'pro', 'business']).default('free'),
-  /** Concurrent sockets per process; the excess is closed at once. */
-  MAX_CONNECTIONS: z.coerce.number({ error: 'must be a positive integer' }).int().positive().default(1024),
-  /** Concurrent sockets per process from one peer address (an IPv6 peer by its /56); the excess is closed at once. */
-  MAX_CONNECTIONS_PER_CLIENT: z.coerce.number({ error: 'must be a positive integer' }).int().positive().default(128),
-})
+const environmentSchema = z
+  .object({
+    PORT: z
+      .string()
+      .regex(/^\d{1,5}$/, 'must be an integer from 0 to 65535')
+      .transform(Number)
+      .refine((port) => port <= 65535, 'must be an integer from 0 to 65535')
+      .default(3000),
+    HOST: z.string().min(1).default('127.0.0.1'),
+    DATABASE_URL: z
+      .string()
+      .regex(/^(sqlite:.+|postgres(ql)?:\/\/.+)/, 'must be sqlite:PATH or postgres://user:password@host/database')
+      .default(DEFAULT_DATABASE_URL),
+    /** Shared rate-limit counters, bans and key-change signal; unset means in memory (one instance). */
+    REDIS_URL: z
+      .string()
+      .regex(/^rediss?:\/\/.+/, 'must be redis://host:port or rediss://host:port')
+      .optional(),
+    REDIS_KEY_PREFIX: z.string().min(1).default('pas:'),
+    LOG_LEVEL: z.enum(LOG_LEVELS).default('info'),
+    /** `pretty` for people at a terminal (needs the dev dependency pino-pretty); JSON otherwise. */
+    LOG_FORMAT: z
+      .enum(['json', 'pretty'])
+      .default('json')
+      .refine((format) => format === 'json' || canLoad('pino-pretty'), {
+        message: 'pretty needs pino-pretty, a dev dependency that is not installed (npm install without --omit=dev), or use json',
+      }),
+    /** Bearer token for GET /metrics; unset: loopback clients only in development and test, disabled in production. */
+    METRICS_TOKEN: z
+      .string()
+      .min(16, 'must be at least 16 characters (e.g. openssl rand -hex 32)')
+      .max(256, 'must be at most 256 characters')
+      .regex(/^[\x21-\x7E]+$/, 'must be printable ASCII without spaces')
+      .optional(),
+    NODE_ENV: z.enum(['development', 'test', 'production']).default('development'),
+    /** Response validation: inline (`true`) by default except in production, where a fraction (0.01) is checked after sending. */
+    VALIDATE_RESPONSES: responseValidation.optional(),
+    /** Mock mode (npm run mock): stubbed operations answer with an example of the contract instead of 501. */
+    MOCK_RESPONSES: booleanFlag.default(false),
+    RATE_LIMIT_BAN_AFTER: z.coerce.number({ error: 'must be a positive integer' }).int().positive().default(10),
+    RATE_LIMIT_BAN_SECONDS: z.coerce.number({ error: 'must be a positive integer' }).int().positive().default(900),
+    RATE_LIMIT_IP_PER_MINUTE: z.coerce.number({ error: 'must be a positive integer' }).int().positive().default(60),
+    /**
+     * Express `trust proxy`: `false`, a hop count, or a comma-separated list of
+     * proxy addresses/subnets. `true` is refused: it would take the client's
+     * address from whatever the client writes first in X-Forwarded-For.
+     */
+    TRUST_PROXY: z
+      .string()
+      .default('false')
+      .refine((value) => value !== 'true', TRUST_PROXY_TRUE_MESSAGE)
+      .refine((value) => value === 'false' || /^\d+$/.test(value) || isProxyList(value), TRUST_PROXY_MESSAGE)
+      .transform((value): false | number | string => (value === 'false' ? false : /^\d+$/.test(value) ? Number(value) : value)),
+    /** Seconds to wait for in-flight requests on SIGTERM before closing connections. */
+    SHUTDOWN_TIMEOUT_SECONDS: z.coerce.number({ error: 'must be a number of seconds' }).positive().default(10),
+    /** Slow clients (src/runtime/http-server.ts): time to send the request headers, the whole request, and idle keep-alive time. */
+    HEADERS_TIMEOUT_SECONDS: z.coerce.number({ error: 'must be a number of seconds' }).positive().default(10),
+    REQUEST_TIMEOUT_SECONDS: z.coerce.number({ error: 'must be a number of seconds' }).positive().default(20),
+    KEEP_ALIVE_TIMEOUT_SECONDS: z.coerce.number({ error: 'must be a number of seconds' }).positive().default(5),
+    /** A folder laid out as openapi/ to serve the contract from instead (npm run dev points it at its last good copy). */
+    OPENAPI_DIR: z
+      .string()
+      .refine((dir) => existsSync(path.join(dir, 'v1', 'openapi.yaml')), 'must be a folder laid out as openapi/ (v1/openapi.yaml, ...)')
+      .transform((dir) => path.resolve(dir))
+      .optional(),
+    /** How long an Idempotency-Key and its stored response are kept (createPet). */
+    IDEMPOTENCY_RETENTION_HOURS: z.coerce.number({ error: 'must be a number of hours' }).positive().default(24),
+    /** Server processes (node:cluster) sharing the port, the database and the rate-limit counts; `auto` = one per available core. */
+    WORKERS: z
+      .string()
+      .regex(/^(auto|\d{1,3})$/, 'must be a positive integer or auto')
+      .transform((value) => (value === 'auto' ? availableParallelism() : Number(value)))
+      .refine((workers) => workers >= 1 && workers <= MAX_WORKERS, `must be from 1 to ${MAX_WORKERS}, or auto`)
+      .default(1),
+    /** The JSON Web Key Set that access tokens of oauth2 and openIdConnect schemes are verified against; unset: such requirements answer 401 saying so. */
+    OAUTH2_JWKS_URL: z
+      .string()
+      .url('must be an http(s) URL of a JSON Web Key Set')
+      .refine((url) => /^https?:\/\//.test(url), 'must be an http(s) URL of a JSON Web Key Set')
+      .optional(),
+    /** The `iss` every access token must carry: required with OAUTH2_JWKS_URL. */
+    OAUTH2_ISSUER: z.string().min(1).optional(),
+    /** An `aud` every access token must carry: required with OAUTH2_JWKS_URL. */
+    OAUTH2_AUDIENCE: z.string().min(1).optional(),
+    /** Tests only: verify tokens without checking their issuer and audience (refused in production). */
+    OAUTH2_ACCEPT_ANY_ISSUER_AND_AUDIENCE: booleanFlag.default(false),
+    /** The oldest token accepted, by its `iat`, whatever its `exp` says. */
+    OAUTH2_MAX_TOKEN_AGE_SECONDS: z.coerce.number({ error: 'must be a positive integer' }).int().positive().default(86_400),
+    /** The JWT `typ` every token must carry (`at+jwt` where the provider follows RFC 9068, which keeps ID tokens out); unset: not checked. */
+    OAUTH2_TOKEN_TYPE: z.string().min(1).optional(),
+    /** The plan (rate limits) of every caller that presents an access token. */
+    OAUTH2_PLAN: z.enum(['free', 'pro', 'business']).default('free'),
+    /** Concurrent sockets per process; the excess is closed at once. */
+    MAX_CONNECTIONS: z.coerce.number({ error: 'must be a positive integer' }).int().positive().default(1024),
+    /** Concurrent sockets per process from one peer address (an IPv6 peer by its /56); the excess is closed at once. */
+    MAX_CONNECTIONS_PER_CLIENT: z.coerce.number({ error: 'must be a positive integer' }).int().positive().default(128),
+  })
   .refine((values) => values.HEADERS_TIMEOUT_SECONDS <= values.REQUEST_TIMEOUT_SECONDS, {
     // Node refuses a headers timeout longer than the request timeout (which includes the headers).
     path: ['HEADERS_TIMEOUT_SECONDS'],
     message: 'must not be greater than REQUEST_TIMEOUT_SECONDS (the request timeout includes the headers)',
   })
-  .refine((values) => values.OAUTH2_JWKS_URL === undefined || values.OAUTH2_ACCEPT_ANY_ISSUER_AND_AUDIENCE || (values.OAUTH2_ISSUER !== undefined && values.OAUTH2_AUDIENCE !== undefined), {
-    // Without both, a token the same provider issued for another API, or by another tenant, would be accepted.
-    path: ['OAUTH2_JWKS_URL'],
-    message: 'verifies access tokens, so OAUTH2_ISSUER and OAUTH2_AUDIENCE must both be set (the iss and aud this API accepts)',
-  })
+  .refine(
+    (values) =>
+      values.OAUTH2_JWKS_URL === undefined ||
+      values.OAUTH2_ACCEPT_ANY_ISSUER_AND_AUDIENCE ||
+      (values.OAUTH2_ISSUER !== undefined && values.OAUTH2_AUDIENCE !== undefined),
+    {
+      // Without both, a token the same provider issued for another API, or by another tenant, would be accepted.
+      path: ['OAUTH2_JWKS_URL'],
+      message: 'verifies access tokens, so OAUTH2_ISSUER and OAUTH2_AUDIENCE must both be set (the iss and aud this API accepts)',
+    },
+  )
   .refine((values) => !(values.OAUTH2_ACCEPT_ANY_ISSUER_AND_AUDIENCE && values.NODE_ENV === 'production'), {
     path: ['OAUTH2_ACCEPT_ANY_ISSUER_AND_AUDIENCE'],
     message: 'is for tests: it is refused in production (set OAUTH2_ISSUER and OAUTH2_AUDIENCE)',
@@ -179,11 +190,7 @@ const configSchema = environmentSchema.transform((values) => {
     logLevel: values.LOG_LEVEL,
     logFormat: values.LOG_FORMAT,
     /** Who may read GET /metrics: holders of the token; else, outside production, clients on this machine (a loopback peer) only. */
-    metricsAccess: values.METRICS_TOKEN
-      ? { token: values.METRICS_TOKEN }
-      : values.NODE_ENV === 'production'
-        ? ('disabled' as const)
-        : ('loopback' as const),
+    metricsAccess: values.METRICS_TOKEN ? { token: values.METRICS_TOKEN } : values.NODE_ENV === 'production' ? ('disabled' as const) : ('loopback' as const),
     nodeEnv: values.NODE_ENV,
     /** Strict: every handler response goes through the validator before it is sent (a drift answers 500). */
     validateResponses: responseValidation === true,

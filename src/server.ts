@@ -102,7 +102,10 @@ export async function startServer(env: NodeJS.ProcessEnv = process.env): Promise
 
 function announceStubs({ stubbed, logger, config }: Service): void {
   if (config.mockResponses) {
-    logger.info({ mocked: stubbed }, `mock mode: ${stubbed.length} stubbed operation(s) answer with examples from the contract (Prefer: code=, example= pick others)`);
+    logger.info(
+      { mocked: stubbed },
+      `mock mode: ${stubbed.length} stubbed operation(s) answer with examples from the contract (Prefer: code=, example= pick others)`,
+    );
   } else if (stubbed.length > 0) {
     logger.info({ stubbed }, `${stubbed.length} operation(s) not implemented yet answer 501 (npm run mock answers them with examples)`);
   }

@@ -164,7 +164,11 @@ describe('api:release writes the changelog next to the contract, from the releas
 describe('api:changelog --check (CI)', () => {
   it('exit 0 when the file is what the record gives; 1 when it is stale or missing, writing nothing; api:changelog repairs it', () => {
     const { spec, changelog } = releasedProject();
-    expect(runApiChangelog(['--spec', spec, '--check'], PROJECT_ROOT)).toEqual({ exitCode: 0, stdout: `${changelog} is up to date (3 releases).\n`, stderr: '' });
+    expect(runApiChangelog(['--spec', spec, '--check'], PROJECT_ROOT)).toEqual({
+      exitCode: 0,
+      stdout: `${changelog} is up to date (3 releases).\n`,
+      stderr: '',
+    });
 
     const edited = EXPECTED.replace('- **BREAKING** operation removed', '- **NON-BREAKING** operation removed');
     writeFileSync(changelog, edited);
@@ -176,10 +180,16 @@ describe('api:changelog --check (CI)', () => {
     expect(readFileSync(changelog, 'utf8')).toBe(edited);
 
     rmSync(changelog);
-    expect(runApiChangelog(['--spec', spec, '--check'], PROJECT_ROOT)).toMatchObject({ exitCode: 1, stderr: expect.stringMatching(/ is missing: run npm run api:changelog/) });
+    expect(runApiChangelog(['--spec', spec, '--check'], PROJECT_ROOT)).toMatchObject({
+      exitCode: 1,
+      stderr: expect.stringMatching(/ is missing: run npm run api:changelog/),
+    });
     expect(existsSync(changelog)).toBe(false);
 
-    expect(runApiChangelog(['--spec', spec], PROJECT_ROOT)).toMatchObject({ exitCode: 0, stdout: expect.stringMatching(/^Wrote .*CHANGELOG\.md \(3 releases\)/) });
+    expect(runApiChangelog(['--spec', spec], PROJECT_ROOT)).toMatchObject({
+      exitCode: 0,
+      stdout: expect.stringMatching(/^Wrote .*CHANGELOG\.md \(3 releases\)/),
+    });
     expect(runApiChangelog(['--spec', spec, '--check'], PROJECT_ROOT).exitCode).toBe(0);
   });
 
@@ -188,19 +198,31 @@ describe('api:changelog --check (CI)', () => {
     const doc = parse(readFileSync(path.join(dir, 'releases', '1.1.0.yaml'), 'utf8'));
     doc.info.version = '1.2.0';
     writeFileSync(path.join(dir, 'releases', '1.2.0.yaml'), stringify(doc)); // copied by hand, not with api:release
-    expect(runApiChangelog(['--spec', spec, '--check'], PROJECT_ROOT)).toMatchObject({ exitCode: 1, stderr: expect.stringContaining('is stale (first difference at line 9)') });
+    expect(runApiChangelog(['--spec', spec, '--check'], PROJECT_ROOT)).toMatchObject({
+      exitCode: 1,
+      stderr: expect.stringContaining('is stale (first difference at line 9)'),
+    });
   });
 
   it('bad input: no release recorded, a malformed index, an unknown flag: one line, exit 2', () => {
     const dir = tempDir();
     const spec = path.join(dir, 'openapi.yaml');
     writeFileSync(spec, stringify(CONTRACT));
-    expect(runApiChangelog(['--spec', spec], PROJECT_ROOT)).toMatchObject({ exitCode: 2, stderr: expect.stringMatching(/^api:changelog: no release recorded in .*releases \(npm run api:release records one\)\n$/) });
+    expect(runApiChangelog(['--spec', spec], PROJECT_ROOT)).toMatchObject({
+      exitCode: 2,
+      stderr: expect.stringMatching(/^api:changelog: no release recorded in .*releases \(npm run api:release records one\)\n$/),
+    });
     mkdirSync(path.join(dir, 'releases'));
     writeFileSync(path.join(dir, 'releases', '1.0.0.yaml'), stringify(CONTRACT));
     writeFileSync(path.join(dir, 'releases', 'index.json'), '{ "1.0.0": { "date": "22/11/2026" } }');
-    expect(runApiChangelog(['--spec', spec], PROJECT_ROOT)).toMatchObject({ exitCode: 2, stderr: expect.stringMatching(/index\.json: 1\.0\.0 has no "date": "YYYY-MM-DD"\n$/) });
-    expect(runApiChangelog(['--spec', spec, '--bogus'], PROJECT_ROOT)).toMatchObject({ exitCode: 2, stderr: expect.stringMatching(/^api:changelog: Unknown option/) });
+    expect(runApiChangelog(['--spec', spec], PROJECT_ROOT)).toMatchObject({
+      exitCode: 2,
+      stderr: expect.stringMatching(/index\.json: 1\.0\.0 has no "date": "YYYY-MM-DD"\n$/),
+    });
+    expect(runApiChangelog(['--spec', spec, '--bogus'], PROJECT_ROOT)).toMatchObject({
+      exitCode: 2,
+      stderr: expect.stringMatching(/^api:changelog: Unknown option/),
+    });
   });
 
   it('api:release with a malformed index: exit 2 before writing anything', () => {
@@ -209,7 +231,10 @@ describe('api:changelog --check (CI)', () => {
     const doc = parse(readFileSync(spec, 'utf8'));
     doc.info.version = '1.0.1';
     writeFileSync(spec, stringify(doc));
-    expect(runApiRelease(['--spec', spec, '--today', '2027-01-01'], PROJECT_ROOT)).toMatchObject({ exitCode: 2, stderr: expect.stringMatching(/index\.json is not valid JSON/) });
+    expect(runApiRelease(['--spec', spec, '--today', '2027-01-01'], PROJECT_ROOT)).toMatchObject({
+      exitCode: 2,
+      stderr: expect.stringMatching(/index\.json is not valid JSON/),
+    });
     expect(existsSync(path.join(dir, 'releases', '1.0.1.yaml'))).toBe(false);
   });
 });
@@ -218,7 +243,10 @@ describe('one changelog per major version (api:changelog with no --spec)', () =>
   /** A project root with openapi/v1 and openapi/v2, each released with api:release --version. */
   function twoVersions(): string {
     const root = tempDir();
-    for (const [name, version] of [['v1', '1.0.0'], ['v2', '2.0.0']] as const) {
+    for (const [name, version] of [
+      ['v1', '1.0.0'],
+      ['v2', '2.0.0'],
+    ] as const) {
       const doc = structuredClone(CONTRACT);
       doc.info.version = version;
       if (name === 'v2') delete doc.paths['/pets/{petId}'];
@@ -229,7 +257,7 @@ describe('one changelog per major version (api:changelog with no --spec)', () =>
     return root;
   }
 
-  it('--check checks every version\'s CHANGELOG.md; exit 1 naming the stale one; api:changelog rewrites each', () => {
+  it("--check checks every version's CHANGELOG.md; exit 1 naming the stale one; api:changelog rewrites each", () => {
     const root = twoVersions();
     expect(runApiChangelog(['--check'], root, root)).toEqual({
       exitCode: 0,
@@ -247,9 +275,15 @@ describe('one changelog per major version (api:changelog with no --spec)', () =>
     });
     expect(runApiChangelog(['--check', '--version', 'v1'], root, root).exitCode).toBe(0);
     expect(runApiChangelog(['--check', '--version', 'v2'], root, root).exitCode).toBe(1);
-    expect(runApiChangelog([], root, root)).toMatchObject({ exitCode: 0, stdout: 'openapi/v1/CHANGELOG.md is up to date.\nWrote openapi/v2/CHANGELOG.md (1 release). Commit it: git add openapi/v2/CHANGELOG.md\n' });
+    expect(runApiChangelog([], root, root)).toMatchObject({
+      exitCode: 0,
+      stdout: 'openapi/v1/CHANGELOG.md is up to date.\nWrote openapi/v2/CHANGELOG.md (1 release). Commit it: git add openapi/v2/CHANGELOG.md\n',
+    });
     expect(runApiChangelog(['--check'], root, root).exitCode).toBe(0);
-    expect(runApiChangelog(['--check', '--version', 'v3'], root, root)).toMatchObject({ exitCode: 2, stderr: expect.stringMatching(/^api:changelog: --version v3: no such version/) });
+    expect(runApiChangelog(['--check', '--version', 'v3'], root, root)).toMatchObject({
+      exitCode: 2,
+      stderr: expect.stringMatching(/^api:changelog: --version v3: no such version/),
+    });
   });
 });
 
@@ -262,9 +296,13 @@ describe('the repository', () => {
       env: { ...process.env, INIT_CWD: PROJECT_ROOT },
     });
     expect(result.stderr).toBe('');
-    expect(result.stdout).toMatch(/^openapi\/v1\/CHANGELOG\.md is up to date \(\d+ releases?\)\.\nopenapi\/v2\/CHANGELOG\.md is up to date \(\d+ releases?\)\.\n$/);
+    expect(result.stdout).toMatch(
+      /^openapi\/v1\/CHANGELOG\.md is up to date \(\d+ releases?\)\.\nopenapi\/v2\/CHANGELOG\.md is up to date \(\d+ releases?\)\.\n$/,
+    );
     expect(result.status).toBe(0);
-    expect(readFileSync(path.join(PROJECT_ROOT, 'openapi', 'v1', 'CHANGELOG.md'), 'utf8')).toContain('\n## 1.0.0 (2026-11-22)\n\nInitial release: 4 operations.\n');
+    expect(readFileSync(path.join(PROJECT_ROOT, 'openapi', 'v1', 'CHANGELOG.md'), 'utf8')).toContain(
+      '\n## 1.0.0 (2026-11-22)\n\nInitial release: 4 operations.\n',
+    );
     expect(readFileSync(path.join(PROJECT_ROOT, 'openapi', 'v2', 'CHANGELOG.md'), 'utf8')).toMatch(/\n## 2\.0\.0 \(\d{4}-\d{2}-\d{2}\)\n/);
   });
 });

@@ -18,7 +18,7 @@ import { PROJECT_ROOT, tempDir } from './support/paths';
 type Doc = any; // a parsed OpenAPI document, mutated freely by the edits
 
 /** The v1 contract as the fixture, its info.version pinned to 1.0.0 so that the rows do not move with each release of v1. */
-const CONTRACT_TEXT = readFileSync(path.join(PROJECT_ROOT, 'openapi', 'v1', 'openapi.yaml'), 'utf8').replace(/^(  version: ).*$/m, '$11.0.0');
+const CONTRACT_TEXT = readFileSync(path.join(PROJECT_ROOT, 'openapi', 'v1', 'openapi.yaml'), 'utf8').replace(/^( {2}version: ).*$/m, '$11.0.0');
 const CONTRACT: Doc = parse(CONTRACT_TEXT);
 const contract = (): Doc => structuredClone(CONTRACT);
 
@@ -172,10 +172,7 @@ const TABLE: EditCase[] = [
     name: 'widened enum (response breaks, request does not)',
     edit: (d) => schemas(d).PetStatus.enum.push('adopted'),
     exit: 1,
-    lines: [
-      `BREAKING ${GET_PET_200}.properties.status.enum: added "adopted"`,
-      'NON-BREAKING paths./pets.get.parameters.status.schema.enum: added "adopted"',
-    ],
+    lines: [`BREAKING ${GET_PET_200}.properties.status.enum: added "adopted"`, 'NON-BREAKING paths./pets.get.parameters.status.schema.enum: added "adopted"'],
     library: 'right',
   },
   {
@@ -236,7 +233,10 @@ const TABLE: EditCase[] = [
       d.security = [{ bearerAuth: [], apiKey: [] }];
     },
     exit: 1,
-    lines: ['BREAKING paths./pets.get.security: [{"bearerAuth":[]}] → [{"bearerAuth":[],"apiKey":[]}]', 'NON-BREAKING components.securitySchemes.apiKey: added'],
+    lines: [
+      'BREAKING paths./pets.get.security: [{"bearerAuth":[]}] → [{"bearerAuth":[],"apiKey":[]}]',
+      'NON-BREAKING components.securitySchemes.apiKey: added',
+    ],
     library: 'wrong',
   },
   // Non-breaking
@@ -378,7 +378,10 @@ const TABLE: EditCase[] = [
       d.info.version = '2.0.0';
     },
     exit: 0,
-    lines: ['BREAKING paths./pets.get.parameters.limit.schema.maximum: 100 → 50', 'OK: 1 breaking change, announced by a major version bump (info.version 1.0.0 → 2.0.0)'],
+    lines: [
+      'BREAKING paths./pets.get.parameters.limit.schema.maximum: 100 → 50',
+      'OK: 1 breaking change, announced by a major version bump (info.version 1.0.0 → 2.0.0)',
+    ],
     library: 'right',
   },
   {
@@ -388,7 +391,10 @@ const TABLE: EditCase[] = [
       d.info.version = '1.1.0';
     },
     exit: 1,
-    lines: ['BREAKING paths./pets.get.parameters.limit.schema.maximum: 100 → 50', 'FAIL: 1 breaking change and info.version 1.0.0 → 1.1.0 does not raise the major: set info.version to 2.0.0'],
+    lines: [
+      'BREAKING paths./pets.get.parameters.limit.schema.maximum: 100 → 50',
+      'FAIL: 1 breaking change and info.version 1.0.0 → 1.1.0 does not raise the major: set info.version to 2.0.0',
+    ],
     library: 'right',
   },
 ];
@@ -436,8 +442,7 @@ describe('api:diff classifies each edit (against the newest release next to the 
 });
 
 describe('api:diff output and errors', () => {
-  const breakingSpec = (): string =>
-    writeCase({ name: 'lowered maximum', edit: (d) => (limit(d).schema.maximum = 50), exit: 1, lines: [], library: 'right' });
+  const breakingSpec = (): string => writeCase({ name: 'lowered maximum', edit: (d) => (limit(d).schema.maximum = 50), exit: 1, lines: [], library: 'right' });
 
   it('--format json: every change with class, location, values and reason, and the verdict', () => {
     const outcome = runApiDiff(['--spec', breakingSpec(), '--format', 'json'], PROJECT_ROOT);
@@ -527,7 +532,10 @@ describe('the sunset rule: removing an operation deprecated with x-sunset (getPe
   });
 
   it('within the major, on or after the sunset date: accepted as announced, and still listed as breaking', () => {
-    for (const [version, today] of [['1.1.0', '2030-12-05'], ['1.0.1', '2031-06-01']] as const) {
+    for (const [version, today] of [
+      ['1.1.0', '2030-12-05'],
+      ['1.0.1', '2031-06-01'],
+    ] as const) {
       const outcome = diffOn(removal(version), today);
       expect(outcome.stdout).toContain(`\nBREAKING ${GET_PET}: removed (clients calling it now fail, as its Sunset header announced for 2030-12-05)\n`);
       expect(outcome.stdout).toContain('\nOK: 1 breaking change, announced by the Sunset header of getPet (GET /pets/{petId}) on 2030-12-05\n');
@@ -536,11 +544,19 @@ describe('the sunset rule: removing an operation deprecated with x-sunset (getPe
   });
 
   it('the sunset excuses only the removal: another breaking change in the same minor release is still refused', () => {
-    const outcome = diffOn(removal('1.1.0', (d) => (limit(d).schema.maximum = 50)), '2031-01-01');
+    const outcome = diffOn(
+      removal('1.1.0', (d) => (limit(d).schema.maximum = 50)),
+      '2031-01-01',
+    );
     expect(outcome.stdout).toContain('\nFAIL: 1 breaking change and info.version 1.0.0 → 1.1.0 does not raise the major');
     expect(outcome.exitCode).toBe(1);
-    const early = diffOn(removal('1.1.0', (d) => (limit(d).schema.maximum = 50)), '2030-01-01');
-    expect(early.stdout).toMatch(/\nFAIL: getPet \(GET \/pets\/\{petId\}\) is removed before its sunset date, 2030-12-05: .*; 1 other breaking change and info.version 1\.0\.0 → 1\.1\.0 does not raise the major/);
+    const early = diffOn(
+      removal('1.1.0', (d) => (limit(d).schema.maximum = 50)),
+      '2030-01-01',
+    );
+    expect(early.stdout).toMatch(
+      /\nFAIL: getPet \(GET \/pets\/\{petId\}\) is removed before its sunset date, 2030-12-05: .*; 1 other breaking change and info.version 1\.0\.0 → 1\.1\.0 does not raise the major/,
+    );
     expect(early.exitCode).toBe(1);
   });
 
@@ -570,7 +586,11 @@ describe('the sunset rule: removing an operation deprecated with x-sunset (getPe
     expect(outcome.stdout).toContain('\nOK: 1 breaking change, announced by a major version bump (info.version 1.0.0 → 2.0.0)\n');
     expect(outcome.exitCode).toBe(0);
     const json = JSON.parse(diffOn(spec, '2026-11-23', '--base', base, '--format', 'json').stdout);
-    expect(json.gate).toMatchObject({ passed: true, majorBumped: true, sunsetRemovals: [{ operationId: 'getPet', method: 'get', path: '/pets/{petId}', sunset: '2030-12-05', due: false }] });
+    expect(json.gate).toMatchObject({
+      passed: true,
+      majorBumped: true,
+      sunsetRemovals: [{ operationId: 'getPet', method: 'get', path: '/pets/{petId}', sunset: '2030-12-05', due: false }],
+    });
   });
 
   it('--today must be a date (exit 2); without it, $API_DIFF_TODAY decides (the real CLI)', () => {
@@ -585,8 +605,14 @@ describe('the sunset rule: removing an operation deprecated with x-sunset (getPe
         timeout: 30_000,
         env: { ...process.env, INIT_CWD: PROJECT_ROOT, API_DIFF_TODAY: today },
       });
-    expect(cli('2030-12-04')).toMatchObject({ status: 1, stdout: expect.stringContaining('\nFAIL: getPet (GET /pets/{petId}) is removed before its sunset date, 2030-12-05') });
-    expect(cli('2030-12-05')).toMatchObject({ status: 0, stdout: expect.stringContaining('\nOK: 1 breaking change, announced by the Sunset header of getPet') });
+    expect(cli('2030-12-04')).toMatchObject({
+      status: 1,
+      stdout: expect.stringContaining('\nFAIL: getPet (GET /pets/{petId}) is removed before its sunset date, 2030-12-05'),
+    });
+    expect(cli('2030-12-05')).toMatchObject({
+      status: 0,
+      stdout: expect.stringContaining('\nOK: 1 breaking change, announced by the Sunset header of getPet'),
+    });
   });
 
   it('api:release applies the same rule on its --today, and records that day as the release date', () => {
@@ -631,7 +657,9 @@ describe('api:diff --base <git ref> (a temporary repository with the contract co
 
     edit(spec, (d) => delete d.paths['/store/orders']);
     const breaking = runApiDiff(['--spec', spec, '--base', 'HEAD'], PROJECT_ROOT);
-    expect(breaking.stdout).toContain('against HEAD:openapi/v1/openapi.yaml (1.0.0)\nBREAKING paths./store/orders.get: removed (clients calling it now fail)\n');
+    expect(breaking.stdout).toContain(
+      'against HEAD:openapi/v1/openapi.yaml (1.0.0)\nBREAKING paths./store/orders.get: removed (clients calling it now fail)\n',
+    );
     expect(breaking.exitCode).toBe(1);
 
     edit(spec, (d) => (schemas(d).NewPet.properties.breed = { type: 'string' }));
@@ -656,7 +684,9 @@ describe('api:diff --base <git ref> (a temporary repository with the contract co
     for (const ref of ['HEAD', 'v9.9.9']) {
       const outcome = runApiDiff(['--spec', spec, '--base', ref], PROJECT_ROOT);
       expect(outcome.exitCode).toBe(2);
-      expect(outcome.stderr).toMatch(new RegExp(`^api:diff: --base ${ref.replace(/\./g, '\\.')}: neither a file nor a git ref that has openapi/v1/openapi.yaml \\(fatal: [^\\n]*\\)\\n$`));
+      expect(outcome.stderr).toMatch(
+        new RegExp(`^api:diff: --base ${ref.replace(/\./g, '\\.')}: neither a file nor a git ref that has openapi/v1/openapi.yaml \\(fatal: [^\\n]*\\)\\n$`),
+      );
     }
     expect(runApiDiff(['--spec', spec, '--base', 'HEAD~1'], PROJECT_ROOT).exitCode).toBe(0);
   });
@@ -671,11 +701,15 @@ describe('a document split across files (the Petstore of test/fixtures/third-par
     const dir = tempDir();
     const folder = path.join(dir, 'openapi', 'v3');
     mkdirSync(folder, { recursive: true });
-    const split = spawnSync(path.join(PROJECT_ROOT, 'node_modules/.bin/redocly'), ['split', path.join(PROJECT_ROOT, 'test/fixtures/third-party/swagger-petstore-3.1.yaml'), '--outDir', folder], {
-      encoding: 'utf8',
-      // Under NODE_ENV=test (jest's), redocly split leaves the root document unwritten.
-      env: { ...process.env, NODE_ENV: 'production' },
-    });
+    const split = spawnSync(
+      path.join(PROJECT_ROOT, 'node_modules/.bin/redocly'),
+      ['split', path.join(PROJECT_ROOT, 'test/fixtures/third-party/swagger-petstore-3.1.yaml'), '--outDir', folder],
+      {
+        encoding: 'utf8',
+        // Under NODE_ENV=test (jest's), redocly split leaves the root document unwritten.
+        env: { ...process.env, NODE_ENV: 'production' },
+      },
+    );
     expect(split.status).toBe(0);
     expect(existsSync(path.join(folder, 'components', 'schemas', 'Order.yaml'))).toBe(true);
     expect(git(dir, 'init', '-q').status).toBe(0);
@@ -690,7 +724,8 @@ describe('a document split across files (the Petstore of test/fixtures/third-par
     order.properties.quantity.type = 'string';
     writeFileSync(file, stringify(order));
   };
-  const QUANTITY = /BREAKING paths\.\/store\/order\/\{orderId\}\.get\.responses\.200\.content\.application\/json\.schema\.properties\.quantity\.type: "integer" → "string"/;
+  const QUANTITY =
+    /BREAKING paths\.\/store\/order\/\{orderId\}\.get\.responses\.200\.content\.application\/json\.schema\.properties\.quantity\.type: "integer" → "string"/;
 
   it('against a git ref: the folder at that ref is bundled, and an edit in a referenced file is breaking', () => {
     const spec = splitRepository();
@@ -726,7 +761,12 @@ describe('a document split across files (the Petstore of test/fixtures/third-par
 
 describe('the real CLI', () => {
   const cli = (script: string, args: string[]) =>
-    spawnSync(process.execPath, ['--import', 'tsx', script, ...args], { cwd: PROJECT_ROOT, encoding: 'utf8', timeout: 30_000, env: { ...process.env, INIT_CWD: PROJECT_ROOT } });
+    spawnSync(process.execPath, ['--import', 'tsx', script, ...args], {
+      cwd: PROJECT_ROOT,
+      encoding: 'utf8',
+      timeout: 30_000,
+      env: { ...process.env, INIT_CWD: PROJECT_ROOT },
+    });
 
   const DOCUMENTS = ['openapi/v1/openapi.yaml', 'openapi/v2/openapi.yaml'];
 
@@ -739,7 +779,9 @@ describe('the real CLI', () => {
       expect(section).toBeDefined();
       const clean = spawnSync('git', ['diff', '--quiet', 'HEAD', '--', document], { cwd: PROJECT_ROOT }).status === 0;
       if (clean) {
-        expect(section).toMatch(new RegExp(`^=== ${version}: ${document} ===\\napi:diff ${document} \\((.+)\\) against HEAD:${document} \\(\\1\\)\\nno changes\\n`));
+        expect(section).toMatch(
+          new RegExp(`^=== ${version}: ${document} ===\\napi:diff ${document} \\((.+)\\) against HEAD:${document} \\(\\1\\)\\nno changes\\n`),
+        );
       } else {
         expect(section).toMatch(/\n\d+ changes?: /); // a developer's uncommitted edit of the contract
       }
@@ -752,7 +794,9 @@ describe('the real CLI', () => {
     expect(result.stdout).toMatch(
       /^=== v1: openapi\/v1\/openapi.yaml ===\napi:diff openapi\/v1\/openapi.yaml \(1\.\d+\.\d+\) against openapi\/v1\/releases\/1\.[^ ]+\.yaml \(.+\)\n/,
     );
-    expect(result.stdout).toMatch(/\n=== v2: openapi\/v2\/openapi.yaml ===\napi:diff openapi\/v2\/openapi.yaml \(2\.\d+\.\d+\) against openapi\/v2\/releases\/2\.[^ ]+\.yaml \(.+\)\n/);
+    expect(result.stdout).toMatch(
+      /\n=== v2: openapi\/v2\/openapi.yaml ===\napi:diff openapi\/v2\/openapi.yaml \(2\.\d+\.\d+\) against openapi\/v2\/releases\/2\.[^ ]+\.yaml \(.+\)\n/,
+    );
     expect(result.status).toBe(0);
   });
 
@@ -766,7 +810,11 @@ describe('the real CLI', () => {
     const json = JSON.parse(cli('scripts/api-diff.ts', ['--base', 'openapi/v1/openapi.yaml', '--version', 'v2', '--format', 'json']).stdout);
     expect(json.gate).toMatchObject({ passed: true, majorBumped: true, breaking: 1 });
     expect(json.changes.filter((change: { class: string }) => change.class === 'breaking')).toEqual([
-      expect.objectContaining({ location: 'paths./pets/{petId}.get', action: 'remove', operation: expect.objectContaining({ operationId: 'getPet', method: 'get', path: '/pets/{petId}' }) }),
+      expect.objectContaining({
+        location: 'paths./pets/{petId}.get',
+        action: 'remove',
+        operation: expect.objectContaining({ operationId: 'getPet', method: 'get', path: '/pets/{petId}' }),
+      }),
     ]);
   });
 
@@ -791,7 +839,10 @@ describe('one document per major version (a project with openapi/v1 and openapi/
     const v2 = contract();
     delete v2.paths['/pets/{petId}'];
     v2.info.version = '2.0.0';
-    for (const [name, doc] of [['v1', contract()], ['v2', v2]] as const) {
+    for (const [name, doc] of [
+      ['v1', contract()],
+      ['v2', v2],
+    ] as const) {
       mkdirSync(path.join(root, 'openapi', name, 'releases'), { recursive: true });
       writeFileSync(path.join(root, 'openapi', name, 'openapi.yaml'), stringify(doc));
       writeFileSync(path.join(root, 'openapi', name, 'releases', `${doc.info.version}.yaml`), stringify(doc));
@@ -825,34 +876,53 @@ describe('one document per major version (a project with openapi/v1 and openapi/
     expect(v2).toContain('\nFAIL: 1 breaking change and info.version 2.0.0 → 2.0.0 does not raise the major: set info.version to 3.0.0');
 
     // One version alone: no header, as with --spec.
-    expect(runApiDiff(['--version', 'v1'], root, root)).toMatchObject({ exitCode: 0, stdout: expect.stringMatching(/^api:diff openapi\/v1\/openapi.yaml \(1\.0\.0\)/) });
-    expect(runApiDiff(['--version', '2'], root, root)).toMatchObject({ exitCode: 1, stdout: expect.stringMatching(/^api:diff openapi\/v2\/openapi.yaml \(2\.0\.0\)/) });
+    expect(runApiDiff(['--version', 'v1'], root, root)).toMatchObject({
+      exitCode: 0,
+      stdout: expect.stringMatching(/^api:diff openapi\/v1\/openapi.yaml \(1\.0\.0\)/),
+    });
+    expect(runApiDiff(['--version', '2'], root, root)).toMatchObject({
+      exitCode: 1,
+      stdout: expect.stringMatching(/^api:diff openapi\/v2\/openapi.yaml \(2\.0\.0\)/),
+    });
 
     const markdown = runApiDiff(['--format', 'markdown'], root, root);
     expect(markdown.stdout).toMatch(/^## v1 \(`openapi\/v1\/openapi.yaml`\)\n\n### API contract: 1\.0\.0 against 1\.0\.0/);
     expect(markdown.stdout).toContain('\n## v2 (`openapi/v2/openapi.yaml`)\n\n### API contract: 2.0.0 against 2.0.0');
     const json = JSON.parse(runApiDiff(['--format', 'json'], root, root).stdout);
-    expect(json).toMatchObject({ passed: false, versions: { v1: { passed: true, document: 'openapi/v1/openapi.yaml' }, v2: { passed: false, document: 'openapi/v2/openapi.yaml' } } });
+    expect(json).toMatchObject({
+      passed: false,
+      versions: { v1: { passed: true, document: 'openapi/v1/openapi.yaml' }, v2: { passed: false, document: 'openapi/v2/openapi.yaml' } },
+    });
   });
 
   it('a version without a release, an unknown --version, --spec with --version, a file --base for every version: exit 2', () => {
     const root = twoVersions();
     mkdirSync(path.join(root, 'openapi', 'v3'));
-    writeFileSync(path.join(root, 'openapi', 'v3', 'openapi.yaml'), CONTRACT_TEXT.replace(/^(  version: ).*$/m, '$13.0.0'));
+    writeFileSync(path.join(root, 'openapi', 'v3', 'openapi.yaml'), CONTRACT_TEXT.replace(/^( {2}version: ).*$/m, '$13.0.0'));
     const unreleased = runApiDiff([], root, root);
     expect(unreleased.exitCode).toBe(2);
     expect(unreleased.stdout).toContain('\n=== v3: openapi/v3/openapi.yaml ===\nnot compared: see the error on stderr\n');
-    expect(unreleased.stderr).toBe('api:diff: v3: no release recorded in openapi/v3/releases (npm run api:release records one); pass --base <git ref or file>\n');
+    expect(unreleased.stderr).toBe(
+      'api:diff: v3: no release recorded in openapi/v3/releases (npm run api:release records one); pass --base <git ref or file>\n',
+    );
 
-    expect(runApiDiff(['--version', 'v9'], root, root)).toMatchObject({ exitCode: 2, stdout: '', stderr: expect.stringMatching(/^api:diff: --version v9: no such version of the contract \(the versions are v1, v2, v3/) });
-    expect(runApiDiff(['--version', 'v1', '--spec', 'x.yaml'], root, root)).toMatchObject({ exitCode: 2, stderr: expect.stringMatching(/^api:diff: --spec and --version both name a document/) });
+    expect(runApiDiff(['--version', 'v9'], root, root)).toMatchObject({
+      exitCode: 2,
+      stdout: '',
+      stderr: expect.stringMatching(/^api:diff: --version v9: no such version of the contract \(the versions are v1, v2, v3/),
+    });
+    expect(runApiDiff(['--version', 'v1', '--spec', 'x.yaml'], root, root)).toMatchObject({
+      exitCode: 2,
+      stderr: expect.stringMatching(/^api:diff: --spec and --version both name a document/),
+    });
     expect(runApiDiff(['--base', 'openapi/v1/openapi.yaml'], root, root)).toMatchObject({
       exitCode: 2,
-      stderr: 'api:diff: --base openapi/v1/openapi.yaml is a file, and the contract has 3 versions: name the document to compare with it (--spec <file> or --version vN)\n',
+      stderr:
+        'api:diff: --base openapi/v1/openapi.yaml is a file, and the contract has 3 versions: name the document to compare with it (--spec <file> or --version vN)\n',
     });
   });
 
-  it('api:release: with several versions, says to name one; --version vN records into that version\'s own releases', () => {
+  it("api:release: with several versions, says to name one; --version vN records into that version's own releases", () => {
     const root = twoVersions();
     const unnamed = runApiRelease(['--today', '2027-01-15'], root, root);
     expect(unnamed.exitCode).toBe(2);
@@ -866,7 +936,11 @@ describe('one document per major version (a project with openapi/v1 and openapi/
       schemas(d).NewPet.properties.breed = { type: 'string' };
     });
     const released = runApiRelease(['--version', 'v2', '--today', '2027-01-15'], root, root);
-    expect(released).toMatchObject({ exitCode: 0, stderr: '', stdout: expect.stringContaining('Released 2.1.0 on 2027-01-15: openapi/v2/releases/2.1.0.yaml (last release 2.0.0)') });
+    expect(released).toMatchObject({
+      exitCode: 0,
+      stderr: '',
+      stdout: expect.stringContaining('Released 2.1.0 on 2027-01-15: openapi/v2/releases/2.1.0.yaml (last release 2.0.0)'),
+    });
     expect(existsSync(path.join(root, 'openapi', 'v2', 'releases', '2.1.0.yaml'))).toBe(true);
     expect(existsSync(path.join(root, 'openapi', 'v1', 'releases', '2.1.0.yaml'))).toBe(false);
     expect(runApiDiff([], root, root).exitCode).toBe(0);
@@ -905,7 +979,9 @@ describe('api:release records the contract as openapi/v1/releases/<version>.yaml
     const first = runApiRelease(['--spec', spec, '--today', '2027-01-15'], PROJECT_ROOT);
     expect(first).toMatchObject({ exitCode: 0, stderr: '' });
     expect(first.stdout).toContain('Released 1.1.0 on 2027-01-15');
-    expect(first.stdout).toContain(`git add ${path.join(releases, '1.1.0.yaml')} ${path.join(releases, 'index.json')} ${path.join(path.dirname(spec), 'CHANGELOG.md')}\n`);
+    expect(first.stdout).toContain(
+      `git add ${path.join(releases, '1.1.0.yaml')} ${path.join(releases, 'index.json')} ${path.join(path.dirname(spec), 'CHANGELOG.md')}\n`,
+    );
     expect(readFileSync(path.join(releases, '1.1.0.yaml'), 'utf8')).toBe(readFileSync(spec, 'utf8'));
 
     const again = runApiRelease(['--spec', spec], PROJECT_ROOT);
@@ -936,9 +1012,15 @@ describe('api:release records the contract as openapi/v1/releases/<version>.yaml
   it('refuses a version below the last release, and a version that is not semver', () => {
     const { spec } = project(['1.0.0', '1.2.0']);
     write(spec, (d) => (d.info.version = '1.1.0'));
-    expect(runApiRelease(['--spec', spec], PROJECT_ROOT)).toMatchObject({ exitCode: 1, stderr: 'api:release: info.version 1.1.0 is not above the last release 1.2.0\n' });
+    expect(runApiRelease(['--spec', spec], PROJECT_ROOT)).toMatchObject({
+      exitCode: 1,
+      stderr: 'api:release: info.version 1.1.0 is not above the last release 1.2.0\n',
+    });
     write(spec, (d) => (d.info.version = 'v2'));
-    expect(runApiRelease(['--spec', spec], PROJECT_ROOT)).toMatchObject({ exitCode: 2, stderr: 'api:release: info.version "v2" is not a semver version (MAJOR.MINOR.PATCH)\n' });
+    expect(runApiRelease(['--spec', spec], PROJECT_ROOT)).toMatchObject({
+      exitCode: 2,
+      stderr: 'api:release: info.version "v2" is not a semver version (MAJOR.MINOR.PATCH)\n',
+    });
   });
 
   it('api:diff with no --base picks the newest release by semver (1.10.0 after 1.9.0), not by name', () => {

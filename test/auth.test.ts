@@ -70,7 +70,12 @@ describe('bearer authentication on every operation', () => {
     // The caller learns what it would of a key that never existed: "revoked" would confirm a leaked key was genuine.
     const refused = await expect401(t.auth, /^invalid API key$/);
     // The operator learns more: the access line of that request says why.
-    const line = t.logs().split('\n').filter(Boolean).map((text) => JSON.parse(text) as Record<string, unknown>).find((entry) => entry['msg'] === 'request' && entry['requestId'] === refused.headers['x-request-id']);
+    const line = t
+      .logs()
+      .split('\n')
+      .filter(Boolean)
+      .map((text) => JSON.parse(text) as Record<string, unknown>)
+      .find((entry) => entry['msg'] === 'request' && entry['requestId'] === refused.headers['x-request-id']);
     expect(line).toMatchObject({ status: 401, reason: 'unauthorized', detail: 'API key has been revoked' });
   });
 
@@ -158,7 +163,10 @@ describe('public routes need no key', () => {
   });
 
   it('GET /openapi.json and /openapi.yaml serve the contract', async () => {
-    const json = await t.api.get('/openapi.json').expect(200).expect('Content-Type', /application\/json/);
+    const json = await t.api
+      .get('/openapi.json')
+      .expect(200)
+      .expect('Content-Type', /application\/json/);
     expect(json.body.info.version).toBe('1.2.0');
     expect(Object.keys(json.body.paths)).toEqual(['/pets', '/pets/{petId}', '/store/orders']);
     const yaml = await t.api.get('/openapi.yaml').expect(200).expect('Content-Type', /yaml/);
@@ -166,7 +174,10 @@ describe('public routes need no key', () => {
   });
 
   it('GET /docs serves the interactive reference with the CSP still on', async () => {
-    const res = await t.api.get('/docs/').expect(200).expect('Content-Type', /text\/html/);
+    const res = await t.api
+      .get('/docs/')
+      .expect(200)
+      .expect('Content-Type', /text\/html/);
     expect(res.text).toContain('swagger-ui');
     expect(res.text).toContain('<title>Pet Adoption API reference</title>');
     expect(res.headers['content-security-policy']).toContain("script-src 'self'");

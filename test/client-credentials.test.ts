@@ -35,7 +35,10 @@ function recordingClient(credentials: { apiKey?: string; accessToken?: string },
     return new Response(null, { status: 204 });
   };
   // Paths of a document only this test knows: typed loosely.
-  const client = createVersionClient<any>({ baseUrl: 'http://api.test/v3', retry: false, idempotencyKeys: false, fetch: fetch as typeof globalThis.fetch, ...credentials }, contract) as unknown as {
+  const client = createVersionClient<any>(
+    { baseUrl: 'http://api.test/v3', retry: false, idempotencyKeys: false, fetch: fetch as typeof globalThis.fetch, ...credentials },
+    contract,
+  ) as unknown as {
     GET(path: string, init?: object): Promise<unknown>;
     POST(path: string, init?: object): Promise<unknown>;
   };

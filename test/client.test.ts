@@ -116,7 +116,10 @@ describe('typed client (openapi-fetch over the generated paths)', () => {
       const response = await checking(request);
       if (request.method === 'POST' && failures++ === 0) throw new TypeError('fetch failed: socket hang up');
       if (request.method === 'POST' && failures === 2) {
-        return new Response(JSON.stringify({ code: 'unavailable', message: 'down', status: 503 }), { status: 503, headers: { 'Retry-After': '0', 'Content-Type': 'application/json' } });
+        return new Response(JSON.stringify({ code: 'unavailable', message: 'down', status: 503 }), {
+          status: 503,
+          headers: { 'Retry-After': '0', 'Content-Type': 'application/json' },
+        });
       }
       return response;
     };

@@ -51,9 +51,7 @@ const failures = (result: ContractResult): string[] =>
   result.cases.flatMap((c) => c.failures.map((f) => `${f.check} ${c.operationId}: ${c.label} (got ${f.got.slice(0, 120)})`));
 
 function expectReported(result: ContractResult, check: CheckName, operationId: string, label?: RegExp): void {
-  const found = result.cases.some(
-    (c) => c.operationId === operationId && (!label || label.test(c.label)) && c.failures.some((f) => f.check === check),
-  );
+  const found = result.cases.some((c) => c.operationId === operationId && (!label || label.test(c.label)) && c.failures.some((f) => f.check === check));
   if (!found) throw new Error(`${check} on ${operationId} ${label ?? ''} not reported; failures:\n${failures(result).join('\n')}`);
   expect(result.failed).toBeGreaterThan(0);
 }
@@ -67,31 +65,43 @@ describe('the generated cases', () => {
     for (const test of everyCase) {
       const { operation, input } = test;
       if (test.kind === 'positive') {
-        if (operation.body && schemaErrors(operation.body.schema, input.body)) problems.push(`${operation.operationId} ${test.label}: invalid body ${JSON.stringify(input.body)}`);
+        if (operation.body && schemaErrors(operation.body.schema, input.body))
+          problems.push(`${operation.operationId} ${test.label}: invalid body ${JSON.stringify(input.body)}`);
         for (const parameter of operation.parameters) {
           const value = input.params[parameter.name];
           if (value !== undefined && schemaErrors(parameter.schema, value)) problems.push(`${operation.operationId} ${test.label}: invalid ${parameter.name}`);
         }
       } else if (test.kind === 'negative' && test.label.startsWith('body: ') && input.rawBody === undefined && input.body !== undefined) {
-        if (!schemaErrors(operation.body!.schema, input.body)) problems.push(`${operation.operationId} ${test.label}: valid body ${JSON.stringify(input.body)}`);
+        if (!schemaErrors(operation.body!.schema, input.body))
+          problems.push(`${operation.operationId} ${test.label}: valid body ${JSON.stringify(input.body)}`);
       }
     }
     expect(problems).toEqual([]);
     expect(everyCase.filter((c) => c.kind === 'negative').length).toBeGreaterThan(20);
   });
 
-  it.each([['v1', SPEC_FILE], ['v2', V2_SPEC_FILE]])('%s: a server-issued parameter (listPets cursor, x-issued-by: server) is never made up in a positive case, only in negative ones', (_version, file) => {
+  it.each([
+    ['v1', SPEC_FILE],
+    ['v2', V2_SPEC_FILE],
+  ])('%s: a server-issued parameter (listPets cursor, x-issued-by: server) is never made up in a positive case, only in negative ones', (_version, file) => {
     const listPets = loadContract(file).operations.find((operation) => operation.operationId === 'listPets')!;
     expect(listPets.parameters.find((parameter) => parameter.name === 'cursor')).toMatchObject({ in: 'query', issuedByServer: true });
     const cases = casesFor(listPets, { seed: SEED, maxExamples: 50 });
     expect(cases.filter((c) => c.kind === 'positive' && 'cursor' in c.input.params).map((c) => c.label)).toEqual([]);
     const negative = cases.filter((c) => c.kind === 'negative' && 'cursor' in c.input.params).map((c) => c.label);
-    expect(negative).toEqual(expect.arrayContaining(['query.cursor: a value the server did not issue (x-issued-by: server)', 'query.cursor: longer than maxLength 256']));
+    expect(negative).toEqual(
+      expect.arrayContaining(['query.cursor: a value the server did not issue (x-issued-by: server)', 'query.cursor: longer than maxLength 256']),
+    );
   });
 
-  it.each([['v1', SPEC_FILE], ['v2', V2_SPEC_FILE]])('%s: header parameters (createPet Idempotency-Key) only carry values fetch can send, in every case', (_version, file) => {
+  it.each([
+    ['v1', SPEC_FILE],
+    ['v2', V2_SPEC_FILE],
+  ])('%s: header parameters (createPet Idempotency-Key) only carry values fetch can send, in every case', (_version, file) => {
     const operations = loadContract(file).operations;
-    const headers = operations.flatMap((operation) => operation.parameters.filter((parameter) => parameter.in === 'header').map((parameter) => [operation, parameter] as const));
+    const headers = operations.flatMap((operation) =>
+      operation.parameters.filter((parameter) => parameter.in === 'header').map((parameter) => [operation, parameter] as const),
+    );
     expect(headers.map(([operation, parameter]) => `${operation.operationId} ${parameter.name}`)).toContain('createPet Idempotency-Key');
     const unsendable: string[] = [];
     let sent = 0;
@@ -102,7 +112,8 @@ describe('the generated cases', () => {
         sent++;
         // What fetch itself accepts, unchanged.
         try {
-          if (new Headers({ [parameter.name]: String(value) }).get(parameter.name) !== String(value)) unsendable.push(`${test.label}: ${JSON.stringify(value)} (changed)`);
+          if (new Headers({ [parameter.name]: String(value) }).get(parameter.name) !== String(value))
+            unsendable.push(`${test.label}: ${JSON.stringify(value)} (changed)`);
         } catch {
           unsendable.push(`${test.label}: ${JSON.stringify(value)}`);
         }
@@ -126,19 +137,42 @@ describe('the healthy server', () => {
     expect(failures(result)).toEqual([]);
     expect(result.stoppedReason).toBeUndefined();
     const kinds = new Set(result.cases.map((c) => `${c.operationId}/${c.kind}`));
-    for (const expected of ['createPet/positive', 'createPet/negative', 'createPet/auth', 'listPets/positive', 'listPets/negative', 'getPet/positive', 'getPet/negative', 'getPet/stateful', 'listStoreOrders/auth', 'listPets/method', 'getPet/method', 'listStoreOrders/method']) {
+    for (const expected of [
+      'createPet/positive',
+      'createPet/negative',
+      'createPet/auth',
+      'listPets/positive',
+      'listPets/negative',
+      'getPet/positive',
+      'getPet/negative',
+      'getPet/stateful',
+      'listStoreOrders/auth',
+      'listPets/method',
+      'getPet/method',
+      'listStoreOrders/method',
+    ]) {
       expect(kinds).toContain(expected);
     }
     // Edges and each enum value are among the cases, and the 501 stub is reported as skipped, not failed.
     const labels = result.cases.map((c) => `${c.operationId}: ${c.label}`);
-    expect(labels).toEqual(expect.arrayContaining(['listPets: query.limit: maximum 100', 'listPets: query.status: enum value "sold"', 'createPet: body.name: maxLength 200 in astral characters', 'createPet: body: unknown property (additionalProperties: false)', 'createPet: body: malformed JSON', 'getPet: path.petId: below minimum 1']));
+    expect(labels).toEqual(
+      expect.arrayContaining([
+        'listPets: query.limit: maximum 100',
+        'listPets: query.status: enum value "sold"',
+        'createPet: body.name: maxLength 200 in astral characters',
+        'createPet: body: unknown property (additionalProperties: false)',
+        'createPet: body: malformed JSON',
+        'getPet: path.petId: below minimum 1',
+      ]),
+    );
     expect(result.notImplemented).toEqual(['listStoreOrders']);
     expect(result.passed).toBeGreaterThan(60);
   });
 
   it('is reproducible: the same seed sends the same requests', async () => {
     const target = await serve();
-    const requests = async (): Promise<string[]> => (await fuzz(target, { operations: ['listPets'] })).cases.map((c) => `${c.request.method} ${c.request.url} ${c.request.body ?? ''}`);
+    const requests = async (): Promise<string[]> =>
+      (await fuzz(target, { operations: ['listPets'] })).cases.map((c) => `${c.request.method} ${c.request.url} ${c.request.body ?? ''}`);
     expect(await requests()).toEqual(await requests());
   });
 });
@@ -216,10 +250,7 @@ describe('each planted fault is reported by the right check', () => {
   });
 
   it('an undeclared method served (DELETE /pets answers 200): unsupported_method', async () => {
-    const result = await fuzz(
-      await serve({}, (req, res, next) => (req.method === 'DELETE' ? res.status(200).json([]) : next())),
-      { operations: ['listPets'] },
-    );
+    const result = await fuzz(await serve({}, (req, res, next) => (req.method === 'DELETE' ? res.status(200).json([]) : next())), { operations: ['listPets'] });
     expectReported(result, 'unsupported_method', 'listPets', /^DELETE \/pets/);
   });
 
@@ -239,7 +270,16 @@ describe('each planted fault is reported by the right check', () => {
 describe('respecting the server', () => {
   it('stops at a ban (429 key_temporarily_banned): exit 1, told to use a bigger key', async () => {
     const ban: RequestHandler = (_req, res) => {
-      res.status(429).set({ 'Retry-After': '900', 'X-RateLimit-Limit': '60', 'X-RateLimit-Remaining': '0', 'X-RateLimit-Reset': '0', 'RateLimit-Policy': '"minute";q=60;w=60', RateLimit: '"minute";r=0;t=900' });
+      res
+        .status(429)
+        .set({
+          'Retry-After': '900',
+          'X-RateLimit-Limit': '60',
+          'X-RateLimit-Remaining': '0',
+          'X-RateLimit-Reset': '0',
+          'RateLimit-Policy': '"minute";q=60;w=60',
+          RateLimit: '"minute";r=0;t=900',
+        });
       res.json({ code: 'key_temporarily_banned', message: 'planted ban', status: 429 });
     };
     const result = await fuzz(await serve({}, ban), { operations: ['listPets'] });
@@ -274,7 +314,17 @@ describe('respecting the server', () => {
       count++;
       if (count === 3) {
         refusedAt = Date.now();
-        res.status(429).set({ 'X-Request-Id': 'planted-429', 'Retry-After': '1', 'X-RateLimit-Limit': '5', 'X-RateLimit-Remaining': '0', 'X-RateLimit-Reset': '0', 'RateLimit-Policy': '"minute";q=5;w=60', RateLimit: '"minute";r=0;t=1' });
+        res
+          .status(429)
+          .set({
+            'X-Request-Id': 'planted-429',
+            'Retry-After': '1',
+            'X-RateLimit-Limit': '5',
+            'X-RateLimit-Remaining': '0',
+            'X-RateLimit-Reset': '0',
+            'RateLimit-Policy': '"minute";q=5;w=60',
+            RateLimit: '"minute";r=0;t=1',
+          });
         res.json({ code: 'rate_limited', message: 'planted 429', status: 429 });
         return;
       }
@@ -289,7 +339,11 @@ describe('respecting the server', () => {
 
   it('never sends more than --rate requests per second', async () => {
     const arrivals: number[] = [];
-    const result = await fuzz(await serve({}, (_req, _res, next) => (arrivals.push(Date.now()), next())), { operations: ['listPets'], rate: 10, maxExamples: 1 });
+    const result = await fuzz(await serve({}, (_req, _res, next) => (arrivals.push(Date.now()), next())), {
+      operations: ['listPets'],
+      rate: 10,
+      maxExamples: 1,
+    });
     expect(failures(result)).toEqual([]);
     expect(arrivals.length).toBeGreaterThan(11);
     // Any 11 consecutive arrivals span a second: starts are 100 ms apart; arrivals get up to 200 ms
@@ -320,9 +374,24 @@ describe('the CLI (npm run contract)', () => {
       return handlers.listPets(...args);
     };
     const { baseUrl, key } = await serve({ handlers: { ...handlers, listPets } });
-    const { code, stdout } = await cli(['--base-url', baseUrl, '--key', key, '--seed', '7', '--max-examples', '1', '--rate', '1000', '--operation', 'listPets']);
+    const { code, stdout } = await cli([
+      '--base-url',
+      baseUrl,
+      '--key',
+      key,
+      '--seed',
+      '7',
+      '--max-examples',
+      '1',
+      '--rate',
+      '1000',
+      '--operation',
+      'listPets',
+    ]);
     expect(code).toBe(1);
-    expect(stdout).toMatch(/FAIL not_a_server_error: listPets \(positive\) query\.status: enum value "sold"\n  curl -i -X GET '[^']+\?status=sold' -H "Authorization: Bearer \$API_KEY"\n  expected: a status below 500\n  got: +500 \{"code":"internal_error"/);
+    expect(stdout).toMatch(
+      /FAIL not_a_server_error: listPets \(positive\) query\.status: enum value "sold"\n {2}curl -i -X GET '[^']+\?status=sold' -H "Authorization: Bearer \$API_KEY"\n {2}expected: a status below 500\n {2}got: +500 \{"code":"internal_error"/,
+    );
     expect(stdout.trim().split('\n').at(-1)).toMatch(/^[1-9]\d* passed, [1-9]\d* failed$/);
     expect(stdout).not.toContain(key);
   });
@@ -332,10 +401,27 @@ describe('the CLI (npm run contract)', () => {
     expect(code).toBe(2);
   });
 
-  it('--version v2 (or --spec openapi/v2/openapi.yaml) with the server\'s address fuzzes under /v2; a URL of another version is a usage error', async () => {
+  it("--version v2 (or --spec openapi/v2/openapi.yaml) with the server's address fuzzes under /v2; a URL of another version is a usage error", async () => {
     const { origin, key } = await serve();
-    for (const choice of [['--version', 'v2'], ['--spec', 'openapi/v2/openapi.yaml']]) {
-      const { code, stdout } = await cli(['--base-url', origin, ...choice, '--key', key, '--seed', String(SEED), '--max-examples', '1', '--rate', '1000', '--operation', 'listPets']);
+    for (const choice of [
+      ['--version', 'v2'],
+      ['--spec', 'openapi/v2/openapi.yaml'],
+    ]) {
+      const { code, stdout } = await cli([
+        '--base-url',
+        origin,
+        ...choice,
+        '--key',
+        key,
+        '--seed',
+        String(SEED),
+        '--max-examples',
+        '1',
+        '--rate',
+        '1000',
+        '--operation',
+        'listPets',
+      ]);
       expect(stdout.split('\n')[0]).toBe(`contract: ${origin}/v2 (openapi/v2/openapi.yaml), at most 1000 requests/s, time limit 300 s`);
       expect(stdout.trim().split('\n').at(-1)).toMatch(/^[1-9]\d* passed, 0 failed$/);
       expect(code).toBe(0);

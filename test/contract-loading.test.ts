@@ -125,6 +125,8 @@ describe('documents split across files', () => {
     document.paths['/pets'].get.parameters[0].schema = { type: 'integer', minimum: 'one' };
     writeFileSync(file, stringify(document));
     const failed = startServer({ DATABASE_URL: `sqlite:${path.join(tempDir(), 'pets.db')}`, OPENAPI_DIR: dir });
-    await expect(failed).rejects.toThrow(/server exited with 1[\s\S]*GET \/pets \(listPets\): parameter limit: the schema at #\/paths\/~1pets\/get\/parameters\/0\/schema does not compile/);
+    await expect(failed).rejects.toThrow(
+      /server exited with 1[\s\S]*GET \/pets \(listPets\): parameter limit: the schema at #\/paths\/~1pets\/get\/parameters\/0\/schema does not compile/,
+    );
   });
 });

@@ -76,7 +76,13 @@ describe('generated/ (npm run generate)', () => {
   it('check:generated fails, naming the stale files, when the YAML changed', () => {
     const dir = tempDir();
     const edited = path.join(dir, 'openapi.yaml');
-    writeFileSync(edited, readFileSync(path.join(PROJECT_ROOT, 'openapi/v1/openapi.yaml'), 'utf8').replace('enum: [available, pending, sold]', 'enum: [available, pending, sold, adopted]'));
+    writeFileSync(
+      edited,
+      readFileSync(path.join(PROJECT_ROOT, 'openapi/v1/openapi.yaml'), 'utf8').replace(
+        'enum: [available, pending, sold]',
+        'enum: [available, pending, sold, adopted]',
+      ),
+    );
     const result = generate('--check', '--spec', edited);
     expect(result.status).toBe(1);
     expect(result.stderr).toMatch(/Generated files are stale: generated\/v1\/openapi\.ts/);
@@ -116,8 +122,12 @@ describe('npm run scaffold', () => {
     expect(readFileSync(path.join(dir, 'fosterPet.ts'), 'utf8')).toContain("export const fosterPet: Handler<'fosterPet', 'v2'> =");
     const registry = readFileSync(path.join(dir, 'index.ts'), 'utf8');
     for (const id of ['adoptPet', 'fosterPet', 'getPet', 'listPets']) expect(registry).toContain(`import { ${id} } from './${id}';`);
-    expect(registry).toContain("/** openapi/v1/openapi.yaml */\nexport const v1 = {\n  adoptPet,\n  getPet,\n  listPets,\n} satisfies HandlerRegistry<'v1'>;\n");
-    expect(registry).toContain("/** openapi/v2/openapi.yaml */\nexport const v2 = {\n  adoptPet,\n  fosterPet,\n  listPets,\n} satisfies HandlerRegistry<'v2'>;\n");
+    expect(registry).toContain(
+      "/** openapi/v1/openapi.yaml */\nexport const v1 = {\n  adoptPet,\n  getPet,\n  listPets,\n} satisfies HandlerRegistry<'v1'>;\n",
+    );
+    expect(registry).toContain(
+      "/** openapi/v2/openapi.yaml */\nexport const v2 = {\n  adoptPet,\n  fosterPet,\n  listPets,\n} satisfies HandlerRegistry<'v2'>;\n",
+    );
     expect(registry).toContain('export const registries = { v1, v2 };\n');
     expect(registry).toContain('export const handlers = v1;\n');
     expect(readdirSync(dir).sort()).toEqual(['adoptPet.ts', 'fosterPet.ts', 'getPet.ts', 'index.ts', 'listPets.ts']);
@@ -129,8 +139,15 @@ describe('npm run scaffold', () => {
     expect(project.map((version) => version.name)).toEqual(['v1', 'v2']);
     expect(project[0]!.operationIds).toEqual(Object.keys(operationTable));
     // One file per operation plus the registry; types.ts holds the handler types.
-    const files = readdirSync(dir, { withFileTypes: true }).filter((entry) => entry.isFile()).map((entry) => entry.name).sort();
-    expect(readdirSync(dir, { withFileTypes: true }).filter((entry) => entry.isDirectory()).map((entry) => entry.name)).toEqual([]);
+    const files = readdirSync(dir, { withFileTypes: true })
+      .filter((entry) => entry.isFile())
+      .map((entry) => entry.name)
+      .sort();
+    expect(
+      readdirSync(dir, { withFileTypes: true })
+        .filter((entry) => entry.isDirectory())
+        .map((entry) => entry.name),
+    ).toEqual([]);
     const operationIds = new Set(project.flatMap((version) => version.operationIds));
     expect(files).toEqual([...[...operationIds].map((id) => `${id}.ts`), 'index.ts', 'types.ts'].sort());
     const copy = mkdtempSync(path.join(tempDir(), 'h-'));

@@ -48,7 +48,12 @@ it('no acknowledged create is lost when the server is killed with SIGKILL', asyn
   const again = await startServer(env);
   await again.stop();
   const db = new BetterSqlite3(file, { readonly: true });
-  const stored = new Set(db.prepare('select id from pets').all().map((row) => (row as { id: number }).id));
+  const stored = new Set(
+    db
+      .prepare('select id from pets')
+      .all()
+      .map((row) => (row as { id: number }).id),
+  );
   db.close();
   const lost = acknowledged.filter((id) => !stored.has(id));
   console.log(`crash test: ${acknowledged.length} creates acknowledged before SIGKILL, ${failed} cut off, ${stored.size} stored, lost: ${lost.length}`);

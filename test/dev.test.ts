@@ -14,7 +14,7 @@
  * the copy is killed at the end.
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { parse, stringify } from 'yaml';
 import { copyProject } from './support/project-copy';
@@ -96,7 +96,10 @@ async function interruptAndCheck(session: DevSession): Promise<void> {
   expect(session.output()).toMatch(/DEV: SIGINT: stopping the server, the type checker and the watchers/);
   expect(session.output()).toMatch(/DEV: stopped/);
   // npm itself got the SIGINT too: it ends by it once its script (which exits 0) has ended.
-  expect([{ code: 0, signal: null }, { code: null, signal: 'SIGINT' }]).toContainEqual(ended);
+  expect([
+    { code: 0, signal: null },
+    { code: null, signal: 'SIGINT' },
+  ]).toContainEqual(ended);
   const left = await pollUntil('no process left in the copy', async () => (processesIn(root).length === 0 ? [] : undefined), {
     timeoutMs: 15_000,
     describe: () => JSON.stringify(processesIn(root)),
@@ -165,12 +168,20 @@ describe('npm run dev', () => {
     });
 
     /** Saves `text` (in place, or atomically), waits for the problem line, checks the old contract still serves. */
-    async function expectRefused(text: string, rule: string, line: number, save = (file: string, data: string): void => writeFileSync(file, data)): Promise<void> {
+    async function expectRefused(
+      text: string,
+      rule: string,
+      line: number,
+      save = (file: string, data: string): void => writeFileSync(file, data),
+    ): Promise<void> {
       const from = dev!.mark();
       save(specFile(), text);
       const [, reportedLine] = await dev!.waitFor(new RegExp(`openapi/v1/openapi\\.yaml:(\\d+):\\d+  error  ${rule}: `), { from });
       expect(Number(reportedLine)).toBe(line);
-      await dev!.waitFor(/DEV: openapi\/v1\/openapi\.yaml changed: \d+ errors?, not applied; the server keeps the contract of \d\d:\d\d:\d\d; the next good save applies it/, { from });
+      await dev!.waitFor(
+        /DEV: openapi\/v1\/openapi\.yaml changed: \d+ errors?, not applied; the server keeps the contract of \d\d:\d\d:\d\d; the next good save applies it/,
+        { from },
+      );
       expect((await api('/v1/shelters')).status).toBe(501);
       expect((await api('/v1/pets')).status).toBe(200);
     }
@@ -209,7 +220,11 @@ describe('npm run dev', () => {
   });
 
   it('a handler edit is served within seconds, with the same database and keys', async () => {
-    const created = await api('/v1/pets', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ name: 'Rex', categoryId: 1 }) });
+    const created = await api('/v1/pets', {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ name: 'Rex', categoryId: 1 }),
+    });
     expect(created.status).toBe(201);
     const { id } = (await created.json()) as { id: number };
     const from = dev!.mark();
@@ -230,11 +245,14 @@ export const listShelters: Handler<'listShelters'> = async () => ({ status: 200,
     const good = readFileSync(handler, 'utf8');
     let from = dev!.mark();
     // 201 is not a status listShelters declares.
-    writeFileSync(handler, `import type { Handler } from './types';
+    writeFileSync(
+      handler,
+      `import type { Handler } from './types';
 
 export const listShelters: Handler<'listShelters'> = async () => ({ status: 201, body: [] });
-`);
-    const [, line] = await dev!.waitFor(/src\/service\/handlers\/listShelters\.ts:(\d+):\d+  TS\d+: /, { from, timeoutMs: 180_000 });
+`,
+    );
+    const [, line] = await dev!.waitFor(/src\/service\/handlers\/listShelters\.ts:(\d+):\d+ {2}TS\d+: /, { from, timeoutMs: 180_000 });
     expect(Number(line)).toBe(3);
     await dev!.waitFor(/DEV: types: 1 error \([\d.]+ m?s\); the server keeps running/, { from });
     // The server runs the new code; response validation refuses the undeclared status.
@@ -255,7 +273,7 @@ export const listShelters: Handler<'listShelters'> = async () => ({ status: 201,
     expect(broken).not.toBe(good);
     writeFileSync(v2, broken);
     await dev!.waitFor(/DEV: openapi\/v2\/openapi\.yaml changed: 1 error, not applied/, { from });
-    const [, line] = await dev!.waitFor(/openapi\/v2\/openapi\.yaml:(\d+):\d+  error  no-unresolved-refs: /, { from });
+    const [, line] = await dev!.waitFor(/openapi\/v2\/openapi\.yaml:(\d+):\d+ {2}error {2}no-unresolved-refs: /, { from });
     expect(Number(line)).toBe(broken.split('\n').findIndex((text) => text.includes('Pets2')) + 1);
     expect((await api('/v1/shelters')).status).toBe(200);
     expect((await api('/v2/pets')).status).toBe(200);

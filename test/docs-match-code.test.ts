@@ -13,7 +13,14 @@ import { ENVIRONMENT_VARIABLES } from '../src/config';
  */
 
 const read = (file: string): string => readFileSync(path.join(PROJECT_ROOT, file), 'utf8');
-const DOCS = ['README.md', ...readdirSync(path.join(PROJECT_ROOT, 'docs')).filter((name) => name.endsWith('.md')).map((name) => `docs/${name}`), 'bench/README.md', 'test/README.md'];
+const DOCS = [
+  'README.md',
+  ...readdirSync(path.join(PROJECT_ROOT, 'docs'))
+    .filter((name) => name.endsWith('.md'))
+    .map((name) => `docs/${name}`),
+  'bench/README.md',
+  'test/README.md',
+];
 
 /**
  * Paths the docs name on purpose although the tree has none: what a reader
@@ -57,8 +64,12 @@ const escape = (text: string): string => text.replace(/[.*+?^${}()|[\]\\]/g, '\\
 describe('the docs match the code', () => {
   it.each(DOCS)('%s: every path it names exists', (doc) => {
     const text = read(doc);
-    const named = new Set([...text.matchAll(/(?<![\w./-])((?:src|test|bench|scripts|docs|openapi|generated|deploy|\.ci)\/[\w./*{},<>-]*[\w*}>])/g)].map((match) => match[1]!));
-    const missing = [...named].filter((documented) => !WALK_THROUGH.some((example) => example.test(documented)) && !TREE.some((file) => pattern(documented).test(file)));
+    const named = new Set(
+      [...text.matchAll(/(?<![\w./-])((?:src|test|bench|scripts|docs|openapi|generated|deploy|\.ci)\/[\w./*{},<>-]*[\w*}>])/g)].map((match) => match[1]!),
+    );
+    const missing = [...named].filter(
+      (documented) => !WALK_THROUGH.some((example) => example.test(documented)) && !TREE.some((file) => pattern(documented).test(file)),
+    );
     expect(missing).toEqual([]);
   });
 
@@ -69,7 +80,12 @@ describe('the docs match the code', () => {
   });
 
   it('every environment variable the docs name is read by the code, and docs/operations.md documents every one the server reads', () => {
-    const code = TREE.filter((file) => (/^(src|scripts|bench|test|\.ci|deploy)\//.test(file) || file === 'jest.config.ts') && !file.startsWith('test/fixtures/') && /\.(ts|mjs|cjs|js|sh|json|ya?ml)$|\/run$|Dockerfile/.test(file))
+    const code = TREE.filter(
+      (file) =>
+        (/^(src|scripts|bench|test|\.ci|deploy)\//.test(file) || file === 'jest.config.ts') &&
+        !file.startsWith('test/fixtures/') &&
+        /\.(ts|mjs|cjs|js|sh|json|ya?ml)$|\/run$|Dockerfile/.test(file),
+    )
       .map((file) => readFileSync(path.join(PROJECT_ROOT, file), 'utf8'))
       .join('\n');
     const named = new Set(DOCS.flatMap((doc) => [...read(doc).matchAll(/(?<![\w.-])([A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)(?![\w-])/g)].map((match) => match[1]!)));
@@ -78,7 +94,7 @@ describe('the docs match the code', () => {
     expect(ENVIRONMENT_VARIABLES.filter((variable) => !operations.includes(`\`${variable}\``))).toEqual([]);
   });
 
-  it.each(VERSIONS)("docs/architecture.md lists exactly the ErrorCode enum of %s", (version) => {
+  it.each(VERSIONS)('docs/architecture.md lists exactly the ErrorCode enum of %s', (version) => {
     const document = parse(read(`openapi/${version}/openapi.yaml`)) as { components: { schemas: { ErrorCode: { enum: string[] } } } };
     const bullet = /- Error codes: ([\s\S]*?)They are the `ErrorCode` enum/.exec(read('docs/architecture.md'))?.[1] ?? '';
     const listed = [...bullet.matchAll(/`([a-z_]+)`/g)].map((match) => match[1]!);

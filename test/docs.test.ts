@@ -10,12 +10,15 @@ afterAll(() => t.close());
 
 /** The version selector Swagger UI is started with, read from the init script it loads. */
 async function selectorOfTheDocsPage(): Promise<Array<{ url: string; name: string }>> {
-  const init = await t.api.get('/docs/swagger-ui-init.js').expect(200).expect('Content-Type', /javascript/);
+  const init = await t.api
+    .get('/docs/swagger-ui-init.js')
+    .expect(200)
+    .expect('Content-Type', /javascript/);
   const options = /var options = (\{[\s\S]*?\});\n/.exec(init.text)?.[1];
   return JSON.parse(options!).customOptions.urls;
 }
 
-it('the docs page offers every version, v1 first, each with this server (its base path) first, then the YAML\'s servers', async () => {
+it("the docs page offers every version, v1 first, each with this server (its base path) first, then the YAML's servers", async () => {
   const selector = await selectorOfTheDocsPage();
   expect(selector).toEqual([
     { url: '/docs/v1.json', name: 'v1 (1.2.0)' },
@@ -29,7 +32,12 @@ it('the docs page offers every version, v1 first, each with this server (its bas
 });
 
 it('publishes every version without a key: /openapi/v1.json|yaml, /openapi/v2.json|yaml; /openapi.json|yaml stay v1', async () => {
-  const v1 = (await t.api.get('/openapi/v1.json').expect(200).expect('Content-Type', /application\/json/)).body;
+  const v1 = (
+    await t.api
+      .get('/openapi/v1.json')
+      .expect(200)
+      .expect('Content-Type', /application\/json/)
+  ).body;
   const v2 = (await t.api.get('/openapi/v2.json').expect(200)).body;
   expect(v1).toEqual(loadSpec('openapi/v1/openapi.yaml'));
   expect(v2).toEqual(loadSpec('openapi/v2/openapi.yaml'));
@@ -47,7 +55,7 @@ it('/openapi.json and /openapi.yaml serve the contract as written (its own serve
   expect(yaml.text).not.toContain('this server');
 });
 
-it('/docs keeps helmet\'s CSP but never upgrades its requests to HTTPS; the API keeps the full policy', async () => {
+it("/docs keeps helmet's CSP but never upgrades its requests to HTTPS; the API keeps the full policy", async () => {
   const docs = (await t.api.get('/docs/').expect(200)).headers['content-security-policy'];
   expect(docs).toContain("default-src 'self'");
   expect(docs).toContain("script-src 'self'");

@@ -4,8 +4,6 @@ import express from 'express';
 import { handlers } from '../src/service/handlers';
 import type { Handler } from '../src/service/handlers/types';
 import { int64Format } from '../src/engine/contract/formats';
-import { errorMapper } from '../src/engine/pipeline/error-response';
-import { createLogger } from '../src/observability/logger';
 import { assertResponseConforms } from './support/spec-conformance';
 import { startTestApp, type TestApp } from './support/test-app';
 import { heapAfterGcMb } from './support/heap';
@@ -52,8 +50,7 @@ describe('every error is an Error object {code, message, status}', () => {
 
   it('Content-Type parameters cost nothing per distinct value (the validator would compile and keep one per value)', async () => {
     const key = await t.issueKey('enterprise', { requestsPerMinute: 100_000, requestsPerDay: 10_000_000 });
-    const send = (i: number) =>
-      t.api.get('/v1/pets?limit=1').set('Authorization', key).set('Content-Type', `application/json; x=${i}`).expect(200);
+    const send = (i: number) => t.api.get('/v1/pets?limit=1').set('Authorization', key).set('Content-Type', `application/json; x=${i}`).expect(200);
     for (let i = 0; i < 50; i++) await send(i); // warm-up
     const before = heapAfterGcMb();
     for (let i = 50; i < 650; i++) await send(i);
@@ -113,7 +110,12 @@ describe('response writing', () => {
   it('the direct path (validation off, as in production) and the validated path send the same responses', async () => {
     const validated = await startTestApp({ databaseUrl: t.databaseUrl, settings: { validateResponses: true } });
     await t.api.post('/v1/pets').set('Authorization', t.auth).send({ name: 'Rex', categoryId: 1 }).expect(201);
-    for (const [url, status] of [['/v1/pets', 200], ['/v1/pets/1', 200], ['/v1/pets/2', 404], ['/v1/store/orders', 501]] as const) {
+    for (const [url, status] of [
+      ['/v1/pets', 200],
+      ['/v1/pets/1', 200],
+      ['/v1/pets/2', 404],
+      ['/v1/store/orders', 501],
+    ] as const) {
       const direct = await t.api.get(url).set('Authorization', t.auth).expect(status);
       const checked = await validated.api.get(url).set('Authorization', t.auth).expect(status);
       expect([url, direct.status, direct.text, direct.headers['content-type'], direct.headers['content-length']]).toEqual([
@@ -153,7 +155,12 @@ describe('the spec conformance check used by every test', () => {
     const res = await request(app.app).get('/v1/pets').set('Authorization', app.auth).expect(500);
     expect(() => assertConformsToSpec(res)).toThrow(/GET \/v1\/pets -> 500: a server error the test does not expect/);
     expect(() => assertConformsToSpec(res, [500])).not.toThrow();
-    await expect(app.api.get('/v1/pets').set('Authorization', app.auth).then(() => 'passed')).rejects.toThrow(/server error the test does not expect/);
+    await expect(
+      app.api
+        .get('/v1/pets')
+        .set('Authorization', app.auth)
+        .then(() => 'passed'),
+    ).rejects.toThrow(/server error the test does not expect/);
     await app.api.get('/v1/pets').set('Authorization', app.auth).expect(500);
     await app.close();
   });

@@ -13,9 +13,12 @@ import { contractVersions } from '../src/engine/contract/versions';
 const spec = loadSpec();
 
 describe('examples of openapi/v1/openapi.yaml', () => {
-  it.each(contractVersions(PROJECT_ROOT).map((version) => [version.name, version.document]))('every example of %s validates against its schema', (_name, document) => {
-    expect(invalidExamples(loadSpec(document))).toEqual([]);
-  });
+  it.each(contractVersions(PROJECT_ROOT).map((version) => [version.name, version.document]))(
+    'every example of %s validates against its schema',
+    (_name, document) => {
+      expect(invalidExamples(loadSpec(document))).toEqual([]);
+    },
+  );
 
   it('the check finds an invalid media type, named, schema and parameter example', () => {
     const edited = structuredClone(spec) as any;
@@ -35,7 +38,13 @@ describe('examples of openapi/v1/openapi.yaml', () => {
     const ids = listOperations(spec).map((op) => op.operationId);
     const mocks = buildOperationMocks(spec, ids);
     expect([...mocks.keys()]).toEqual(ids);
-    expect(mocks.get('listPets')!.answer(undefined)).toMatchObject({ status: 200, body: [{ id: 1, name: 'Rex' }, { id: 2, name: 'Misty' }] });
+    expect(mocks.get('listPets')!.answer(undefined)).toMatchObject({
+      status: 200,
+      body: [
+        { id: 1, name: 'Rex' },
+        { id: 2, name: 'Misty' },
+      ],
+    });
     expect(mocks.get('getPet')!.answer('code=404')).toMatchObject({ status: 404, body: { code: 'not_found', status: 404 } });
     expect(mocks.get('listStoreOrders')!.answer(undefined)).toBeUndefined();
   });

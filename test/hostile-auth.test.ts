@@ -23,7 +23,6 @@ interface Answer {
   body: string;
 }
 
-
 /** `count` GETs over `concurrency` keep-alive connections, each with the headers `headersFor(i)` gives. */
 async function hammer(url: string, count: number, concurrency: number, headersFor: (i: number) => Record<string, string>): Promise<Answer[]> {
   const agent = new http.Agent({ keepAlive: true, maxSockets: concurrency });
@@ -140,7 +139,9 @@ it('distinct invalid keys leave the heap where it was (nothing is kept per guess
     // The first round warms caches, code and pools once; a per-key leak grows in every round alike.
     const warmup = [await growth(5_000)];
     const measured = await growth(10_000);
-    console.log(`heap growth over rounds of invalid keys: warm-up ${warmup.map((mb) => mb.toFixed(2)).join(', ')} MB, then ${measured.toFixed(2)} MB for 10,000`);
+    console.log(
+      `heap growth over rounds of invalid keys: warm-up ${warmup.map((mb) => mb.toFixed(2)).join(', ')} MB, then ${measured.toFixed(2)} MB for 10,000`,
+    );
     // A map entry per guessed key (key, hash or counter: 150+ bytes each) would add 1.5 MB or more.
     expect(measured).toBeLessThan(1.5);
   } finally {

@@ -11,7 +11,10 @@ import AjvCore from 'ajv/dist/core';
 import type { OpenApiDocument } from '../src/engine/contract/document';
 import { startTestApp, type TestApp } from './support/test-app';
 
-const echoed = { '200': { description: 'what the handler received', content: { 'application/json': { schema: { type: 'object' } } } }, default: { description: 'error' } };
+const echoed = {
+  '200': { description: 'what the handler received', content: { 'application/json': { schema: { type: 'object' } } } },
+  default: { description: 'error' },
+};
 
 const DOCUMENT = {
   openapi: '3.1.0',
@@ -51,11 +54,19 @@ const DOCUMENT = {
       post: {
         operationId: 'postOptional',
         // `required` left out: the body is optional (OpenAPI's default).
-        requestBody: { content: { 'application/x-www-form-urlencoded': { schema: { type: 'object', required: ['name'], properties: { name: { type: 'string' } } } } } },
+        requestBody: {
+          content: { 'application/x-www-form-urlencoded': { schema: { type: 'object', required: ['name'], properties: { name: { type: 'string' } } } } },
+        },
         responses: echoed,
       },
     },
-    '/text': { post: { operationId: 'postText', requestBody: { required: true, content: { 'text/*': { schema: { type: 'string', maxLength: 10 } } } }, responses: echoed } },
+    '/text': {
+      post: {
+        operationId: 'postText',
+        requestBody: { required: true, content: { 'text/*': { schema: { type: 'string', maxLength: 10 } } } },
+        responses: echoed,
+      },
+    },
   },
 } as unknown as OpenApiDocument;
 
@@ -83,7 +94,10 @@ beforeAll(async () => {
         contract: DOCUMENT,
         handlers: {
           postNote: async (input: { body: unknown }) => ({ status: 200, body: { body: describeObject(input.body) } }),
-          search: async (input: { query: unknown; cookies: unknown }) => ({ status: 200, body: { query: describeObject(input.query), cookies: describeObject(input.cookies) } }),
+          search: async (input: { query: unknown; cookies: unknown }) => ({
+            status: 200,
+            body: { query: describeObject(input.query), cookies: describeObject(input.cookies) },
+          }),
           postText: async (input: { mediaType: string; body: unknown }) => ({ status: 200, body: { mediaType: input.mediaType, body: input.body } }),
           postOptional: async (input: { body: unknown }) => ({ status: 200, body: { body: input.body ?? null } }),
         } as never,
@@ -116,15 +130,28 @@ function multipart(fields: Array<[string, string]>): { body: string; headers: Re
 describe('multipart field names cannot make the server build huge arrays', () => {
   it('tags[50000000] is a 400 at once, and another request is answered within 100 ms meanwhile', async () => {
     // Warm: the first requests of an app compile what they use.
-    await timed('/v1/notes', { method: 'POST', ...multipart([['note', 'warm'], ['tags[0]', 'a']]) });
+    await timed('/v1/notes', {
+      method: 'POST',
+      ...multipart([
+        ['note', 'warm'],
+        ['tags[0]', 'a'],
+      ]),
+    });
     await timed('/healthz');
-    const { body, headers } = multipart([['note', 'hi'], ['tags[50000000]', 'x']]);
+    const { body, headers } = multipart([
+      ['note', 'hi'],
+      ['tags[50000000]', 'x'],
+    ]);
     // The best of three attacks, each with a probe beside it: without the limit every one of them blocks the server for seconds.
     const probes: number[] = [];
     for (let attempt = 0; attempt < 3; attempt++) {
       const [refused, answered] = await Promise.all([timed('/v1/notes', { method: 'POST', headers, body }), timed('/healthz')]);
       expect(refused.status).toBe(400);
-      expect(refused.body).toEqual({ code: 'invalid_request', status: 400, message: 'multipart body: the field name "tags[50000000]" has an array index above 99' });
+      expect(refused.body).toEqual({
+        code: 'invalid_request',
+        status: 400,
+        message: 'multipart body: the field name "tags[50000000]" has an array index above 99',
+      });
       expect(answered.status).toBe(200);
       probes.push(Math.max(answered.ms, refused.ms));
     }
@@ -139,18 +166,30 @@ describe('multipart field names cannot make the server build huge arrays', () =>
 
   it("an array longer than the schema's maxItems is refused by its length (sent by index, by repetition, or in a form)", async () => {
     const byIndex = multipart([['tags[7]', 'x']]);
-    expect(await timed('/v1/notes', { method: 'POST', ...byIndex })).toMatchObject({ status: 400, body: { message: 'body.tags must NOT have more than 5 items' } });
+    expect(await timed('/v1/notes', { method: 'POST', ...byIndex })).toMatchObject({
+      status: 400,
+      body: { message: 'body.tags must NOT have more than 5 items' },
+    });
     const repeated = multipart(Array.from({ length: 6 }, (_, i): [string, string] => ['tags', `t${i}`]));
-    expect(await timed('/v1/notes', { method: 'POST', ...repeated })).toMatchObject({ status: 400, body: { message: 'body.tags must NOT have more than 5 items' } });
+    expect(await timed('/v1/notes', { method: 'POST', ...repeated })).toMatchObject({
+      status: 400,
+      body: { message: 'body.tags must NOT have more than 5 items' },
+    });
     const form = { 'Content-Type': 'application/x-www-form-urlencoded' };
-    expect(await timed('/v1/notes', { method: 'POST', headers: form, body: 'tags=a&tags=b&tags=c&tags=d&tags=e&tags=f' })).toMatchObject({ status: 400, body: { message: 'body.tags must NOT have more than 5 items' } });
+    expect(await timed('/v1/notes', { method: 'POST', headers: form, body: 'tags=a&tags=b&tags=c&tags=d&tags=e&tags=f' })).toMatchObject({
+      status: 400,
+      body: { message: 'body.tags must NOT have more than 5 items' },
+    });
     expect(await timed('/v1/notes', { method: 'POST', headers: form, body: 'tags=a&tags=b' })).toMatchObject({ status: 200 });
   });
 });
 
 describe('names sent by a client are plain keys, never an object prototype', () => {
   it('a multipart field __proto__[isAdmin] is an own key of the body; nothing reaches its prototype', async () => {
-    const { body, headers } = multipart([['note', 'hi'], ['__proto__[isAdmin]', 'true']]);
+    const { body, headers } = multipart([
+      ['note', 'hi'],
+      ['__proto__[isAdmin]', 'true'],
+    ]);
     const answer = await timed('/v1/notes', { method: 'POST', headers, body });
     expect(answer.status).toBe(200);
     // Written as JSON: in an object literal, `__proto__:` would set the expectation's own prototype.
@@ -171,10 +210,20 @@ describe('names sent by a client are plain keys, never an object prototype', () 
     const answer = await timed('/v1/search?filter[__proto__]=a&filter[constructor]=b&filter[toString]=c');
     expect(answer.status).toBe(200);
     expect(answer.body['query']).toMatchObject({
-      values: { filter: { ownKeys: ['__proto__', 'constructor', 'toString'], values: JSON.parse('{"__proto__":"a","constructor":"b","toString":"c"}'), plainPrototype: true, isAdmin: null } },
+      values: {
+        filter: {
+          ownKeys: ['__proto__', 'constructor', 'toString'],
+          values: JSON.parse('{"__proto__":"a","constructor":"b","toString":"c"}'),
+          plainPrototype: true,
+          isAdmin: null,
+        },
+      },
     });
     // Given twice, a key is still refused as before.
-    expect(await timed('/v1/search?filter[constructor]=b&filter[constructor]=c')).toMatchObject({ status: 400, body: { message: 'query.filter[constructor] must be given at most once' } });
+    expect(await timed('/v1/search?filter[constructor]=b&filter[constructor]=c')).toMatchObject({
+      status: 400,
+      body: { message: 'query.filter[constructor] must be given at most once' },
+    });
   });
 
   it('cookie objects keep __proto__ and constructor as plain keys', async () => {
@@ -186,7 +235,10 @@ describe('names sent by a client are plain keys, never an object prototype', () 
 
 describe('arrays in parameters are bounded by maxItems, or by the server cap', () => {
   it("maxItems: 3 refuses a fourth value before it is read; no maxItems: the server's cap of 1000", async () => {
-    expect(await timed('/v1/search?colors=a&colors=b&colors=c&colors=d')).toMatchObject({ status: 400, body: { message: 'query.colors must NOT have more than 3 items' } });
+    expect(await timed('/v1/search?colors=a&colors=b&colors=c&colors=d')).toMatchObject({
+      status: 400,
+      body: { message: 'query.colors must NOT have more than 3 items' },
+    });
     const ids = (count: number) => Array.from({ length: count }, (_, i) => i % 10).join(',');
     expect(await timed(`/v1/search?ids=${ids(1000)}`)).toMatchObject({ status: 200 });
     expect(await timed(`/v1/search?ids=${ids(1001)}`)).toMatchObject({
@@ -198,7 +250,11 @@ describe('arrays in parameters are bounded by maxItems, or by the server cap', (
 
 describe("the validator's caches do not grow with the Content-Types clients invent", () => {
   it('an optional body left out passes, with or without a Content-Type (strict mode runs the validator for every request)', async () => {
-    const strict = await startTestApp({ rateLimits: { ipPerMinute: 100_000 }, settings: { validateResponses: true }, versions: [{ name: 'v1', contract: DOCUMENT, handlers: { postOptional: async () => ({ status: 200, body: { body: null } }) } as never }] });
+    const strict = await startTestApp({
+      rateLimits: { ipPerMinute: 100_000 },
+      settings: { validateResponses: true },
+      versions: [{ name: 'v1', contract: DOCUMENT, handlers: { postOptional: async () => ({ status: 200, body: { body: null } }) } as never }],
+    });
     try {
       await strict.api.post('/v1/optional').expect(200);
       await strict.api.post('/v1/optional').set('Content-Type', 'application/x-www-form-urlencoded').expect(200);
@@ -214,10 +270,17 @@ describe("the validator's caches do not grow with the Content-Types clients inve
     const compile = jest.spyOn(AjvCore.prototype, 'addSchema');
     try {
       // The first request compiles what the operation needs once.
-      expect(await timed('/v1/text', { method: 'POST', headers: { 'Content-Type': 'text/x-first' }, body: 'hello' })).toMatchObject({ status: 200, body: { mediaType: 'text/*', body: 'hello' } });
+      expect(await timed('/v1/text', { method: 'POST', headers: { 'Content-Type': 'text/x-first' }, body: 'hello' })).toMatchObject({
+        status: 200,
+        body: { mediaType: 'text/*', body: 'hello' },
+      });
       const once = compile.mock.calls.length;
       for (let i = 0; i < 300; i++) {
-        const answer = await timed('/v1/text', { method: 'POST', headers: { 'Content-Type': `text/x${i}; q=${i}` }, body: i % 2 ? 'ok' : 'far too long for it' });
+        const answer = await timed('/v1/text', {
+          method: 'POST',
+          headers: { 'Content-Type': `text/x${i}; q=${i}` },
+          body: i % 2 ? 'ok' : 'far too long for it',
+        });
         expect(answer.status).toBe(i % 2 ? 200 : 400);
       }
       expect(compile.mock.calls.length - once).toBeLessThan(5);

@@ -298,12 +298,13 @@ describe('oversized and odd requests: a clear 4xx Error object or a closed conne
   afterEach(() => expectOthersServed(server, key));
 
   const send = (chunks: (string | Buffer)[]) => rawExchange(server.port, { chunks, deadlineMs: 8_000 });
-  const get = (target: string, extraHeaders = '') =>
-    send([`GET ${target} HTTP/1.1\r\nHost: x\r\n${KEY_HEADER(key)}${extraHeaders}Connection: close\r\n\r\n`]);
+  const get = (target: string, extraHeaders = '') => send([`GET ${target} HTTP/1.1\r\nHost: x\r\n${KEY_HEADER(key)}${extraHeaders}Connection: close\r\n\r\n`]);
   const post = (body: string | Buffer, extraHeaders = 'Content-Type: application/json\r\n') =>
     send([
       Buffer.concat([
-        Buffer.from(`POST /v1/pets HTTP/1.1\r\nHost: x\r\n${KEY_HEADER(key)}${extraHeaders}Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n`),
+        Buffer.from(
+          `POST /v1/pets HTTP/1.1\r\nHost: x\r\n${KEY_HEADER(key)}${extraHeaders}Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n`,
+        ),
         Buffer.from(body),
       ]),
     ]);
@@ -367,7 +368,10 @@ describe('oversized and odd requests: a clear 4xx Error object or a closed conne
     ['a raw NUL byte in the path', Buffer.from('GET /v1/pets/\u00001 HTTP/1.1\r\nHost: x\r\n\r\n', 'latin1')],
     ['a raw 0xFF byte in the path', Buffer.from('GET /v1/pets/\u00ff HTTP/1.1\r\nHost: x\r\n\r\n', 'latin1')],
     ['a NUL byte in a header value', Buffer.from('GET /v1/pets HTTP/1.1\r\nHost: x\r\nX-A: a\u0000b\r\n\r\n', 'latin1')],
-    ['Transfer-Encoding and Content-Length together', `POST /v1/pets HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n`],
+    [
+      'Transfer-Encoding and Content-Length together',
+      `POST /v1/pets HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n`,
+    ],
     ['a bad chunk size', `POST /v1/pets HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n{}\r\n0\r\n\r\n`],
     ['no Host header', 'GET /v1/pets HTTP/1.1\r\n\r\n'],
   ])('%s: 400 from the HTTP parser, closed', async (_name, request) => {

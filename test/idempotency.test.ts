@@ -70,7 +70,9 @@ describe('Idempotency-Key on createPet', () => {
     };
     const slowApp = await appOn(slow);
     try {
-      const first = create(slowApp, t.auth, 'k-slow').expect(201).then((res) => res);
+      const first = create(slowApp, t.auth, 'k-slow')
+        .expect(201)
+        .then((res) => res);
       // The first request holds the claim once the retry below cannot insert it.
       for (let i = 0; i < 50; i++) {
         const row = await t.storage.idempotencyKeys.find('key:1', 'k-slow');

@@ -76,8 +76,7 @@ describe('keys list and show', () => {
     const [header, ...rows] = lines as [string, ...string[]];
     expect(header).toMatch(/^ID {2}PREFIX {2,}PLAN {2,}PER MINUTE {2}PER DAY {2,}CREATED {2,}REVOKED {2,}BANNED UNTIL {2,}LABEL$/);
     const starts = columnStarts(header);
-    const cell = (row: string, column: string, next?: string) =>
-      row.slice(starts.get(column), next === undefined ? undefined : starts.get(next)).trim();
+    const cell = (row: string, column: string, next?: string) => row.slice(starts.get(column), next === undefined ? undefined : starts.get(next)).trim();
     const [free, enterprise, revoked] = rows as [string, string, string];
     // Right-aligned numbers end under their header; the other cells start under it.
     expect(free.slice(0, 2)).toBe(' 1');
@@ -101,13 +100,29 @@ describe('keys list and show', () => {
   it('list --json gives scripts every field, with null for none and no secret', () => {
     const keys = listJson(env);
     expect(keys).toEqual([
-      expect.objectContaining({ id: 1, plan: 'free', label: 'ci bot', requestsPerMinute: 60, requestsPerDay: 1000, revokedAt: null, bannedUntil: bannedUntil.toISOString() }),
+      expect.objectContaining({
+        id: 1,
+        plan: 'free',
+        label: 'ci bot',
+        requestsPerMinute: 60,
+        requestsPerDay: 1000,
+        revokedAt: null,
+        bannedUntil: bannedUntil.toISOString(),
+      }),
       expect.objectContaining({ id: 2, plan: 'enterprise', label: '', requestsPerMinute: 5000, requestsPerDay: 2000000, revokedAt: null, bannedUntil: null }),
       expect.objectContaining({ id: 3, plan: 'pro', requestsPerMinute: 300, requestsPerDay: 10000, revokedAt: expect.stringMatching(ISO) }),
     ]);
-    expect(Object.keys(keys[0]!).sort()).toEqual(
-      ['bannedUntil', 'createdAt', 'id', 'label', 'plan', 'prefix', 'requestsPerDay', 'requestsPerMinute', 'revokedAt'],
-    );
+    expect(Object.keys(keys[0]!).sort()).toEqual([
+      'bannedUntil',
+      'createdAt',
+      'id',
+      'label',
+      'plan',
+      'prefix',
+      'requestsPerDay',
+      'requestsPerMinute',
+      'revokedAt',
+    ]);
   });
 
   it('an ended ban is not shown', async () => {
@@ -300,7 +315,7 @@ describe('against the database of a running server', () => {
     expect(await get(server, again)).toMatchObject({ status: 429, body: { code: 'key_temporarily_banned' } });
   });
 
-  it('set-plan changes a key\'s plan; enterprise needs its limits', () => {
+  it("set-plan changes a key's plan; enterprise needs its limits", () => {
     createKey(env, '--plan', 'free', '--label', 'upgrade me');
     const { id } = listJson(env).find((view) => view.label === 'upgrade me')!;
     expect(cli(['set-plan', String(id), '--plan', 'enterprise', '--rpm', '700', '--rpd', '9000'], env)).toBe(

@@ -78,7 +78,9 @@ describe('the layout of src/', () => {
   it('the engine imports nothing of the service, the composition root or the configuration', () => {
     const crossings = files
       .filter((file) => relative(file).startsWith('src/engine/'))
-      .flatMap((file) => [...fileEdges.get(file)!].filter((target) => !relative(target).startsWith('src/engine/')).map((target) => `${relative(file)} -> ${relative(target)}`));
+      .flatMap((file) =>
+        [...fileEdges.get(file)!].filter((target) => !relative(target).startsWith('src/engine/')).map((target) => `${relative(file)} -> ${relative(target)}`),
+      );
     expect(crossings).toEqual([]);
   });
 
@@ -97,6 +99,15 @@ describe('the layout of src/', () => {
   });
 
   it('the checks can fail: a cycle is found', () => {
-    expect(cycles(new Map([['a', new Set(['b'])], ['b', new Set(['c'])], ['c', new Set(['a'])], ['d', new Set(['a'])]]))).toEqual([['a', 'b', 'c']]);
+    expect(
+      cycles(
+        new Map([
+          ['a', new Set(['b'])],
+          ['b', new Set(['c'])],
+          ['c', new Set(['a'])],
+          ['d', new Set(['a'])],
+        ]),
+      ),
+    ).toEqual([['a', 'b', 'c']]);
   });
 });

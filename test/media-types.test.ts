@@ -10,8 +10,16 @@
 import type { OpenApiDocument } from '../src/engine/contract/document';
 import { startTestApp, type TestApp } from './support/test-app';
 
-const pet = { type: 'object', required: ['name'], additionalProperties: false, properties: { name: { type: 'string', minLength: 1 }, age: { type: 'integer' }, tags: { type: 'array', items: { type: 'string' } } } };
-const echoed = { '200': { description: 'what the handler received', content: { 'application/json': { schema: { type: 'object' } } } }, default: { description: 'error' } };
+const pet = {
+  type: 'object',
+  required: ['name'],
+  additionalProperties: false,
+  properties: { name: { type: 'string', minLength: 1 }, age: { type: 'integer' }, tags: { type: 'array', items: { type: 'string' } } },
+};
+const echoed = {
+  '200': { description: 'what the handler received', content: { 'application/json': { schema: { type: 'object' } } } },
+  default: { description: 'error' },
+};
 const body = (content: object, required = true) => ({ required, content });
 
 const DOCUMENT = {
@@ -19,13 +27,23 @@ const DOCUMENT = {
   info: { title: 'media', version: '1.0.0' },
   security: [],
   paths: {
-    '/json': { post: { operationId: 'json', requestBody: body({ 'application/json': { schema: pet }, 'application/merge-patch+json': { schema: pet } }), responses: echoed } },
+    '/json': {
+      post: {
+        operationId: 'json',
+        requestBody: body({ 'application/json': { schema: pet }, 'application/merge-patch+json': { schema: pet } }),
+        responses: echoed,
+      },
+    },
     '/form': {
       post: {
         operationId: 'form',
         requestBody: body({
           'application/x-www-form-urlencoded': {
-            schema: { type: 'object', required: ['name'], properties: { name: { type: 'string' }, age: { type: 'integer' }, meta: { type: 'object', properties: { color: { type: 'string' } } } } },
+            schema: {
+              type: 'object',
+              required: ['name'],
+              properties: { name: { type: 'string' }, age: { type: 'integer' }, meta: { type: 'object', properties: { color: { type: 'string' } } } },
+            },
             encoding: { meta: { contentType: 'application/json' } },
           },
         }),
@@ -57,7 +75,9 @@ const DOCUMENT = {
         },
       },
     },
-    '/photo': { get: { operationId: 'photo', responses: { '200': { description: 'a PNG', content: { 'image/png': {} } }, default: { description: 'error' } } } },
+    '/photo': {
+      get: { operationId: 'photo', responses: { '200': { description: 'a PNG', content: { 'image/png': {} } }, default: { description: 'error' } } },
+    },
   },
 } as unknown as OpenApiDocument;
 
@@ -68,7 +88,10 @@ const describe_ = (value: unknown): unknown => {
   if (value !== null && typeof value === 'object' && !Array.isArray(value)) return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, describe_(v)]));
   return value;
 };
-const echo = async (input: { mediaType?: string; body?: unknown }) => ({ status: 200, body: { mediaType: input.mediaType ?? null, body: describe_(input.body) ?? null } });
+const echo = async (input: { mediaType?: string; body?: unknown }) => ({
+  status: 200,
+  body: { mediaType: input.mediaType ?? null, body: describe_(input.body) ?? null },
+});
 const PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==', 'base64');
 
 let t: TestApp;
@@ -85,7 +108,9 @@ beforeAll(async () => {
           bytes: echo,
           text: echo,
           exportPets: async (input: { accept?: string }) =>
-            input.accept === 'text/csv' ? { status: 200, mediaType: 'text/csv', body: 'name\nRex\n' } : { status: 200, mediaType: 'application/json', body: [{ name: 'Rex' }] },
+            input.accept === 'text/csv'
+              ? { status: 200, mediaType: 'text/csv', body: 'name\nRex\n' }
+              : { status: 200, mediaType: 'application/json', body: [{ name: 'Rex' }] },
           photo: async () => ({ status: 200, mediaType: 'image/png', body: new Blob([PNG], { type: 'image/png' }) }),
         } as never,
       },
@@ -96,8 +121,15 @@ afterAll(() => t.close());
 
 describe('request bodies', () => {
   it('JSON and +json reach the handler parsed; an invalid one is a 400', async () => {
-    expect((await t.api.post('/v1/json').send({ name: 'Rex', age: 3 }).expect(200)).body).toEqual({ mediaType: 'application/json', body: { name: 'Rex', age: 3 } });
-    const patch = await t.api.post('/v1/json').set('Content-Type', 'application/merge-patch+json').send(JSON.stringify({ name: 'Rex' })).expect(200);
+    expect((await t.api.post('/v1/json').send({ name: 'Rex', age: 3 }).expect(200)).body).toEqual({
+      mediaType: 'application/json',
+      body: { name: 'Rex', age: 3 },
+    });
+    const patch = await t.api
+      .post('/v1/json')
+      .set('Content-Type', 'application/merge-patch+json')
+      .send(JSON.stringify({ name: 'Rex' }))
+      .expect(200);
     expect(patch.body.mediaType).toBe('application/merge-patch+json');
     expect((await t.api.post('/v1/json').send({ name: '' }).expect(400)).body).toMatchObject({ code: 'invalid_request', status: 400 });
   });
@@ -112,19 +144,33 @@ describe('request bodies', () => {
 
   it('multipart: fields and files reach the handler, files as File objects', async () => {
     const answer = await t.api.post('/v1/upload').field('caption', 'a pet').attach('photo', PNG, { filename: 'rex.png', contentType: 'image/png' }).expect(200);
-    expect(answer.body).toEqual({ mediaType: 'multipart/form-data', body: { caption: 'a pet', photo: { file: 'rex.png', type: 'image/png', size: PNG.length } } });
+    expect(answer.body).toEqual({
+      mediaType: 'multipart/form-data',
+      body: { caption: 'a pet', photo: { file: 'rex.png', type: 'image/png', size: PNG.length } },
+    });
     await t.api.post('/v1/upload').field('caption', 'no photo').expect(400);
   });
 
   it('multipart over the body limit is a 413, never a 500', async () => {
-    const refused = await t.api.post('/v1/upload').attach('photo', Buffer.alloc(2 * 1024 * 1024), { filename: 'big.bin', contentType: 'application/octet-stream' }).expect(413);
+    const refused = await t.api
+      .post('/v1/upload')
+      .attach('photo', Buffer.alloc(2 * 1024 * 1024), { filename: 'big.bin', contentType: 'application/octet-stream' })
+      .expect(413);
     expect(refused.body).toMatchObject({ status: 413 });
   });
 
   it('bytes (octet-stream, image/png) reach the handler as a Blob of the type sent', async () => {
     const answer = await t.api.put('/v1/bytes').set('Content-Type', 'image/png').send(PNG).expect(200);
     expect(answer.body).toEqual({ mediaType: 'image/png', body: { blob: 'image/png', size: PNG.length } });
-    expect((await t.api.put('/v1/bytes').set('Content-Type', 'application/octet-stream').send(Buffer.from([1, 2, 3])).expect(200)).body.body).toEqual({ blob: 'application/octet-stream', size: 3 });
+    expect(
+      (
+        await t.api
+          .put('/v1/bytes')
+          .set('Content-Type', 'application/octet-stream')
+          .send(Buffer.from([1, 2, 3]))
+          .expect(200)
+      ).body.body,
+    ).toEqual({ blob: 'application/octet-stream', size: 3 });
   });
 
   it('text/plain reaches the handler as a string, checked against its schema', async () => {
@@ -157,11 +203,15 @@ describe('responses', () => {
   });
 
   it('bytes are sent as they are, with their media type', async () => {
-    const photo = await t.api.get('/v1/photo').buffer(true).parse((res, done) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (chunk: Buffer) => chunks.push(chunk));
-      res.on('end', () => done(null, Buffer.concat(chunks)));
-    }).expect(200);
+    const photo = await t.api
+      .get('/v1/photo')
+      .buffer(true)
+      .parse((res, done) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        res.on('end', () => done(null, Buffer.concat(chunks)));
+      })
+      .expect(200);
     expect(photo.headers['content-type']).toBe('image/png');
     expect(Buffer.compare(photo.body as Buffer, PNG)).toBe(0);
   });

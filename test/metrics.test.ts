@@ -195,7 +195,10 @@ describe('access to /metrics', () => {
     const compare = jest.spyOn(crypto, 'timingSafeEqual');
     try {
       await t.api.get('/metrics').set('Authorization', 'Bearer short').expect(401);
-      await t.api.get('/metrics').set('Authorization', `Bearer ${'x'.repeat(200)}`).expect(401);
+      await t.api
+        .get('/metrics')
+        .set('Authorization', `Bearer ${'x'.repeat(200)}`)
+        .expect(401);
       await t.api.get('/metrics').set('Authorization', `Bearer ${TOKEN}`).expect(200);
       expect(compare).toHaveBeenCalledTimes(3);
       for (const [a, b] of compare.mock.calls) {

@@ -112,7 +112,9 @@ describe('an invalid example in the YAML', () => {
     try {
       await expect(
         compose(testConfig({ settings: { mockResponses: true, logLevel: 'silent' } }), { storage: t.storage, contract: broken(), handlers: registry }),
-      ).rejects.toThrow(/^mock: the example generated from the schema \(from its `examples`, else a sample: fix them or add a response `example`\) of GET \/pets\/\{petId\} \(getPet\) 200 does not match its schema: data\/status must be equal to one of the allowed values/);
+      ).rejects.toThrow(
+        /^mock: the example generated from the schema \(from its `examples`, else a sample: fix them or add a response `example`\) of GET \/pets\/\{petId\} \(getPet\) 200 does not match its schema: data\/status must be equal to one of the allowed values/,
+      );
     } finally {
       await t.close();
     }
@@ -129,7 +131,9 @@ describe('an invalid example in the YAML', () => {
     writeFileSync(specFile, stringify(spec));
     const result = runServerToExit({ MOCK_RESPONSES: 'true', DATABASE_URL: `sqlite:${path.join(tempDir(), 'pets.db')}`, PORT: '0' }, root);
     expect(result.status).toBe(1);
-    expect(result.output).toContain('failed to start: mock: the example "some" of GET /store/orders (listStoreOrders) 200 does not match its schema: data/1 must be integer');
+    expect(result.output).toContain(
+      'failed to start: mock: the example "some" of GET /store/orders (listStoreOrders) 200 does not match its schema: data/1 must be integer',
+    );
   });
 });
 

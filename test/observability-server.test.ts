@@ -93,7 +93,14 @@ describe('safer defaults when NODE_ENV is unset (the README npm start)', () => {
       expect(server.stdout()).not.toContain(key!);
       // Every stdout line is a JSON log line.
       for (const line of server.stdout().split('\n').filter(Boolean)) expect(() => JSON.parse(line)).not.toThrow();
-      expect(JSON.parse(server.stdout().split('\n').find((line) => line.includes('listening'))!)).toMatchObject({ address: '127.0.0.1', env: 'development' });
+      expect(
+        JSON.parse(
+          server
+            .stdout()
+            .split('\n')
+            .find((line) => line.includes('listening'))!,
+        ),
+      ).toMatchObject({ address: '127.0.0.1', env: 'development' });
       expect((await checkedFetch(`${server.url}/v1/pets`, { headers: { Authorization: `Bearer ${key}` } })).status).toBe(200);
       expect((await fetch(`${server.url}/metrics`)).status).toBe(200);
     } finally {
@@ -112,6 +119,10 @@ describe('safer defaults when NODE_ENV is unset (the README npm start)', () => {
     app.use(errorMapper(pino({ level: 'silent' })));
     for (const peer of ['127.0.0.1', '::1', '::ffff:127.0.0.1']) await request(app).get('/metrics').set('X-Peer', peer).expect(200);
     const refused = await request(app).get('/metrics').set('X-Peer', '203.0.113.5').set('X-Forwarded-For', '127.0.0.1').expect(401);
-    expect(refused.body).toEqual({ code: 'unauthorized', status: 401, message: expect.stringMatching(/^without METRICS_TOKEN, GET \/metrics answers clients on this machine only/) });
+    expect(refused.body).toEqual({
+      code: 'unauthorized',
+      status: 401,
+      message: expect.stringMatching(/^without METRICS_TOKEN, GET \/metrics answers clients on this machine only/),
+    });
   });
 });

@@ -43,7 +43,7 @@ describe('matching a request to its operation', () => {
     expect(line).toMatchObject({ operation: 'unmatched', status: 405 });
   });
 
-  it('the route table matches in the validator\'s order: static segments first, the first matching path decides', async () => {
+  it("the route table matches in the validator's order: static segments first, the first matching path decides", async () => {
     const table = routeTable(t.service.contract, '/v1');
     const templates = table.paths.map((path) => path.template);
     // Every path of the contract, once.
@@ -72,7 +72,7 @@ describe('matching a request to its operation', () => {
     expect(res.body).toEqual(created.body);
   });
 
-  it('an undeclared method on a declared path is still the validator\'s 405, after authentication', async () => {
+  it("an undeclared method on a declared path is still the validator's 405, after authentication", async () => {
     await t.api.delete('/v1/pets/1').expect(401);
     const res = await t.api.delete('/v1/pets/1').set('Authorization', t.auth).expect(405);
     expect(res.headers['allow']).toBe('GET');
@@ -86,7 +86,7 @@ describe('matching a request to its operation', () => {
 });
 
 describe('HEAD on a GET operation (answered 405 by the validator)', () => {
-  it('keeps the operation\'s deprecation headers', async () => {
+  it("keeps the operation's deprecation headers", async () => {
     const t = await startTestApp();
     try {
       const res = await t.api.head('/v1/pets/1').set('Authorization', t.auth).expect(405);

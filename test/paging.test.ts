@@ -15,7 +15,11 @@ const NEXT = /^<([^>]+)>; rel="next"$/;
 async function createPets(count: number, status?: string): Promise<number[]> {
   const ids: number[] = [];
   for (let i = 0; i < count; i++) {
-    const res = await t.api.post('/v1/pets').set('Authorization', t.auth).send({ name: `pet ${i}`, categoryId: 1, ...(status && { status }) }).expect(201);
+    const res = await t.api
+      .post('/v1/pets')
+      .set('Authorization', t.auth)
+      .send({ name: `pet ${i}`, categoryId: 1, ...(status && { status }) })
+      .expect(201);
     ids.push(res.body.id);
   }
   return ids;
@@ -90,7 +94,10 @@ describe('listPets pages', () => {
     await t.api.get(`/v1/pets?limit=2&cursor=${cursor}`).set('Authorization', t.auth).expect(400);
     await t.api.get(`/v1/pets?limit=1&status=sold&cursor=${cursor}`).set('Authorization', t.auth).expect(400);
     // The contract bounds it too (the validator's 400).
-    await t.api.get(`/v1/pets?cursor=${'a'.repeat(257)}`).set('Authorization', t.auth).expect(400);
+    await t.api
+      .get(`/v1/pets?cursor=${'a'.repeat(257)}`)
+      .set('Authorization', t.auth)
+      .expect(400);
     await t.api.get('/v1/pets?cursor=a.b').set('Authorization', t.auth).expect(400);
   });
 

@@ -11,7 +11,13 @@ import { startTestApp, type TestApp } from './support/test-app';
 
 const ints = { type: 'array', items: { type: 'integer', format: 'int32' } };
 const point = { type: 'object', properties: { x: { type: 'integer' }, y: { type: 'integer' } } };
-const q = (name: string, schema: object, style?: string, explode?: boolean) => ({ name, in: 'query', schema, ...(style && { style }), ...(explode !== undefined && { explode }) });
+const q = (name: string, schema: object, style?: string, explode?: boolean) => ({
+  name,
+  in: 'query',
+  schema,
+  ...(style && { style }),
+  ...(explode !== undefined && { explode }),
+});
 
 const DOCUMENT = {
   openapi: '3.1.0',
@@ -87,7 +93,9 @@ const echo = async (input: { params: unknown; query: unknown; headers: unknown; 
 
 let t: TestApp;
 beforeAll(async () => {
-  t = await startTestApp({ versions: [{ name: 'v1', contract: DOCUMENT, handlers: { query: echo, simple: echo, label: echo, matrix: echo, headersAndCookies: echo } as never }] });
+  t = await startTestApp({
+    versions: [{ name: 'v1', contract: DOCUMENT, handlers: { query: echo, simple: echo, label: echo, matrix: echo, headersAndCookies: echo } as never }],
+  });
 });
 afterAll(() => t.close());
 
@@ -120,7 +128,11 @@ describe('query parameters', () => {
 
 describe('path parameters', () => {
   it('simple: comma-separated arrays and objects, exploded objects as key=value', async () => {
-    expect((await t.api.get('/v1/simple/1,2/x,1,y,2/x=3,y=4').expect(200)).body.params).toEqual({ list: [1, 2], obj: { x: 1, y: 2 }, objExploded: { x: 3, y: 4 } });
+    expect((await t.api.get('/v1/simple/1,2/x,1,y,2/x=3,y=4').expect(200)).body.params).toEqual({
+      list: [1, 2],
+      obj: { x: 1, y: 2 },
+      objExploded: { x: 3, y: 4 },
+    });
   });
 
   it('label: a leading dot, items after commas or dots', async () => {
@@ -139,7 +151,12 @@ describe('path parameters', () => {
 
 describe('header and cookie parameters', () => {
   it('headers: simple arrays and exploded objects; cookies: form, arrays not exploded', async () => {
-    const answer = await t.api.get('/v1/headers-and-cookies').set('X-Ids', '1,2').set('X-Point', 'x=1,y=2').set('Cookie', 'page=3; tags=a,b; other=ignored').expect(200);
+    const answer = await t.api
+      .get('/v1/headers-and-cookies')
+      .set('X-Ids', '1,2')
+      .set('X-Point', 'x=1,y=2')
+      .set('Cookie', 'page=3; tags=a,b; other=ignored')
+      .expect(200);
     // By the names the document declares (and the generated types use).
     expect(answer.body.headers).toEqual({ 'X-Ids': [1, 2], 'X-Point': { x: 1, y: 2 } });
     expect(answer.body.cookies).toEqual({ page: 3, tags: ['a', 'b'] });

@@ -69,7 +69,11 @@ describe('createPet (POST /v1/pets)', () => {
     ['name empty', { name: '', categoryId: 1 }, 'body.name must NOT have fewer than 1 characters'],
     ['name of 201 characters', { name: 'x'.repeat(201), categoryId: 1 }, 'body.name must NOT have more than 200 characters'],
     ['name not a string', { name: 42, categoryId: 1 }, 'body.name must be string'],
-    ['status not in the enum', { name: 'Rex', categoryId: 1, status: 'adopted' }, 'body.status must be equal to one of the allowed values: available, pending, sold'],
+    [
+      'status not in the enum',
+      { name: 'Rex', categoryId: 1, status: 'adopted' },
+      'body.status must be equal to one of the allowed values: available, pending, sold',
+    ],
     ['a client-sent id', { id: 7, name: 'Rex', categoryId: 1 }, 'body.id is not allowed (unknown property)'],
     ['an unknown field', { name: 'Rex', categoryId: 1, colour: 'black' }, 'body.colour is not allowed (unknown property)'],
   ])('400 when %s, naming the field and rule; nothing is stored', async (_case, body, message) => {
@@ -89,7 +93,11 @@ describe('createPet (POST /v1/pets)', () => {
   });
 
   it('400 when the body is not an object', async () => {
-    const res = await t.api.post('/v1/pets').set('Authorization', t.auth).send([{ name: 'Rex', categoryId: 1 }]).expect(400);
+    const res = await t.api
+      .post('/v1/pets')
+      .set('Authorization', t.auth)
+      .send([{ name: 'Rex', categoryId: 1 }])
+      .expect(400);
     expect(res.body.message).toBe('body must be object');
   });
 
@@ -116,7 +124,12 @@ describe('listPets (GET /v1/pets)', () => {
     const { body } = await listPets().expect(200);
     // The first 20 created, in the order they were created (ascending ids), each as it was stored.
     expect(body).toEqual(created.slice(0, 20).map(({ id }, i) => ({ id, name: `pet${i}`, categoryId: 1 + (i % 3), status: 'available' })));
-    expect(body.map((pet: { id: number }) => pet.id)).toEqual(created.slice(0, 20).map(({ id }) => id).sort((a, b) => a - b));
+    expect(body.map((pet: { id: number }) => pet.id)).toEqual(
+      created
+        .slice(0, 20)
+        .map(({ id }) => id)
+        .sort((a, b) => a - b),
+    );
   });
 
   it('limit is the maximum number returned (1 and 100 are the bounds)', async () => {
@@ -154,7 +167,11 @@ describe('listPets (GET /v1/pets)', () => {
     await seed(3, 'available');
     await seed(2, 'sold');
     await seed(1, 'pending');
-    for (const [status, count] of [['available', 3], ['sold', 2], ['pending', 1]] as const) {
+    for (const [status, count] of [
+      ['available', 3],
+      ['sold', 2],
+      ['pending', 1],
+    ] as const) {
       const { body } = await listPets(`?status=${status}`).expect(200);
       expect(body).toHaveLength(count);
       expect(body.every((pet: { status: string }) => pet.status === status)).toBe(true);
@@ -190,7 +207,10 @@ describe('getPet (GET /v1/pets/{petId}, deprecated)', () => {
   });
 
   it('the largest safe id is valid (404, not 400)', async () => {
-    await t.api.get(`/v1/pets/${2 ** 53 - 1}`).set('Authorization', t.auth).expect(404);
+    await t.api
+      .get(`/v1/pets/${2 ** 53 - 1}`)
+      .set('Authorization', t.auth)
+      .expect(404);
   });
 
   it.each([

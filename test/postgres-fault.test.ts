@@ -71,8 +71,7 @@ describeFault('PostgreSQL restart under load', () => {
           acknowledged.push(body.id);
           continue;
         }
-        const expected503 =
-          status === 503 && typeof body === 'object' && body.code === 'unavailable' && body.status === 503 && retryAfter === '5';
+        const expected503 = status === 503 && typeof body === 'object' && body.code === 'unavailable' && body.status === 503 && retryAfter === '5';
         if (!expected503) unexpected.push({ request, status, retryAfter, body });
         await new Promise((resolve) => setTimeout(resolve, 50));
       }

@@ -228,7 +228,11 @@ describe('requests without a valid key are limited per client IP', () => {
     expect(await lookups()).toBe(before + 1);
     for (let i = 0; i < 20; i++) {
       const again = await list(randomKey()).expect(429);
-      expect(again.body).toEqual({ code: 'rate_limited', status: 429, message: 'rate limit exceeded: the limit for requests without a valid API key is 3 requests' });
+      expect(again.body).toEqual({
+        code: 'rate_limited',
+        status: 429,
+        message: 'rate limit exceeded: the limit for requests without a valid API key is 3 requests',
+      });
       expect(rateHeaders(again)).toMatchObject({ limit: 3, remaining: 0 });
       expect(Number(again.headers['retry-after'])).toBeGreaterThanOrEqual(1);
     }
@@ -272,7 +276,16 @@ describe('every API response carries the rate-limit headers', () => {
     ['404 (no such pet)', (auth: string) => t.api.get('/v1/pets/12345').set('Authorization', auth), 404],
     ['404 (no such route)', (auth: string) => t.api.get('/v1/nothing').set('Authorization', auth), 404],
     ['405', (auth: string) => t.api.delete('/v1/pets').set('Authorization', auth), 405],
-    ['413', (auth: string) => t.api.post('/v1/pets').set('Authorization', auth).set('Content-Type', 'application/json').send(JSON.stringify({ name: 'x'.repeat(1_100_000) })), 413],
+    [
+      '413',
+      (auth: string) =>
+        t.api
+          .post('/v1/pets')
+          .set('Authorization', auth)
+          .set('Content-Type', 'application/json')
+          .send(JSON.stringify({ name: 'x'.repeat(1_100_000) })),
+      413,
+    ],
     ['415', (auth: string) => t.api.post('/v1/pets').set('Authorization', auth).set('Content-Type', 'text/plain').send('x'), 415],
     ['501', (auth: string) => t.api.get('/v1/store/orders').set('Authorization', auth), 501],
   ])('%s', async (_name, send, status) => {

@@ -27,7 +27,15 @@ describe('X-Request-Id', () => {
     };
     const brokenApp = await appOn(t.storage, { logLevel: 'silent', handlers: { ...handlers, listPets: broken } });
     const brokenApi = brokenApp.api;
-    const databaseDown: Storage = { ...t.storage, pets: { list: () => Promise.reject(down()), create: () => Promise.reject(down()), get: () => Promise.reject(down()), createdBy: () => Promise.reject(down()) } };
+    const databaseDown: Storage = {
+      ...t.storage,
+      pets: {
+        list: () => Promise.reject(down()),
+        create: () => Promise.reject(down()),
+        get: () => Promise.reject(down()),
+        createdBy: () => Promise.reject(down()),
+      },
+    };
     const downApp = await appOn(databaseDown, { logLevel: 'silent' });
     const downApi = downApp.api;
     const { api, auth } = t;
@@ -39,7 +47,14 @@ describe('X-Request-Id', () => {
       [404, await api.get('/v1/kittens').set('Authorization', auth)],
       [404, await api.get('/nowhere')],
       [405, await api.delete('/v1/pets').set('Authorization', auth)],
-      [413, await api.post('/v1/pets').set('Authorization', auth).set('Content-Type', 'application/json').send(JSON.stringify({ name: 'x'.repeat(1_100_000) }))],
+      [
+        413,
+        await api
+          .post('/v1/pets')
+          .set('Authorization', auth)
+          .set('Content-Type', 'application/json')
+          .send(JSON.stringify({ name: 'x'.repeat(1_100_000) })),
+      ],
       [415, await api.post('/v1/pets').set('Authorization', auth).set('Content-Type', 'text/plain').send('Rex')],
       [501, await api.get('/v1/store/orders').set('Authorization', auth).expect(501)],
       [401, await api.get('/v1/pets')],
@@ -127,7 +142,7 @@ describe('access log', () => {
 
   it('a failed auth logs its line without the key, the Authorization header or the body', async () => {
     t = await startTestApp();
-    const secret = 'pas_' + 'S'.repeat(43);
+    const secret = `pas_${'S'.repeat(43)}`;
     const res = await t.api.post('/v1/pets').set('Authorization', `Bearer ${secret}`).send({ name: 'SecretPetName', categoryId: 1 }).expect(401);
     const logs = t.logs();
     expect(logs).not.toContain(secret);
@@ -144,7 +159,14 @@ describe('access log', () => {
     const limited = await t.issueKey('enterprise', { requestsPerMinute: 2, requestsPerDay: 1_000 });
     const sent: Array<[request.Response, string, RegExp]> = [
       [await t.api.get('/v1/pets?limit=1000').set('Authorization', t.auth).set('X-Request-Id', 'why-400'), 'invalid_request', /limit/],
-      [await t.api.get('/v1/pets').set('Authorization', `Bearer pas_${'x'.repeat(43)}`).set('X-Request-Id', 'why-401'), 'unauthorized', /invalid API key/],
+      [
+        await t.api
+          .get('/v1/pets')
+          .set('Authorization', `Bearer pas_${'x'.repeat(43)}`)
+          .set('X-Request-Id', 'why-401'),
+        'unauthorized',
+        /invalid API key/,
+      ],
       // A handler's own refusal (not thrown): read from its answer.
       [await t.api.get('/v1/pets/999').set('Authorization', t.auth).set('X-Request-Id', 'why-404'), 'not_found', /999/],
       [await t.api.delete('/v1/pets').set('Authorization', t.auth).set('X-Request-Id', 'why-405'), 'method_not_allowed', /GET/],

@@ -24,7 +24,12 @@ const DRIFTED = { status: 200, body: [{ id: 1, name: 'Rex' }] } as unknown as ty
 let clock: number;
 let t: TestApp;
 const start = (options: TestAppOptions = {}): Promise<TestApp> =>
-  startTestApp({ handlers: { ...handlers, listPets }, now: () => clock, ...options, settings: { validateResponses: false, responseSampleRate: 1, ...options.settings } });
+  startTestApp({
+    handlers: { ...handlers, listPets },
+    now: () => clock,
+    ...options,
+    settings: { validateResponses: false, responseSampleRate: 1, ...options.settings },
+  });
 
 beforeEach(() => {
   answer = undefined;
@@ -39,7 +44,8 @@ const violations = async (operation: string, kind: string): Promise<number | und
 async function countReaches(operation: string, kind: string, expected: number): Promise<void> {
   const deadline = Date.now() + 5_000;
   while ((await violations(operation, kind)) !== expected) {
-    if (Date.now() > deadline) throw new Error(`pas_contract_violations_total{operation="${operation}",kind="${kind}"} is ${await violations(operation, kind)}, never ${expected}`);
+    if (Date.now() > deadline)
+      throw new Error(`pas_contract_violations_total{operation="${operation}",kind="${kind}"} is ${await violations(operation, kind)}, never ${expected}`);
     await new Promise((resolve) => setTimeout(resolve, 5));
   }
 }
@@ -93,7 +99,12 @@ describe('responses checked against the contract after they are sent (VALIDATE_R
     const undeclared = await getPets().expect(202);
     await countReaches('listPets', 'status', 1);
     expect(warnings()).toHaveLength(2);
-    expect(warnings()[1]).toMatchObject({ requestId: undeclared.headers['x-request-id'], kind: 'status', status: 202, explanation: expect.stringMatching(/a 202 is not declared/) });
+    expect(warnings()[1]).toMatchObject({
+      requestId: undeclared.headers['x-request-id'],
+      kind: 'status',
+      status: 202,
+      explanation: expect.stringMatching(/a 202 is not declared/),
+    });
 
     // A minute after the first line: logged again, saying how many were counted meanwhile.
     clock += 1_000;
@@ -195,7 +206,13 @@ describe('the sampler', () => {
     await request(app).get('/x').expect(201);
     await checksDone();
     expect(seen).toEqual([
-      expect.objectContaining({ method: 'GET', status: 201, headers: expect.objectContaining({ 'x-extra': '7' }), body: { ok: true, n: 1 }, text: '{"ok":true,"n":1}' }),
+      expect.objectContaining({
+        method: 'GET',
+        status: 201,
+        headers: expect.objectContaining({ 'x-extra': '7' }),
+        body: { ok: true, n: 1 },
+        text: '{"ok":true,"n":1}',
+      }),
     ]);
   });
 });

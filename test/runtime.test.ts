@@ -88,7 +88,9 @@ function registryNode(version: string): string {
   const installed = path.join(staging, 'node_modules', '.bin', 'node');
   if (npm.status !== 0 || nodeVersion(installed) !== version) {
     rmSync(staging, { recursive: true, force: true });
-    throw new Error(`cannot install node@${version} from the npm registry (npm exit ${npm.status}, ${npm.error?.message ?? 'no spawn error'}):\n${npm.stdout}\n${npm.stderr}`);
+    throw new Error(
+      `cannot install node@${version} from the npm registry (npm exit ${npm.status}, ${npm.error?.message ?? 'no spawn error'}):\n${npm.stdout}\n${npm.stderr}`,
+    );
   }
   if (!(existsSync(node) && nodeVersion(node) === version)) {
     rmSync(dir, { recursive: true, force: true }); // a broken earlier install
@@ -157,9 +159,16 @@ it('five start → traffic → idle with GC → SIGTERM cycles on one database n
       expect({ cycle, code }).toEqual({ cycle, code: 0 });
     }
   }
-  const stored = execFileSync(process.execPath, ['-e', `
+  const stored = execFileSync(
+    process.execPath,
+    [
+      '-e',
+      `
     const db = new (require('better-sqlite3'))(${JSON.stringify(env.DATABASE_URL.slice('sqlite:'.length))}, { readonly: true });
-    console.log(db.prepare('select count(*) as n from pets').get().n);`], { cwd: PROJECT_ROOT, encoding: 'utf8' });
+    console.log(db.prepare('select count(*) as n from pets').get().n);`,
+    ],
+    { cwd: PROJECT_ROOT, encoding: 'utf8' },
+  );
   expect(Number(stored)).toBe(5 * 40);
 }, 180_000);
 

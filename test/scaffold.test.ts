@@ -75,7 +75,12 @@ const SHAPES: Shape[] = [
     operation: {
       requestBody: {
         required: true,
-        ...json({ type: 'object', additionalProperties: false, required: ['petId', 'adopter'], properties: { petId: { $ref: '#/components/schemas/Id' }, adopter: { type: 'string', minLength: 1 } } }),
+        ...json({
+          type: 'object',
+          additionalProperties: false,
+          required: ['petId', 'adopter'],
+          properties: { petId: { $ref: '#/components/schemas/Id' }, adopter: { type: 'string', minLength: 1 } },
+        }),
       },
       responses: {
         '201': {
@@ -116,7 +121,10 @@ const SHAPES: Shape[] = [
         { name: 'limit', in: 'query', schema: { type: 'integer', minimum: 1, maximum: 50, default: 10 } },
         { name: 'sort', in: 'query', schema: { type: 'string', enum: ['name', 'id'] } },
       ],
-      responses: { '200': { description: 'Pets of a shelter.', ...json({ $ref: '#/components/schemas/Pets' }) }, '400': { $ref: '#/components/responses/BadRequest' } },
+      responses: {
+        '200': { description: 'Pets of a shelter.', ...json({ $ref: '#/components/schemas/Pets' }) },
+        '400': { $ref: '#/components/responses/BadRequest' },
+      },
     },
     valid: ['/shelters/4/pets?limit=5&sort=name'],
     bad: ['/shelters/4/pets?limit=0'],
@@ -127,7 +135,10 @@ const SHAPES: Shape[] = [
     operationId: 'getStatus',
     method: 'get',
     path: '/status',
-    operation: { security: [], responses: { '200': { description: 'Service status.', ...json({ type: 'object', required: ['status'], properties: { status: { const: 'ok' } } }) } } },
+    operation: {
+      security: [],
+      responses: { '200': { description: 'Service status.', ...json({ type: 'object', required: ['status'], properties: { status: { const: 'ok' } } }) } },
+    },
     valid: ['/status'],
     bad: ['/status?verbose=1'],
     mockStatus: 200,
@@ -167,7 +178,9 @@ const V2_ONLY: Shape = {
   operationId: 'listFosterHomes',
   method: 'get',
   path: '/foster-homes',
-  operation: { responses: { '200': { description: 'Foster homes.', ...json({ type: 'array', items: shelter }) }, '400': { $ref: '#/components/responses/BadRequest' } } },
+  operation: {
+    responses: { '200': { description: 'Foster homes.', ...json({ type: 'array', items: shelter }) }, '400': { $ref: '#/components/responses/BadRequest' } },
+  },
   valid: ['/foster-homes'],
   bad: ['/foster-homes?unknown=1'],
   mockStatus: 200,
@@ -195,7 +208,10 @@ describe.each(BATCHES.map((batch) => [batch.map((shape) => shape.what).join(', '
     const specFile = path.join(root, 'openapi/v1/openapi.yaml');
     const document = parse(readFileSync(specFile, 'utf8')) as OpenApiDocument;
     for (const shape of batch) {
-      document.paths[shape.path] = { ...document.paths[shape.path], [shape.method]: { operationId: shape.operationId, summary: shape.what, ...shape.operation } };
+      document.paths[shape.path] = {
+        ...document.paths[shape.path],
+        [shape.method]: { operationId: shape.operationId, summary: shape.what, ...shape.operation },
+      };
     }
     writeFileSync(specFile, stringify(document));
 
@@ -226,7 +242,9 @@ describe('a new operation in v2 only (openapi/v2/openapi.yaml)', () => {
     const scaffolded = runNpm(root, 'scaffold');
     expect(scaffolded).toMatchObject({ status: 0 });
     expect(scaffolded.output).toContain('created src/service/handlers/listFosterHomes.ts for v2 ');
-    expect(readFileSync(path.join(root, 'src/service/handlers/listFosterHomes.ts'), 'utf8')).toContain("export const listFosterHomes: Handler<'listFosterHomes', 'v2'> =");
+    expect(readFileSync(path.join(root, 'src/service/handlers/listFosterHomes.ts'), 'utf8')).toContain(
+      "export const listFosterHomes: Handler<'listFosterHomes', 'v2'> =",
+    );
     const registry = readFileSync(path.join(root, 'src/service/handlers/index.ts'), 'utf8');
     const registryOf = (version: string): string => new RegExp(`export const ${version} = \\{\\n([^}]*)\\}`).exec(registry)![1]!;
     expect(registryOf('v2')).toContain('  listFosterHomes,\n');
@@ -244,7 +262,14 @@ describe('with every shape scaffolded', () => {
    * One request to the copy's server under the shape's version (or `version`), its answer checked
    * against the copy's contract of that version; `expect` lists the 5xx the test asks for.
    */
-  const call = (base: string, shape: Shape, request: [string, unknown?], headers: Record<string, string> = {}, expect: number[] = [], version = shape.version ?? 'v1') =>
+  const call = (
+    base: string,
+    shape: Shape,
+    request: [string, unknown?],
+    headers: Record<string, string> = {},
+    expect: number[] = [],
+    version = shape.version ?? 'v1',
+  ) =>
     checkedFetch(
       `${base}/${version}${request[0]}`,
       {
@@ -294,7 +319,10 @@ describe('with every shape scaffolded', () => {
   it('under MOCK_RESPONSES=true each stub answers a schema-valid example of its lowest 2xx', async () => {
     server = await startServer({ DATABASE_URL: databaseUrl(), CWD: root, MOCK_RESPONSES: 'true' }, { projectRoot: root });
     expect(server.output()).toContain('mock mode');
-    const validators = { v1: schemaValidator(specs.v1, { direction: 'response', allErrors: true }), v2: schemaValidator(specs.v2, { direction: 'response', allErrors: true }) };
+    const validators = {
+      v1: schemaValidator(specs.v1, { direction: 'response', allErrors: true }),
+      v2: schemaValidator(specs.v2, { direction: 'response', allErrors: true }),
+    };
     for (const shape of ALL_SHAPES) {
       const what = `${shape.version ?? 'v1'} ${shape.method.toUpperCase()} ${shape.valid[0]}`;
       const validator = validators[shape.version ?? 'v1'];
@@ -306,7 +334,10 @@ describe('with every shape scaffolded', () => {
         continue;
       }
       const body = res.body as unknown;
-      const pointer = shape.mockStatus === 501 ? '/components/schemas/Error' : `/paths/${escapePointer(shape.path)}/${shape.method}/responses/${shape.mockStatus}/content/application~1json/schema`;
+      const pointer =
+        shape.mockStatus === 501
+          ? '/components/schemas/Error'
+          : `/paths/${escapePointer(shape.path)}/${shape.method}/responses/${shape.mockStatus}/content/application~1json/schema`;
       expect([what, validator.explain(pointer, body)]).toEqual([what, undefined]);
       if (shape.operationId === 'createAdoption') expect(body).toEqual({ id: 7, petId: 3 }); // the YAML's own example
     }

@@ -43,7 +43,10 @@ const DOCUMENT = {
       headerKey: { type: 'apiKey', in: 'header', name: 'X-API-Key' },
       queryKey: { type: 'apiKey', in: 'query', name: 'api_key' },
       cookieKey: { type: 'apiKey', in: 'cookie', name: 'session' },
-      oauth: { type: 'oauth2', flows: { clientCredentials: { tokenUrl: 'https://issuer.test/token', scopes: { 'pets:read': 'read', 'pets:write': 'write' } } } },
+      oauth: {
+        type: 'oauth2',
+        flows: { clientCredentials: { tokenUrl: 'https://issuer.test/token', scopes: { 'pets:read': 'read', 'pets:write': 'write' } } },
+      },
       oidc: { type: 'openIdConnect', openIdConnectUrl: 'https://issuer.test/.well-known/openid-configuration' },
     },
   },
@@ -85,8 +88,13 @@ describe('API keys, presented as each scheme carries them', () => {
     ['http basic, the key as password', '/v1/basic', (k: string) => ({ headers: { Authorization: basic('', k) } }), /^Basic realm="pet-adoption"/],
     ['apiKey in a header', '/v1/header', (k: string) => ({ headers: { 'X-API-Key': k } }), /^ApiKey realm="pet-adoption", in="header", name="X-API-Key"/],
     ['apiKey in the query', '/v1/query', (k: string) => ({ query: `?api_key=${k}` }), /^ApiKey realm="pet-adoption", in="query", name="api_key"/],
-    ['apiKey in a cookie', '/v1/cookie', (k: string) => ({ headers: { Cookie: `theme=dark; session=${k}` } }), /^ApiKey realm="pet-adoption", in="cookie", name="session"/],
-  ])('%s: the key passes; none or a wrong one is a 401 with the scheme\'s challenge', async (_what, path, present, challenge) => {
+    [
+      'apiKey in a cookie',
+      '/v1/cookie',
+      (k: string) => ({ headers: { Cookie: `theme=dark; session=${k}` } }),
+      /^ApiKey realm="pet-adoption", in="cookie", name="session"/,
+    ],
+  ])("%s: the key passes; none or a wrong one is a 401 with the scheme's challenge", async (_what, path, present, challenge) => {
     const send = (k: string | undefined) => {
       const { headers = {}, query = '' } = k === undefined ? {} : (present(k) as { headers?: Record<string, string>; query?: string });
       const test = t.api.get(`${path}${query}`);
@@ -111,7 +119,10 @@ describe('API keys, presented as each scheme carries them', () => {
 
   it('a list of requirements is OR: a key or a token; neither is a 401 naming both schemes', async () => {
     await t.api.get('/v1/either').set('X-API-Key', key).expect(200);
-    await t.api.get('/v1/either').set('Authorization', `Bearer ${await sign()}`).expect(200);
+    await t.api
+      .get('/v1/either')
+      .set('Authorization', `Bearer ${await sign()}`)
+      .expect(200);
     const refused = await t.api.get('/v1/either').expect(401);
     expect(refused.headers['www-authenticate']).toMatch(/ApiKey realm="pet-adoption", in="header", name="X-API-Key"/);
     expect(refused.headers['www-authenticate']).toMatch(/Bearer realm="pet-adoption"/);
@@ -134,20 +145,37 @@ describe('API keys, presented as each scheme carries them', () => {
 describe('access tokens (oauth2, openIdConnect) against the JWKS', () => {
   it('RS256 and ES256 tokens pass; the caller is the subject, on OAUTH2_PLAN, with its rate limits', async () => {
     for (const alg of ['RS256', 'ES256'] as const) {
-      const passed = await t.api.get('/v1/scoped').set('Authorization', `Bearer ${await sign({}, { alg })}`).expect(200);
+      const passed = await t.api
+        .get('/v1/scoped')
+        .set('Authorization', `Bearer ${await sign({}, { alg })}`)
+        .expect(200);
       expect(passed.body).toEqual({ principal: 'token:alice', plan: 'pro' });
       expect(passed.headers['x-ratelimit-limit']).toBe('300');
     }
-    await t.api.get('/v1/oidc').set('Authorization', `Bearer ${await sign({ scope: undefined, scp: ['profile'] })}`).expect(200);
+    await t.api
+      .get('/v1/oidc')
+      .set('Authorization', `Bearer ${await sign({ scope: undefined, scp: ['profile'] })}`)
+      .expect(200);
   });
 
   it('scopes from `scope` (space-separated) or `scp` (array); a missing one is a 403 insufficient_scope (RFC 6750)', async () => {
-    await t.api.get('/v1/scoped').set('Authorization', `Bearer ${await sign({ scope: undefined, scp: ['pets:read', 'pets:write'] })}`).expect(200);
-    const refused = await t.api.get('/v1/scoped').set('Authorization', `Bearer ${await sign({ scope: 'pets:read' })}`).expect(403);
+    await t.api
+      .get('/v1/scoped')
+      .set('Authorization', `Bearer ${await sign({ scope: undefined, scp: ['pets:read', 'pets:write'] })}`)
+      .expect(200);
+    const refused = await t.api
+      .get('/v1/scoped')
+      .set('Authorization', `Bearer ${await sign({ scope: 'pets:read' })}`)
+      .expect(403);
     expect(refused.body).toMatchObject({ code: 'insufficient_scope', status: 403 });
     expect(refused.headers['www-authenticate']).toBe('Bearer error="insufficient_scope", scope="pets:read pets:write"');
     // Its access line says why, for this request id.
-    const line = t.logs().split('\n').filter(Boolean).map((text) => JSON.parse(text) as Record<string, unknown>).find((entry) => entry['msg'] === 'request' && entry['requestId'] === refused.headers['x-request-id']);
+    const line = t
+      .logs()
+      .split('\n')
+      .filter(Boolean)
+      .map((text) => JSON.parse(text) as Record<string, unknown>)
+      .find((entry) => entry['msg'] === 'request' && entry['requestId'] === refused.headers['x-request-id']);
     expect(line).toMatchObject({ status: 403, reason: 'insufficient_scope', detail: refused.body.message });
   });
 
@@ -157,15 +185,24 @@ describe('access tokens (oauth2, openIdConnect) against the JWKS', () => {
     ['from another issuer', { iss: 'https://elsewhere.test/' }],
     ['for another audience', { aud: 'other-api' }],
     ['without a subject', { sub: undefined }],
-    ['issued longer ago than OAUTH2_MAX_TOKEN_AGE_SECONDS (whatever its exp)', { iat: Math.floor(Date.now() / 1000) - 86_400 - 3_600, exp: Math.floor(Date.now() / 1000) + 3_600 }],
+    [
+      'issued longer ago than OAUTH2_MAX_TOKEN_AGE_SECONDS (whatever its exp)',
+      { iat: Math.floor(Date.now() / 1000) - 86_400 - 3_600, exp: Math.floor(Date.now() / 1000) + 3_600 },
+    ],
   ])('a token %s is a 401', async (_what, claims) => {
-    const refused = await t.api.get('/v1/scoped').set('Authorization', `Bearer ${await sign(claims)}`).expect(401);
+    const refused = await t.api
+      .get('/v1/scoped')
+      .set('Authorization', `Bearer ${await sign(claims)}`)
+      .expect(401);
     expect(refused.body).toMatchObject({ code: 'unauthorized', status: 401 });
     expect(refused.headers['www-authenticate']).toMatch(/^Bearer realm="pet-adoption"/);
   });
 
   it('a token without exp is a 401 naming the claim: once stolen, it would work forever', async () => {
-    const refused = await t.api.get('/v1/scoped').set('Authorization', `Bearer ${await sign({}, { expires: false })}`).expect(401);
+    const refused = await t.api
+      .get('/v1/scoped')
+      .set('Authorization', `Bearer ${await sign({}, { expires: false })}`)
+      .expect(401);
     expect(refused.body.message).toBe('invalid access token: the token has no exp claim');
   });
 
@@ -175,10 +212,19 @@ describe('access tokens (oauth2, openIdConnect) against the JWKS', () => {
       settings: { oauth2: { jwksUrl: issuer.jwksUrl, issuer: ISSUER, audience: AUDIENCE, maxTokenAgeSeconds: 86_400, tokenType: 'at+jwt', plan: 'pro' } },
     });
     try {
-      await typed.api.get('/v1/scoped').set('Authorization', `Bearer ${await sign({}, { typ: 'at+jwt' })}`).expect(200);
-      const idToken = await typed.api.get('/v1/scoped').set('Authorization', `Bearer ${await sign({ nonce: 'n-0S6_WzA2Mj' }, { typ: 'JWT' })}`).expect(401);
+      await typed.api
+        .get('/v1/scoped')
+        .set('Authorization', `Bearer ${await sign({}, { typ: 'at+jwt' })}`)
+        .expect(200);
+      const idToken = await typed.api
+        .get('/v1/scoped')
+        .set('Authorization', `Bearer ${await sign({ nonce: 'n-0S6_WzA2Mj' }, { typ: 'JWT' })}`)
+        .expect(401);
       expect(idToken.body.message).toBe('invalid access token: the token is not an access token of the accepted type (typ header)');
-      await typed.api.get('/v1/scoped').set('Authorization', `Bearer ${await sign()}`).expect(401);
+      await typed.api
+        .get('/v1/scoped')
+        .set('Authorization', `Bearer ${await sign()}`)
+        .expect(401);
     } finally {
       await typed.close();
     }
@@ -187,14 +233,20 @@ describe('access tokens (oauth2, openIdConnect) against the JWKS', () => {
   it('a token that is not a JWT, or signed by an unknown key, is a 401', async () => {
     await t.api.get('/v1/scoped').set('Authorization', 'Bearer not-a-jwt').expect(401);
     const [header, payload] = (await sign()).split('.');
-    await t.api.get('/v1/scoped').set('Authorization', `Bearer ${header}.${payload}.${'A'.repeat(342)}`).expect(401);
+    await t.api
+      .get('/v1/scoped')
+      .set('Authorization', `Bearer ${header}.${payload}.${'A'.repeat(342)}`)
+      .expect(401);
   });
 
   it('a key added to the JWKS after the first fetch (a rotation) is found: the unknown kid refreshes the keys', async () => {
     issuer.rotate('rs-2', 'RS256');
     // The set is fetched again at most once a second (jose's cooldown), so a flood of unknown kids cannot hammer the issuer.
     await new Promise((resolve) => setTimeout(resolve, 1_100));
-    await t.api.get('/v1/scoped').set('Authorization', `Bearer ${await sign({}, { kid: 'rs-2' })}`).expect(200);
+    await t.api
+      .get('/v1/scoped')
+      .set('Authorization', `Bearer ${await sign({}, { kid: 'rs-2' })}`)
+      .expect(200);
   });
 });
 
@@ -206,13 +258,24 @@ describe('a server that verifies access tokens must know which tokens are for it
     ['OAUTH2_ISSUER alone', { OAUTH2_ISSUER: ISSUER }],
     ['OAUTH2_AUDIENCE alone', { OAUTH2_AUDIENCE: AUDIENCE }],
   ])('OAUTH2_JWKS_URL with %s refuses to start, naming both variables', (_what, env) => {
-    expect(() => loadConfig({ OAUTH2_JWKS_URL: JWKS, ...env })).toThrow(/OAUTH2_JWKS_URL: verifies access tokens, so OAUTH2_ISSUER and OAUTH2_AUDIENCE must both be set/);
+    expect(() => loadConfig({ OAUTH2_JWKS_URL: JWKS, ...env })).toThrow(
+      /OAUTH2_JWKS_URL: verifies access tokens, so OAUTH2_ISSUER and OAUTH2_AUDIENCE must both be set/,
+    );
   });
 
   it('both set: tokens are checked for them; the explicit opt-out (tests) drops the check, and is refused in production', () => {
-    expect(loadConfig({ OAUTH2_JWKS_URL: JWKS, OAUTH2_ISSUER: ISSUER, OAUTH2_AUDIENCE: AUDIENCE }).oauth2).toMatchObject({ issuer: ISSUER, audience: AUDIENCE, maxTokenAgeSeconds: 86_400 });
-    expect(loadConfig({ OAUTH2_JWKS_URL: JWKS, OAUTH2_ACCEPT_ANY_ISSUER_AND_AUDIENCE: 'true', NODE_ENV: 'test' }).oauth2).toMatchObject({ issuer: undefined, audience: undefined });
-    expect(() => loadConfig({ OAUTH2_JWKS_URL: JWKS, OAUTH2_ACCEPT_ANY_ISSUER_AND_AUDIENCE: 'true', NODE_ENV: 'production' })).toThrow(/OAUTH2_ACCEPT_ANY_ISSUER_AND_AUDIENCE: is for tests/);
+    expect(loadConfig({ OAUTH2_JWKS_URL: JWKS, OAUTH2_ISSUER: ISSUER, OAUTH2_AUDIENCE: AUDIENCE }).oauth2).toMatchObject({
+      issuer: ISSUER,
+      audience: AUDIENCE,
+      maxTokenAgeSeconds: 86_400,
+    });
+    expect(loadConfig({ OAUTH2_JWKS_URL: JWKS, OAUTH2_ACCEPT_ANY_ISSUER_AND_AUDIENCE: 'true', NODE_ENV: 'test' }).oauth2).toMatchObject({
+      issuer: undefined,
+      audience: undefined,
+    });
+    expect(() => loadConfig({ OAUTH2_JWKS_URL: JWKS, OAUTH2_ACCEPT_ANY_ISSUER_AND_AUDIENCE: 'true', NODE_ENV: 'production' })).toThrow(
+      /OAUTH2_ACCEPT_ANY_ISSUER_AND_AUDIENCE: is for tests/,
+    );
     expect(loadConfig({ OAUTH2_MAX_TOKEN_AGE_SECONDS: '600' }).oauth2.maxTokenAgeSeconds).toBe(600);
   });
 });

@@ -52,7 +52,7 @@ describe('SQLite storage (the embedded default)', () => {
     }
   });
 
-  it('keeps SQLite\'s page cache at SQLite\'s own default, not better-sqlite3\'s 16 MB (memory under sustained writes)', async () => {
+  it("keeps SQLite's page cache at SQLite's own default, not better-sqlite3's 16 MB (memory under sustained writes)", async () => {
     const backend = await sqliteBackend.open(`sqlite:${path.join(tempDir(), 'pets.db')}`);
     try {
       const { rows } = await sql<{ cache_size: number }>`pragma cache_size`.execute(backend.db);
@@ -74,7 +74,9 @@ describe('SQLite storage (the embedded default)', () => {
 
   it('refuses a PostgreSQL connect_timeout that is not a whole number of seconds, before connecting', async () => {
     for (const bad of ['abc', '0', '1.5', '10000']) {
-      await expect(openStorage(`postgres://nobody@127.0.0.1:1/none?connect_timeout=${bad}`)).rejects.toThrow(/connect_timeout "[^"]*" must be a whole number of seconds/);
+      await expect(openStorage(`postgres://nobody@127.0.0.1:1/none?connect_timeout=${bad}`)).rejects.toThrow(
+        /connect_timeout "[^"]*" must be a whole number of seconds/,
+      );
     }
   });
 

@@ -24,7 +24,10 @@ describe('getPet (deprecated, x-sunset 2030-12-05)', () => {
     const pet = await t.api.post('/v1/pets').set('Authorization', t.auth).send({ name: 'Rex', categoryId: 1 }).expect(201);
     const res = await t.api.get(`/v1/pets/${pet.body.id}`).set('Authorization', t.auth).expect(200);
     expect(res.headers['sunset']).toBe('Thu, 05 Dec 2030 00:00:00 GMT');
-    await t.api.get(`/v1/pets/${pet.body.id}`).set('Authorization', await t.issueKey('pro')).expect(200);
+    await t.api
+      .get(`/v1/pets/${pet.body.id}`)
+      .set('Authorization', await t.issueKey('pro'))
+      .expect(200);
     expect(await deprecatedCalls()).toEqual(
       expect.arrayContaining([
         expect.objectContaining({ labels: { operation: 'getPet', plan: 'free', version: 'v1' }, value: 1 }),
@@ -43,7 +46,12 @@ describe('getPet (deprecated, x-sunset 2030-12-05)', () => {
     expect(res.headers['deprecation']).toBe('@1795219200');
     expect(res.headers['x-ratelimit-remaining']).toBe('58'); // the create and this 410: both counted
     // Its access line says why, for this request id.
-    const line = t.logs().split('\n').filter(Boolean).map((text) => JSON.parse(text) as Record<string, unknown>).find((entry) => entry['msg'] === 'request' && entry['requestId'] === res.headers['x-request-id']);
+    const line = t
+      .logs()
+      .split('\n')
+      .filter(Boolean)
+      .map((text) => JSON.parse(text) as Record<string, unknown>)
+      .find((entry) => entry['msg'] === 'request' && entry['requestId'] === res.headers['x-request-id']);
     expect(line).toMatchObject({ status: 410, reason: 'gone', detail: res.body.message });
     // Still after authentication: no key is a 401, not a 410.
     await t.api.get(`/v1/pets/${pet.body.id}`).expect(401);

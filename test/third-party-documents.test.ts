@@ -59,12 +59,26 @@ interface ThirdPartyDocument {
 }
 
 const DOCUMENTS: ThirdPartyDocument[] = [
-  { file: 'swagger-petstore-3.1.yaml', split: true, covers: 'OpenAPI 3.1, oauth2 scopes, apiKey header, form and octet-stream bodies, array query parameters, XML refused by name, external $refs' },
-  { file: 'scalar-galaxy-3.1.yaml', covers: 'OpenAPI 3.1, every scheme (bearer, basic, apiKey in header, query and cookie, oauth2, openIdConnect), OR of requirements, multipart, webhooks' },
-  { file: 'uspto-3.0.yaml', covers: 'OpenAPI 3.0, operationIds that are not identifiers (list-data-sets), a form body, anonymous access, a CSV-free JSON API with path parameters' },
+  {
+    file: 'swagger-petstore-3.1.yaml',
+    split: true,
+    covers: 'OpenAPI 3.1, oauth2 scopes, apiKey header, form and octet-stream bodies, array query parameters, XML refused by name, external $refs',
+  },
+  {
+    file: 'scalar-galaxy-3.1.yaml',
+    covers: 'OpenAPI 3.1, every scheme (bearer, basic, apiKey in header, query and cookie, oauth2, openIdConnect), OR of requirements, multipart, webhooks',
+  },
+  {
+    file: 'uspto-3.0.yaml',
+    covers: 'OpenAPI 3.0, operationIds that are not identifiers (list-data-sets), a form body, anonymous access, a CSV-free JSON API with path parameters',
+  },
   { file: 'readme-file-uploads-3.0.yaml', covers: 'OpenAPI 3.0, image/png and multipart file uploads, no operationIds at all' },
   { file: 'readme-response-mediatypes-3.0.yaml', covers: 'OpenAPI 3.0, responses in text/plain and several media types, examples per media type' },
-  { file: 'readme-parameters-style-3.0.yaml', covers: 'OpenAPI 3.0, every parameter style (form, spaceDelimited, pipeDelimited, deepObject, simple, label, matrix) in query, path, header and cookie, multipart encoding' },
+  {
+    file: 'readme-parameters-style-3.0.yaml',
+    covers:
+      'OpenAPI 3.0, every parameter style (form, spaceDelimited, pipeDelimited, deepObject, simple, label, matrix) in query, path, header and cookie, multipart encoding',
+  },
 ];
 
 let issuer: TestIssuer;
@@ -131,10 +145,17 @@ describe.each(DOCUMENTS)('$file', ({ file, split }) => {
     const base = `${server.url}/v3`;
     const token = await issuer.sign({ sub: 'designer', iss: TOKEN_ISSUER, aud: TOKEN_AUDIENCE, scope: allScopes(document).join(' ') });
     const problems: string[] = [];
-    const expectStatus = async (what: string, op: DocumentOperation, request: ReturnType<typeof validRequest>, status: number, check?: (response: Awaited<ReturnType<typeof send>>) => string | undefined): Promise<void> => {
+    const expectStatus = async (
+      what: string,
+      op: DocumentOperation,
+      request: ReturnType<typeof validRequest>,
+      status: number,
+      check?: (response: Awaited<ReturnType<typeof send>>) => string | undefined,
+    ): Promise<void> => {
       const response = await send(request);
       const body = response.headers.get('content-type')?.startsWith('application/json') ? safeJson(response.text) : undefined;
-      if (response.status !== status) problems.push(`${op.name} ${what}: ${request.method} ${request.url} → ${response.status} ${response.text.slice(0, 200)} (expected ${status})`);
+      if (response.status !== status)
+        problems.push(`${op.name} ${what}: ${request.method} ${request.url} → ${response.status} ${response.text.slice(0, 200)} (expected ${status})`);
       else if (!isErrorObject(body, status)) problems.push(`${op.name} ${what}: the ${status} is not an Error object: ${response.text.slice(0, 200)}`);
       else {
         const complaint = check?.(response);
@@ -146,24 +167,34 @@ describe.each(DOCUMENTS)('$file', ({ file, split }) => {
       const requirements = requirementsOf(document, op);
       await expectStatus('valid', op, validRequest(document, base, op, { apiKey: key, token }), 501);
       if (!isAnonymousAllowed(requirements)) {
-        const challenges = (response: Awaited<ReturnType<typeof send>>): string | undefined => (response.headers.get('www-authenticate') ? undefined : 'no WWW-Authenticate challenge');
+        const challenges = (response: Awaited<ReturnType<typeof send>>): string | undefined =>
+          response.headers.get('www-authenticate') ? undefined : 'no WWW-Authenticate challenge';
         await expectStatus('without credentials', op, validRequest(document, base, op, undefined), 401, challenges);
         const wrong = validRequest(document, base, op, { apiKey: WRONG_KEY, token: `${token.slice(0, -4)}AAAA` });
         await expectStatus('with wrong credentials', op, wrong, 401, challenges);
         // 403 when the only ways in are scoped tokens (an API key or an unscoped requirement would let the caller in).
-        const scoped = requirements.every((requirement) => Object.entries(requirement).some(([name, scopes]) => isTokenScheme(document, name) && scopes.length > 0));
+        const scoped = requirements.every((requirement) =>
+          Object.entries(requirement).some(([name, scopes]) => isTokenScheme(document, name) && scopes.length > 0),
+        );
         if (scoped) {
           const unscoped = await issuer.sign({ sub: 'designer', iss: TOKEN_ISSUER, aud: TOKEN_AUDIENCE, scope: '' });
           const request = validRequest(document, base, op, undefined);
           const presented = { headers: request.headers, query: [] as string[], cookies: [] as string[] };
           if (requirements.some((requirement) => present(document, requirement, { token: unscoped }, presented))) {
             await expectStatus('with a token lacking the scope', op, request, 403, (response) =>
-              /^Bearer error="insufficient_scope", scope="[^"]+"$/.test(response.headers.get('www-authenticate') ?? '') ? undefined : `WWW-Authenticate is ${response.headers.get('www-authenticate')}`,
+              /^Bearer error="insufficient_scope", scope="[^"]+"$/.test(response.headers.get('www-authenticate') ?? '')
+                ? undefined
+                : `WWW-Authenticate is ${response.headers.get('www-authenticate')}`,
             );
           }
         }
       }
-      await expectStatus('with an undeclared query parameter', op, validRequest(document, base, op, { apiKey: key, token }, ['not_declared_by_the_document=1']), 400);
+      await expectStatus(
+        'with an undeclared query parameter',
+        op,
+        validRequest(document, base, op, { apiKey: key, token }, ['not_declared_by_the_document=1']),
+        400,
+      );
       const declared = Object.keys(op.operation['requestBody']?.['content'] ?? {});
       if (declared.length > 0) {
         const request = validRequest(document, base, op, { apiKey: key, token });
@@ -185,7 +216,10 @@ describe.each(DOCUMENTS)('$file', ({ file, split }) => {
 
   test('npm run mock answers every operation with a body valid against its declared media type and schema; npm run contract -- --version v3 passes against it', async () => {
     // The fuzzer's requests without valid credentials count per IP: a window it never meets, so it never waits out a 429.
-    const mock = await startServer({ ...env, MOCK_RESPONSES: 'true', ...tokenSettings(), OAUTH2_PLAN: 'business', RATE_LIMIT_IP_PER_MINUTE: '100000' }, { projectRoot: root });
+    const mock = await startServer(
+      { ...env, MOCK_RESPONSES: 'true', ...tokenSettings(), OAUTH2_PLAN: 'business', RATE_LIMIT_IP_PER_MINUTE: '100000' },
+      { projectRoot: root },
+    );
     servers.push(mock);
     const token = await issuer.sign({ sub: 'designer', iss: TOKEN_ISSUER, aud: TOKEN_AUDIENCE, scope: allScopes(document).join(' ') });
     const check = schemaChecker(document);
@@ -196,10 +230,14 @@ describe.each(DOCUMENTS)('$file', ({ file, split }) => {
       if (!Object.keys(op.operation['responses'] ?? {}).some((status) => /^[23]..$/i.test(status))) {
         // Nothing successful to mock (only errors, or only `default`, which this project reads as errors): the stub's 501,
         // until Prefer: code= picks a declared status.
-        if (response.status !== 501 || !isErrorObject(safeJson(response.text), 501)) problems.push(`${op.name}: declares no success, answered ${response.status} ${response.text.slice(0, 100)}`);
+        if (response.status !== 501 || !isErrorObject(safeJson(response.text), 501))
+          problems.push(`${op.name}: declares no success, answered ${response.status} ${response.text.slice(0, 100)}`);
         continue;
       }
-      const declared = op.operation['responses']?.[String(response.status)] ?? op.operation['responses']?.[`${String(response.status)[0]}XX`] ?? op.operation['responses']?.['default'];
+      const declared =
+        op.operation['responses']?.[String(response.status)] ??
+        op.operation['responses']?.[`${String(response.status)[0]}XX`] ??
+        op.operation['responses']?.['default'];
       if (!declared || response.status >= 400) {
         problems.push(`${op.name}: ${request.method} ${request.url} → ${response.status} ${response.text.slice(0, 200)}`);
         continue;
@@ -219,9 +257,11 @@ describe.each(DOCUMENTS)('$file', ({ file, split }) => {
       if (/json/.test(contentType)) {
         const parsed = safeJson(response.text);
         const complaint = schema && check(schema, parsed);
-        if (parsed === undefined || complaint) problems.push(`${op.name}: the ${contentType} body ${response.text.slice(0, 100)} is invalid: ${complaint ?? 'not JSON'}`);
+        if (parsed === undefined || complaint)
+          problems.push(`${op.name}: the ${contentType} body ${response.text.slice(0, 100)} is invalid: ${complaint ?? 'not JSON'}`);
       } else if (contentType.startsWith('text/')) {
-        if (schema && schema['type'] === 'string' && check(schema, response.text)) problems.push(`${op.name}: the text body is invalid: ${check(schema, response.text)}`);
+        if (schema && schema['type'] === 'string' && check(schema, response.text))
+          problems.push(`${op.name}: the text body is invalid: ${check(schema, response.text)}`);
       } else if (response.bytes.length === 0) problems.push(`${op.name}: the ${contentType} body is empty`);
     }
     expect(problems).toEqual([]);
@@ -242,7 +282,11 @@ describe.each(DOCUMENTS)('$file', ({ file, split }) => {
 });
 
 /** Runs a command to its end without blocking this process; its status and output. */
-function run(command: string, args: string[], options: { cwd: string; env: NodeJS.ProcessEnv }): Promise<{ status: number | null; stdout: string; stderr: string }> {
+function run(
+  command: string,
+  args: string[],
+  options: { cwd: string; env: NodeJS.ProcessEnv },
+): Promise<{ status: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
     const child = spawn(command, args, { ...options, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
@@ -257,10 +301,15 @@ function run(command: string, args: string[], options: { cwd: string; env: NodeJ
 /** Every scope an oauth2 scheme of the document declares. */
 function allScopes(document: Document): string[] {
   const schemes = Object.values((document['components']?.['securitySchemes'] ?? {}) as Record<string, Schema>);
-  return [...new Set(schemes.flatMap((scheme) => Object.values((scheme['flows'] ?? {}) as Record<string, Schema>).flatMap((flow) => Object.keys(flow['scopes'] ?? {}))))];
+  return [
+    ...new Set(
+      schemes.flatMap((scheme) => Object.values((scheme['flows'] ?? {}) as Record<string, Schema>).flatMap((flow) => Object.keys(flow['scopes'] ?? {}))),
+    ),
+  ];
 }
 
-const isTokenScheme = (document: Document, name: string): boolean => ['oauth2', 'openIdConnect'].includes(document['components']?.['securitySchemes']?.[name]?.['type']);
+const isTokenScheme = (document: Document, name: string): boolean =>
+  ['oauth2', 'openIdConnect'].includes(document['components']?.['securitySchemes']?.[name]?.['type']);
 
 function isErrorObject(body: unknown, status: number): boolean {
   if (status < 400) return true;

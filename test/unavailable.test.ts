@@ -14,7 +14,12 @@ const refused = () => Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:54
 function databaseDown(storage: Storage): Storage {
   return {
     ...storage,
-    pets: { list: () => Promise.reject(refused()), create: () => Promise.reject(refused()), get: () => Promise.reject(refused()), createdBy: () => Promise.reject(refused()) },
+    pets: {
+      list: () => Promise.reject(refused()),
+      create: () => Promise.reject(refused()),
+      get: () => Promise.reject(refused()),
+      createdBy: () => Promise.reject(refused()),
+    },
     ping: () => Promise.reject(refused()),
     close: () => storage.close(),
   };

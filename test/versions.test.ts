@@ -38,7 +38,7 @@ describe('/v1 and /v2 side by side', () => {
     expect(v1.headers['deprecation']).toBeDefined();
   });
 
-  it('one quota for both versions: a key\'s requests to v1 and v2 count together', async () => {
+  it("one quota for both versions: a key's requests to v1 and v2 count together", async () => {
     const first = await t.api.get('/v1/pets').set('Authorization', t.auth).expect(200);
     const second = await t.api.get('/v2/pets').set('Authorization', t.auth).expect(200);
     const third = await t.api.get('/v1/pets').set('Authorization', t.auth).expect(200);
@@ -58,8 +58,13 @@ describe('/v1 and /v2 side by side', () => {
     }
   });
 
-  it('paging links and idempotent creates work per version, with the version\'s own base path', async () => {
-    for (let i = 0; i < 3; i++) await t.api.post('/v2/pets').set('Authorization', t.auth).send({ name: `pet ${i}`, categoryId: 1 }).expect(201);
+  it("paging links and idempotent creates work per version, with the version's own base path", async () => {
+    for (let i = 0; i < 3; i++)
+      await t.api
+        .post('/v2/pets')
+        .set('Authorization', t.auth)
+        .send({ name: `pet ${i}`, categoryId: 1 })
+        .expect(201);
     const page = await t.api.get('/v2/pets?limit=2').set('Authorization', t.auth).expect(200);
     expect(page.headers['link']).toMatch(/^<\/v2\/pets\?limit=2&cursor=[A-Za-z0-9_-]+>; rel="next"$/);
     const first = await t.api.post('/v1/pets').set('Authorization', t.auth).set('Idempotency-Key', 'across').send({ name: 'Rex', categoryId: 1 }).expect(201);

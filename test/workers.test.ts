@@ -189,7 +189,12 @@ it('a worker killed under load is replaced and no acknowledged create is lost', 
   expect(server.output()).toMatch(new RegExp(`"workerPid":${victim}[^\\n]*"signal":"SIGKILL"[^\\n]*"msg":"worker died: replaced"`));
 
   const db = new BetterSqlite3(file, { readonly: true });
-  const stored = new Set(db.prepare('select id from pets').all().map((row) => (row as { id: number }).id));
+  const stored = new Set(
+    db
+      .prepare('select id from pets')
+      .all()
+      .map((row) => (row as { id: number }).id),
+  );
   db.close();
   const lost = acknowledged.filter((id) => !stored.has(id));
   console.log(`workers: ${acknowledged.length} creates acknowledged, ${cutOff} cut off by the kill, lost: ${lost.length}`);

@@ -135,10 +135,14 @@ export function loopDelayIn(metrics: (name: string) => number): EventLoopDelay |
 export async function scrapeMetrics(server: ServerProcess): Promise<((name: string, labels?: string) => number) | undefined> {
   if (server.spec.env.METRICS_TOKEN !== BENCH_METRICS_TOKEN) return undefined;
   try {
-    const response = await fetch(`${server.baseUrl}/metrics`, { headers: { authorization: `Bearer ${BENCH_METRICS_TOKEN}` }, signal: AbortSignal.timeout(5_000) });
+    const response = await fetch(`${server.baseUrl}/metrics`, {
+      headers: { authorization: `Bearer ${BENCH_METRICS_TOKEN}` },
+      signal: AbortSignal.timeout(5_000),
+    });
     const text = await response.text();
     const escape = (text: string): string => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-    return (name, labels) => Number(new RegExp(`^${escape(name)}${labels === undefined ? '(?:\\{[^}]*\\})?' : `\\{[^}]*${escape(labels)}[^}]*\\}`} (\\S+)`, 'm').exec(text)?.[1]);
+    return (name, labels) =>
+      Number(new RegExp(`^${escape(name)}${labels === undefined ? '(?:\\{[^}]*\\})?' : `\\{[^}]*${escape(labels)}[^}]*\\}`} (\\S+)`, 'm').exec(text)?.[1]);
   } catch {
     return undefined;
   }
@@ -150,7 +154,9 @@ export async function load(server: ServerProcess, scenario: Scenario, key: strin
   await eventLoopDelay(server); // resets the server's histogram
   const cpuBefore = treeCpuTimeUs(server.pid);
   const primaryBefore = cpuTimeUs(server.pid);
-  const result = cpuPlan.wrk ? await loadWithWrk(server, scenario, key, seconds, connections) : await loadWithAutocannon(server, scenario, key, seconds, connections);
+  const result = cpuPlan.wrk
+    ? await loadWithWrk(server, scenario, key, seconds, connections)
+    : await loadWithAutocannon(server, scenario, key, seconds, connections);
   const cpuAfter = treeCpuTimeUs(server.pid);
   const primaryAfter = cpuTimeUs(server.pid);
   result.cpuUsPerRequest = cpuBefore === undefined || cpuAfter === undefined || result.requests === 0 ? undefined : (cpuAfter - cpuBefore) / result.requests;
@@ -181,7 +187,7 @@ function wrkScript(scenario: Scenario, key: string): string {
     'end',
   ];
   file = path.join(mkdtempSync(path.join(os.tmpdir(), 'pet-bench-wrk-')), `${scenario.id}.lua`);
-  writeFileSync(file, lines.join('\n') + '\n');
+  writeFileSync(file, `${lines.join('\n')}\n`);
   wrkScripts.set(cacheKey, file);
   return file;
 }
@@ -191,7 +197,11 @@ async function loadWithWrk(server: ServerProcess, scenario: Scenario, key: strin
   const wrkArgs = ['-t1', `-c${connections}`, `-d${seconds}s`, '--timeout', '10s', '-s', wrkScript(scenario, key), server.baseUrl + scenario.path];
   let stdout: string;
   try {
-    stdout = await runCommand(cpuPlan.loader === undefined ? 'wrk' : 'taskset', cpuPlan.loader === undefined ? wrkArgs : ['-c', String(cpuPlan.loader), 'wrk', ...wrkArgs], { timeoutMs: (seconds + 30) * 1000 });
+    stdout = await runCommand(
+      cpuPlan.loader === undefined ? 'wrk' : 'taskset',
+      cpuPlan.loader === undefined ? wrkArgs : ['-c', String(cpuPlan.loader), 'wrk', ...wrkArgs],
+      { timeoutMs: (seconds + 30) * 1000 },
+    );
   } finally {
     memory.stopIfRunning();
   }

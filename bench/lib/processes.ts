@@ -106,7 +106,10 @@ export class ServerProcess {
   /** Starts `node ...spec.args` with PORT/HOST set and waits until GET /healthz answers 200. */
   static async start(spec: ServerSpec): Promise<ServerProcess> {
     const port = await freePort();
-    const [command, args] = cpuPlan.server === undefined || spec.unpinned ? [serverRuntime.node, spec.args] : ['taskset', ['-c', String(cpuPlan.server), serverRuntime.node, ...spec.args]];
+    const [command, args] =
+      cpuPlan.server === undefined || spec.unpinned
+        ? [serverRuntime.node, spec.args]
+        : ['taskset', ['-c', String(cpuPlan.server), serverRuntime.node, ...spec.args]];
     const logFile = typeof spec.stdout === 'object' ? openSync(spec.stdout.file, 'a') : undefined;
     const child = spawn(command, args, {
       cwd: ROOT,
@@ -220,9 +223,7 @@ export function useLoader(loader: 'wrk' | 'autocannon' | undefined): void {
 }
 
 export const loaderLabel = (): string =>
-  cpuPlan.wrk
-    ? `wrk (1 thread${cpuPlan.loader === undefined ? '' : `, CPU ${cpuPlan.loader}`})`
-    : 'autocannon (in the bench process)';
+  cpuPlan.wrk ? `wrk (1 thread${cpuPlan.loader === undefined ? '' : `, CPU ${cpuPlan.loader}`})` : 'autocannon (in the bench process)';
 
 const CLOCK_TICKS = (() => {
   try {

@@ -22,7 +22,20 @@ export async function prepareProjectDatabase(directory: string, name: string, pe
   const databaseUrl = `sqlite:${file}`;
   const stdout = await runCommand(
     process.execPath,
-    ['--import', 'tsx', path.join(projectRoot, 'scripts/keys.ts'), 'create', '--plan', 'enterprise', '--rpm', '100000000', '--rpd', '2000000000', '--label', 'bench'],
+    [
+      '--import',
+      'tsx',
+      path.join(projectRoot, 'scripts/keys.ts'),
+      'create',
+      '--plan',
+      'enterprise',
+      '--rpm',
+      '100000000',
+      '--rpd',
+      '2000000000',
+      '--label',
+      'bench',
+    ],
     { env: { ...process.env, DATABASE_URL: databaseUrl } },
   );
   const key = stdout.trim();
@@ -41,7 +54,10 @@ function startScriptFlags(): string[] {
   const manifest = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string }; config?: { serverNodeFlags?: string } };
   const flags = /\bnode ([^&]*?)\s*dist\/src\/server\.js/.exec(manifest.scripts.start)?.[1];
   if (flags === undefined) throw new Error(`package.json: the start script does not run "node ... dist/src/server.js": ${manifest.scripts.start}`);
-  return flags.replaceAll('$npm_package_config_serverNodeFlags', manifest.config?.serverNodeFlags ?? '').split(' ').filter(Boolean);
+  return flags
+    .replaceAll('$npm_package_config_serverNodeFlags', manifest.config?.serverNodeFlags ?? '')
+    .split(' ')
+    .filter(Boolean);
 }
 
 /** Variables of this shell that would change what the server does; a user's `npm start` has none of them. */

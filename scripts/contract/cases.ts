@@ -42,22 +42,24 @@ export const REJECTION_STATUSES = [400, 401, 403, 404, 406, 409, 413, 415, 422, 
 /** A key of the project's format (`pas_` + 43 characters) that no server issued. */
 export const INVALID_KEY = `pas_${'0'.repeat(43)}`;
 
-const parametersIn = (operation: Operation, location: Parameter['in']): Parameter[] =>
-  operation.parameters.filter((parameter) => parameter.in === location);
+const parametersIn = (operation: Operation, location: Parameter['in']): Parameter[] => operation.parameters.filter((parameter) => parameter.in === location);
 
 /** Valid values for every required parameter (path parameters are left to known ids). */
 function baseParams(operation: Operation): Record<string, unknown> {
   return Object.fromEntries(
-    operation.parameters.filter((p) => p.required && p.in !== 'path').map((p) => {
-      const value = baseValue(p.schema);
-      // An empty array is no parameter at all in a query string: a required one gets an item.
-      return [p.name, Array.isArray(value) && value.length === 0 ? [baseValue(p.schema.items ?? {})] : value];
-    }),
+    operation.parameters
+      .filter((p) => p.required && p.in !== 'path')
+      .map((p) => {
+        const value = baseValue(p.schema);
+        // An empty array is no parameter at all in a query string: a required one gets an item.
+        return [p.name, Array.isArray(value) && value.length === 0 ? [baseValue(p.schema.items ?? {})] : value];
+      }),
   );
 }
 
 /** Text with an unpaired UTF-16 surrogate: no URL, header or cookie can carry it (it has no UTF-8). */
-const unpaired = (value: unknown): boolean => !everyString(value, (text) => !/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/.test(text));
+const unpaired = (value: unknown): boolean =>
+  !everyString(value, (text) => !/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/.test(text));
 
 /** Whether a value can be sent in `parameter` as the case means it (a header carries only some text; nothing carries an unpaired surrogate). */
 const sendableIn = (parameter: Parameter, value: unknown): boolean =>
@@ -110,7 +112,11 @@ function positiveCases(operation: Operation, seed: number, maxExamples: number):
   for (const parameter of operation.parameters.filter(madeUpAllowed)) {
     for (const edge of edgeValues(parameter.schema).filter((candidate) => sendableIn(parameter, candidate.value))) {
       cases.push(
-        positive(`${parameter.in}.${parameter.name}: ${edge.label}`, { params: { ...baseParams(operation), [parameter.name]: edge.value } }, parameter.in !== 'path'),
+        positive(
+          `${parameter.in}.${parameter.name}: ${edge.label}`,
+          { params: { ...baseParams(operation), [parameter.name]: edge.value } },
+          parameter.in !== 'path',
+        ),
       );
     }
   }
@@ -145,7 +151,8 @@ function positiveCases(operation: Operation, seed: number, maxExamples: number):
     const values = sample.params as Record<string, unknown>;
     if (generated.some((parameter) => parameter.name in values && !sendableIn(parameter, values[parameter.name]))) return;
     // Nor does a required array left empty: it is no parameter at all in a query string.
-    if (generated.some((parameter) => parameter.required && Array.isArray(values[parameter.name]) && (values[parameter.name] as unknown[]).length === 0)) return;
+    if (generated.some((parameter) => parameter.required && Array.isArray(values[parameter.name]) && (values[parameter.name] as unknown[]).length === 0))
+      return;
     cases.push(positive(`random example ${index + 1} (fast-check)`, { params: sample.params, ...(operation.body && { body: sample.body }) }));
   });
   return cases;
@@ -167,14 +174,22 @@ function negativeCases(operation: Operation): Case[] {
     if (parameter.in === 'cookie') continue;
     // Paths, query strings and headers are text: a "wrong type" there is text of the wrong shape.
     // A header carries only some text: its violations are values it can carry.
-    for (const violation of violations(parameter.schema, { asText: true, header: parameter.in === 'header' }).filter((candidate) => sendableIn(parameter, candidate.value))) {
-      cases.push(negative(`${parameter.in}.${parameter.name}: ${violation.label}`, { params: { ...baseParams(operation), [parameter.name]: violation.value } }));
+    for (const violation of violations(parameter.schema, { asText: true, header: parameter.in === 'header' }).filter((candidate) =>
+      sendableIn(parameter, candidate.value),
+    )) {
+      cases.push(
+        negative(`${parameter.in}.${parameter.name}: ${violation.label}`, { params: { ...baseParams(operation), [parameter.name]: violation.value } }),
+      );
     }
     if (parameter.issuedByServer) {
       // Valid by the schema, but not issued by the server (x-issued-by: server): refused.
       const madeUp = baseValue(parameter.schema);
       if (sendableIn(parameter, madeUp)) {
-        cases.push(negative(`${parameter.in}.${parameter.name}: a value the server did not issue (x-issued-by: server)`, { params: { ...baseParams(operation), [parameter.name]: madeUp } }));
+        cases.push(
+          negative(`${parameter.in}.${parameter.name}: a value the server did not issue (x-issued-by: server)`, {
+            params: { ...baseParams(operation), [parameter.name]: madeUp },
+          }),
+        );
       }
     }
     if (parameter.required && parameter.in !== 'path') {
@@ -220,7 +235,16 @@ function unsupportedMethodCases(operation: Operation, siblings: Operation[]): Ca
   if (onPath[0] !== operation) return [];
   const method = PROBED_METHODS.find((candidate) => !onPath.some((other) => other.method === candidate));
   if (!method) return [];
-  return [{ operation, kind: 'method', label: `${method} ${operation.path} (not declared)`, input: { params: {}, auth: 'valid', method }, usesKnownIds: true, expectedStatuses: [405] }];
+  return [
+    {
+      operation,
+      kind: 'method',
+      label: `${method} ${operation.path} (not declared)`,
+      input: { params: {}, auth: 'valid', method },
+      usesKnownIds: true,
+      expectedStatuses: [405],
+    },
+  ];
 }
 
 /**

@@ -93,7 +93,12 @@ export function checkResponse(contract: Contract, operation: Operation, response
   const body = isJson ? parseJson(response) : undefined;
   const errorSchema = contract.errorSchema ?? ENGINE_ERROR;
   // What the server itself answers (a refusal, a stub's 501) is its Error object in JSON, whatever the document declares for that status.
-  const engineAnswer = response.status >= 400 && isJson && body !== undefined && schemaErrors(ENGINE_ERROR, body) === undefined && (body as { status?: unknown }).status === response.status;
+  const engineAnswer =
+    response.status >= 400 &&
+    isJson &&
+    body !== undefined &&
+    schemaErrors(ENGINE_ERROR, body) === undefined &&
+    (body as { status?: unknown }).status === response.status;
   const declared = declaredResponse(operation, response.status);
   if (!declared && !engineAnswer) {
     failures.push({
@@ -106,19 +111,29 @@ export function checkResponse(contract: Contract, operation: Operation, response
   for (const [name, header] of Object.entries(declared?.headers ?? {})) {
     const value = response.headers[name.toLowerCase()];
     if (value === undefined) {
-      if (header.required) failures.push({ check: 'response_headers_conformance', expected: `required header ${name}`, got: `${response.status} without ${name}` });
+      if (header.required)
+        failures.push({ check: 'response_headers_conformance', expected: `required header ${name}`, got: `${response.status} without ${name}` });
       continue;
     }
     const type = Array.isArray(header.schema.type) ? header.schema.type[0] : header.schema.type;
     const typed = type === 'integer' || type === 'number' ? (/^-?\d+(\.\d+)?$/.test(value) ? Number(value) : value) : value;
     const error = schemaErrors(header.schema, typed);
-    if (error) failures.push({ check: 'response_headers_conformance', expected: `header ${name} valid against its schema`, got: `${name}: ${value} (${error.replace(/^body/, name)})` });
+    if (error)
+      failures.push({
+        check: 'response_headers_conformance',
+        expected: `header ${name} valid against its schema`,
+        got: `${name}: ${value} (${error.replace(/^body/, name)})`,
+      });
   }
 
   const mediaTypes = Object.keys(declared?.content ?? {});
   const media = mediaTypes.find((declaredType) => covers(declaredType, contentType));
   if (mediaTypes.length > 0 && media === undefined && !engineAnswer) {
-    failures.push({ check: 'content_type_conformance', expected: `Content-Type ${mediaTypes.join(' or ')}`, got: `${response.status} Content-Type: ${contentType || '(none)'}` });
+    failures.push({
+      check: 'content_type_conformance',
+      expected: `Content-Type ${mediaTypes.join(' or ')}`,
+      got: `${response.status} Content-Type: ${contentType || '(none)'}`,
+    });
   }
   if (mediaTypes.length === 0 && declared && response.text.length > 0 && response.status < 400) {
     failures.push({ check: 'response_schema_conformance', expected: 'no body (none is declared)', got: got(response) });
@@ -129,17 +144,28 @@ export function checkResponse(contract: Contract, operation: Operation, response
     failures.push({ check: 'response_schema_conformance', expected: 'a JSON body', got: got(response) });
   } else if (schema && isJson && body !== undefined && !(engineAnswer && declaredIsOtherError(schema, body))) {
     const error = schemaErrors(schema, body);
-    if (error) failures.push({ check: 'response_schema_conformance', expected: `body valid against the declared schema`, got: `${response.status} ${error}: ${excerpt(response.text)}` });
+    if (error)
+      failures.push({
+        check: 'response_schema_conformance',
+        expected: `body valid against the declared schema`,
+        got: `${response.status} ${error}: ${excerpt(response.text)}`,
+      });
   } else if (schema && contentType.startsWith('text/') && (schema.type === 'string' || schema.type === undefined)) {
     const error = schema.type === 'string' ? schemaErrors(schema, response.text) : undefined;
-    if (error) failures.push({ check: 'response_schema_conformance', expected: `text valid against the declared schema`, got: `${response.status} ${error}: ${excerpt(response.text)}` });
+    if (error)
+      failures.push({
+        check: 'response_schema_conformance',
+        expected: `text valid against the declared schema`,
+        got: `${response.status} ${error}: ${excerpt(response.text)}`,
+      });
   } else if (media !== undefined && !isJson && !contentType.startsWith('text/') && response.status < 300 && response.text.length === 0) {
     failures.push({ check: 'response_schema_conformance', expected: `a ${contentType} body`, got: `${response.status} with no body` });
   }
   // Every error is an Error object, declared or not, and says its own status.
   if (response.status >= 400) {
     const error = body === undefined ? 'not JSON' : schemaErrors(errorSchema, body);
-    if (error) failures.push({ check: 'response_schema_conformance', expected: 'an Error object', got: `${response.status} ${error}: ${excerpt(response.text)}` });
+    if (error)
+      failures.push({ check: 'response_schema_conformance', expected: 'an Error object', got: `${response.status} ${error}: ${excerpt(response.text)}` });
     else if ((body as { status?: unknown }).status !== response.status) {
       failures.push({ check: 'response_schema_conformance', expected: `Error.status ${response.status}`, got: got(response) });
     }
@@ -180,7 +206,13 @@ export function checkOutcome(test: Case, response: HttpResponse, resourceMayBeMi
     const refusedText = response.status === 400 && operation.body?.kind === 'json' && holdsRefusedText(test.input.body);
     const ok = declared2xx.includes(String(response.status)) || declared2xx.includes('2XX') || (resourceMayBeMissing && response.status === 404) || refusedText;
     if (ok) return [];
-    return [{ check: 'positive_data_acceptance', expected: `a declared 2xx (${declared2xx.join(', ') || 'none declared'})${resourceMayBeMissing ? ' or 404' : ''}`, got: got(response) }];
+    return [
+      {
+        check: 'positive_data_acceptance',
+        expected: `a declared 2xx (${declared2xx.join(', ') || 'none declared'})${resourceMayBeMissing ? ' or 404' : ''}`,
+        got: got(response),
+      },
+    ];
   }
   const expected = test.expectedStatuses ?? [];
   if (expected.includes(response.status)) return [];

@@ -22,7 +22,8 @@ export function toCurl(request: HttpRequest, key: string): string {
   }
   if (typeof request.body === 'string') parts.push('--data-raw', quote(request.body));
   else if (request.body instanceof FormData) {
-    for (const [name, value] of request.body) parts.push('-F', quote(typeof value === 'string' ? `${name}=${value}` : `${name}=@${value.name};type=${value.type}`));
+    for (const [name, value] of request.body)
+      parts.push('-F', quote(typeof value === 'string' ? `${name}=${value}` : `${name}=@${value.name};type=${value.type}`));
   } else if (request.body !== undefined) parts.push('--data-binary', quote(`<${request.body.byteLength} bytes>`));
   return parts.join(' ');
 }

@@ -30,7 +30,9 @@ export function formatReport(result: ContractResult): string[] {
   for (const [operationId, counts] of Object.entries(result.byOperation)) {
     lines.push(`${operationId}: ${counts.passed} passed, ${counts.failed} failed, ${counts.skipped} skipped`);
   }
-  lines.push(`${result.requestsSent} requests in ${(result.durationMs / 1000).toFixed(1)} s, ${result.rateLimitedWaits} waits on 429; seed ${result.seed} (replay with --seed ${result.seed})`);
+  lines.push(
+    `${result.requestsSent} requests in ${(result.durationMs / 1000).toFixed(1)} s, ${result.rateLimitedWaits} waits on 429; seed ${result.seed} (replay with --seed ${result.seed})`,
+  );
   if (result.stoppedReason) lines.push(`INCOMPLETE: stopped early (${result.stoppedReason}); ${result.notRun} cases not run`);
   lines.push(`${result.passed} passed, ${result.failed} failed`);
   return lines;

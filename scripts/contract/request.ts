@@ -27,14 +27,18 @@ export interface Target {
 export const INVALID_TOKEN = 'eyJhbGciOiJSUzI1NiIsImtpZCI6Im5vbmUifQ.eyJzdWIiOiJub2JvZHkifQ.AAAA';
 
 /** A 1×1 PNG: the bytes of a binary body or a multipart file. */
-export const PNG_1X1 = Uint8Array.from(Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==', 'base64'));
+export const PNG_1X1 = Uint8Array.from(
+  Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==', 'base64'),
+);
 
 const asText = (value: unknown): string => (typeof value === 'string' ? value : JSON.stringify(value));
 const isToken = (scheme: SecurityScheme): boolean => scheme.type === 'oauth2' || scheme.type === 'openIdConnect';
 
 /** Whether the run's credentials can meet one requirement (every scheme of it). */
 export const canMeet = (requirement: SecurityScheme[], target: Pick<Target, 'token'>): boolean =>
-  requirement.every((scheme) => (isToken(scheme) ? target.token !== undefined : scheme.type === 'apiKey' || (scheme.type === 'http' && ['bearer', 'basic'].includes(scheme.scheme ?? ''))));
+  requirement.every((scheme) =>
+    isToken(scheme) ? target.token !== undefined : scheme.type === 'apiKey' || (scheme.type === 'http' && ['bearer', 'basic'].includes(scheme.scheme ?? '')),
+  );
 
 /** The requirement the run presents credentials for: the first it can meet. */
 export const requirementFor = (operation: Operation, target: Pick<Target, 'token'>): SecurityScheme[] | undefined =>
@@ -128,7 +132,9 @@ export function buildRequest(operation: Operation, input: RequestInput, target: 
   if (input.rawBody !== undefined) body = input.rawBody;
   else if (operation.body && input.body !== undefined && !input.method) body = encodeBody(operation.body, input.body);
   if (body !== undefined && !(body instanceof FormData)) {
-    const contentType = input.contentType ?? (input.rawBody !== undefined ? 'application/json' : operation.body?.mediaType.includes('*') ? 'application/octet-stream' : operation.body?.mediaType);
+    const contentType =
+      input.contentType ??
+      (input.rawBody !== undefined ? 'application/json' : operation.body?.mediaType.includes('*') ? 'application/octet-stream' : operation.body?.mediaType);
     if (contentType) headers['content-type'] = contentType;
   }
   return { method: input.method ?? operation.method, url: url.toString(), headers, ...(body !== undefined && { body }) };

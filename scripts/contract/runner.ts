@@ -110,7 +110,8 @@ export async function runContract(options: ContractOptions): Promise<ContractRes
   const contract: Contract = options.contract ?? loadContract(options.specFile);
   const selected = contract.operations.filter((op) => !options.operations?.length || options.operations.includes(op.operationId));
   const unknown = (options.operations ?? []).filter((id) => !contract.operations.some((op) => op.operationId === id));
-  if (unknown.length) throw new Error(`unknown operationId: ${unknown.join(', ')} (the contract has ${contract.operations.map((op) => op.operationId).join(', ')})`);
+  if (unknown.length)
+    throw new Error(`unknown operationId: ${unknown.join(', ')} (the contract has ${contract.operations.map((op) => op.operationId).join(', ')})`);
 
   const transport = new Transport({
     rate: options.rate ?? 20,
@@ -127,7 +128,10 @@ export async function runContract(options: ContractOptions): Promise<ContractRes
   const notImplemented = new Set<string>();
   const plan = [...selected]
     .sort((a, b) => runOrder(a) - runOrder(b))
-    .map((operation, index) => ({ operation, cases: casesFor(operation, { seed: seed + index, maxExamples: options.maxExamples ?? 20, siblings: contract.operations }) }));
+    .map((operation, index) => ({
+      operation,
+      cases: casesFor(operation, { seed: seed + index, maxExamples: options.maxExamples ?? 20, siblings: contract.operations }),
+    }));
   let notRun = plan.reduce((sum, entry) => sum + entry.cases.length, 0);
   let stoppedReason: string | undefined;
   let answered = false;
@@ -141,7 +145,16 @@ export async function runContract(options: ContractOptions): Promise<ContractRes
     judge: (response: HttpResponse) => CheckFailure[],
   ): Promise<HttpResponse | undefined> => {
     const record = (outcome: CaseResult['outcome'], failures: CheckFailure[], status?: number, what = label): void => {
-      results.push({ operationId: operation.operationId, kind, label: what, outcome, request: redact(request, options.key), curl: toCurl(request, options.key), failures, ...(status !== undefined && { status }) });
+      results.push({
+        operationId: operation.operationId,
+        kind,
+        label: what,
+        outcome,
+        request: redact(request, options.key),
+        curl: toCurl(request, options.key),
+        failures,
+        ...(status !== undefined && { status }),
+      });
     };
     // A 429 is waited out, not a failure, but it must still be what the contract declares (Retry-After...).
     const answer = await transport.send(request, (refused) => {
@@ -171,7 +184,15 @@ export async function runContract(options: ContractOptions): Promise<ContractRes
         // Only token schemes, and no --token: nothing can be sent that may pass.
         notRun -= cases.length;
         log(`${operation.operationId}: skipped (its security needs an access token: pass --token)`);
-        results.push({ operationId: operation.operationId, kind: 'positive', label: 'needs an access token (--token)', outcome: 'skipped', request: { method: operation.method, url: '', headers: {} }, curl: '', failures: [] });
+        results.push({
+          operationId: operation.operationId,
+          kind: 'positive',
+          label: 'needs an access token (--token)',
+          outcome: 'skipped',
+          request: { method: operation.method, url: '', headers: {} },
+          curl: '',
+          failures: [],
+        });
         continue;
       }
       log(`${operation.operationId}: ${cases.length} cases`);
@@ -180,7 +201,15 @@ export async function runContract(options: ContractOptions): Promise<ContractRes
       for (const [index, test] of cases.entries()) {
         notRun--;
         if (test.kind === 'positive' && notImplemented.has(operation.operationId)) {
-          results.push({ operationId: operation.operationId, kind: test.kind, label: test.label, outcome: 'skipped', request: { method: operation.method, url: '', headers: {} }, curl: '', failures: [] });
+          results.push({
+            operationId: operation.operationId,
+            kind: test.kind,
+            label: test.label,
+            outcome: 'skipped',
+            request: { method: operation.method, url: '', headers: {} },
+            curl: '',
+            failures: [],
+          });
           continue;
         }
         const { request, resourceMayBeMissing } = requestFor(test, index, known, target);
@@ -226,7 +255,12 @@ export async function runContract(options: ContractOptions): Promise<ContractRes
     await exchange(item, 'stateful', label, request, (answer) => {
       const failures: CheckFailure[] = [];
       const readBody = parseJson(answer);
-      if (answer.status !== 200) failures.push({ check: 'ensure_resource_availability', expected: `200 with the ${created ? 'created' : 'listed'} resource`, got: `${answer.status} ${answer.text.slice(0, 300)}` });
+      if (answer.status !== 200)
+        failures.push({
+          check: 'ensure_resource_availability',
+          expected: `200 with the ${created ? 'created' : 'listed'} resource`,
+          got: `${answer.status} ${answer.text.slice(0, 300)}`,
+        });
       else if (!isDeepStrictEqual(readBody, expected)) {
         failures.push({ check: 'ensure_resource_availability', expected: JSON.stringify(expected), got: answer.text.slice(0, 300) });
       }
@@ -287,13 +321,21 @@ function madeUpPathValue(schema: Schema): unknown {
   const type = Array.isArray(schema.type) ? schema.type.find((candidate) => candidate !== 'null') : schema.type;
   if (type === 'integer' || type === 'number') return schema.minimum ?? 1;
   if (type === 'array' || schema.items) return [baseValue(schema.items ?? {})];
-  if (type === 'object' || schema.properties) return Object.fromEntries(Object.entries(schema.properties ?? {}).map(([name, property]) => [name, baseValue(property)]));
+  if (type === 'object' || schema.properties)
+    return Object.fromEntries(Object.entries(schema.properties ?? {}).map(([name, property]) => [name, baseValue(property)]));
   return baseValue(schema);
 }
 
 /** The request as recorded in reports: the key under test replaced by `$API_KEY`. */
 function redact(request: HttpRequest, key: string): CaseResult['request'] {
   const headers = Object.fromEntries(Object.entries(request.headers).map(([name, value]) => [name, value.replace(key, '$API_KEY')]));
-  const body = typeof request.body === 'string' ? request.body : request.body === undefined ? undefined : request.body instanceof FormData ? '(multipart form data)' : `(${request.body.byteLength} bytes)`;
+  const body =
+    typeof request.body === 'string'
+      ? request.body
+      : request.body === undefined
+        ? undefined
+        : request.body instanceof FormData
+          ? '(multipart form data)'
+          : `(${request.body.byteLength} bytes)`;
   return { method: request.method, url: request.url.replaceAll(key, '$API_KEY'), headers, ...(body !== undefined && { body }) };
 }

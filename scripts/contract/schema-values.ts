@@ -65,8 +65,7 @@ const FORMAT_SAMPLES: Record<string, string> = {
 const formatSample = (schema: Schema): string | undefined => (typeof schema.format === 'string' ? FORMAT_SAMPLES[schema.format] : undefined);
 
 /** JSON Schema patterns are ECMA-262 regexes, unanchored, over code points (ajv's `u` flag). */
-const patternOf = (schema: Schema): RegExp | undefined =>
-  typeof schema['pattern'] === 'string' ? new RegExp(schema['pattern'] as string, 'u') : undefined;
+const patternOf = (schema: Schema): RegExp | undefined => (typeof schema['pattern'] === 'string' ? new RegExp(schema['pattern'] as string, 'u') : undefined);
 
 /** Whether a string satisfies the schema's length and pattern (lengths in code points). */
 function stringFits(schema: Schema, text: string): boolean {

@@ -149,7 +149,10 @@ function as2020(schema: unknown, seen = new Set<object>()): void {
     if (Array.isArray(node.enum) && !node.enum.includes(null)) node.enum = [...node.enum, null];
     delete node['nullable'];
   }
-  for (const [bound, exclusive] of [['minimum', 'exclusiveMinimum'], ['maximum', 'exclusiveMaximum']] as const) {
+  for (const [bound, exclusive] of [
+    ['minimum', 'exclusiveMinimum'],
+    ['maximum', 'exclusiveMaximum'],
+  ] as const) {
     if (typeof node[exclusive] === 'boolean') {
       if (node[exclusive] === true && typeof node[bound] === 'number') {
         (node as Record<string, unknown>)[exclusive] = node[bound];
@@ -254,7 +257,12 @@ export function contractOf(parsed: unknown, basePath?: string): Contract {
       const security = requirements.map((requirement) =>
         Object.keys(requirement).map((name): SecurityScheme => {
           const declared = schemes[name] ?? {};
-          return { name, type: declared.type, ...(declared.scheme && { scheme: String(declared.scheme).toLowerCase() }), ...(declared.in && { in: declared.in, parameter: declared.name }) };
+          return {
+            name,
+            type: declared.type,
+            ...(declared.scheme && { scheme: String(declared.scheme).toLowerCase() }),
+            ...(declared.in && { in: declared.in, parameter: declared.name }),
+          };
         }),
       );
       operations.push({
@@ -321,7 +329,9 @@ export function resolveBaseUrl(baseUrl: string, basePath: string): string {
     return url.toString().replace(/\/+$/, '');
   }
   if (basePath !== '' && !given.endsWith(basePath)) {
-    throw new Error(`--base-url ${baseUrl} ends in ${given}, but the contract is served under ${basePath}: give the server's address without a path, or ending in ${basePath}`);
+    throw new Error(
+      `--base-url ${baseUrl} ends in ${given}, but the contract is served under ${basePath}: give the server's address without a path, or ending in ${basePath}`,
+    );
   }
   return baseUrl.replace(/\/+$/, '');
 }

@@ -70,7 +70,12 @@ export class Transport {
         // fetch wraps the socket error: the code is on its cause (or the cause's first error).
         const inner = (error as { cause?: { code?: string; message?: string; errors?: Array<{ code?: string }> } }).cause;
         const cause = inner?.code ?? inner?.errors?.[0]?.code ?? inner?.message;
-        return { error: (error as Error).name === 'TimeoutError' ? `no response within ${this.options.requestTimeoutMs} ms` : `request failed: ${cause ?? (error as Error).message}` };
+        return {
+          error:
+            (error as Error).name === 'TimeoutError'
+              ? `no response within ${this.options.requestTimeoutMs} ms`
+              : `request failed: ${cause ?? (error as Error).message}`,
+        };
       }
       if (response.status !== 429) return response;
 

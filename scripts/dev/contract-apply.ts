@@ -29,7 +29,13 @@ export async function renderContract(root: string): Promise<Map<string, string>>
   // the dev loop reports them itself, with file and line, from the lint.
   const said: string[] = [];
   const { error, warn } = console;
-  console.error = console.warn = (...args: unknown[]) => said.push(args.join(' ').replace(/\x1b\[[0-9;]*m/g, '').trim());
+  console.error = console.warn = (...args: unknown[]) =>
+    said.push(
+      args
+        .join(' ')
+        .replace(/\x1b\[[0-9;]*m/g, '')
+        .trim(),
+    );
   try {
     return await generator().renderAll(root);
   } catch (problem) {

@@ -48,11 +48,11 @@ export class DevServer {
   }
 
   private spawnServer(goNow: boolean): ChildProcess {
-    return spawn(
-      process.execPath,
-      ['--enable-source-maps', ...this.nodeFlags, '--import', TSX, '--import', HOOKS, ENTRY, path.join('src', 'server.ts')],
-      { cwd: this.root, env: { ...this.env, DEV_SERVER_GO: goNow ? 'now' : 'on-message' }, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] },
-    );
+    return spawn(process.execPath, ['--enable-source-maps', ...this.nodeFlags, '--import', TSX, '--import', HOOKS, ENTRY, path.join('src', 'server.ts')], {
+      cwd: this.root,
+      env: { ...this.env, DEV_SERVER_GO: goNow ? 'now' : 'on-message' },
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    });
   }
 
   private prepareStandby(): void {
@@ -98,7 +98,8 @@ export class DevServer {
       child.on('message', (message: Message) => {
         if (message.type !== 'listening' || listening) return;
         listening = true;
-        const host = message.address === '::' || message.address === '0.0.0.0' ? '127.0.0.1' : message.address!.includes(':') ? `[${message.address}]` : message.address;
+        const host =
+          message.address === '::' || message.address === '0.0.0.0' ? '127.0.0.1' : message.address!.includes(':') ? `[${message.address}]` : message.address;
         resolve({ ok: true, url: `http://${host}:${message.port}`, ms: performance.now() - started });
         this.prepareStandby();
       });
@@ -133,7 +134,12 @@ export class DevServer {
     const standby = this.standby;
     this.standby = undefined;
     standby?.child.kill('SIGTERM');
-    await Promise.all([this.stop(), standby && standby.child.exitCode === null && standby.child.signalCode === null ? new Promise((resolve) => standby.child.once('exit', resolve)) : undefined]);
+    await Promise.all([
+      this.stop(),
+      standby && standby.child.exitCode === null && standby.child.signalCode === null
+        ? new Promise((resolve) => standby.child.once('exit', resolve))
+        : undefined,
+    ]);
   }
 
   /** Ends everything at once (a second Ctrl-C). */

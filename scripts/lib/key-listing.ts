@@ -86,7 +86,7 @@ export function formatKeyDetails(view: KeyView): string {
   const limits =
     view.requestsPerMinute === null || view.requestsPerDay === null
       ? NONE
-      : `${view.requestsPerMinute} per minute, ${view.requestsPerDay} per day${view.plan === 'enterprise' ? ' (this key\'s own)' : ` (the ${view.plan} plan's)`}`;
+      : `${view.requestsPerMinute} per minute, ${view.requestsPerDay} per day${view.plan === 'enterprise' ? " (this key's own)" : ` (the ${view.plan} plan's)`}`;
   const fields: Array<[string, string]> = [
     ['id', String(view.id)],
     ['prefix', `${view.prefix}…`],

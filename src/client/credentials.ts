@@ -10,7 +10,9 @@ export interface DeclaredScheme {
 
 /** What a version's generated operation table (generated/vN/operations.ts) tells a client about security. */
 export interface ContractSecurity {
-  readonly operationTable: Readonly<Record<string, { readonly method: string; readonly path: string; readonly security: ReadonlyArray<ReadonlyArray<string>> }>>;
+  readonly operationTable: Readonly<
+    Record<string, { readonly method: string; readonly path: string; readonly security: ReadonlyArray<ReadonlyArray<string>> }>
+  >;
   readonly securitySchemes: Readonly<Record<string, DeclaredScheme>>;
 }
 

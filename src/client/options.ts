@@ -32,7 +32,12 @@ export interface PetAdoptionClientOptions {
  */
 export function createVersionClient<Paths extends {}>(options: PetAdoptionClientOptions, security: ContractSecurity): Client<Paths, 'application/json'> {
   const client = createClient<Paths>({ baseUrl: options.baseUrl, ...(options.fetch && { fetch: options.fetch }) });
-  client.use(declaredCredentials(security, { ...(options.apiKey !== undefined && { apiKey: options.apiKey }), ...(options.accessToken !== undefined && { accessToken: options.accessToken }) }));
+  client.use(
+    declaredCredentials(security, {
+      ...(options.apiKey !== undefined && { apiKey: options.apiKey }),
+      ...(options.accessToken !== undefined && { accessToken: options.accessToken }),
+    }),
+  );
   // The key first, so every retry of a create carries the same one.
   if (options.idempotencyKeys !== false) client.use(idempotencyKeys());
   if (options.retry !== false) client.use(retryTransient(options.retry));

@@ -58,7 +58,10 @@ export function retryTransient(options: RetryOptions = {}): Middleware {
       let delay: number;
       if (current instanceof Response) {
         if (!TRANSIENT.has(current.status)) break;
-        const body = (await current.clone().json().catch(() => undefined)) as { code?: string } | undefined;
+        const body = (await current
+          .clone()
+          .json()
+          .catch(() => undefined)) as { code?: string } | undefined;
         if (body?.code === 'key_temporarily_banned') break;
         delay = retryAfterMs(current.headers.get('Retry-After')) ?? backoff(attempt);
         if (delay > maxDelayMs) break;

@@ -51,7 +51,12 @@ export function createLogger(level: string, destination?: DestinationStream, for
         'headers.cookie',
         'cookie',
         // The names an API key is sent under besides Authorization (apiKey schemes: header, query parameter, cookie).
-        ...secretNames.flatMap((name) => [`req.headers[${JSON.stringify(name.toLowerCase())}]`, `headers[${JSON.stringify(name.toLowerCase())}]`, `query[${JSON.stringify(name)}]`, `cookies[${JSON.stringify(name)}]`]),
+        ...secretNames.flatMap((name) => [
+          `req.headers[${JSON.stringify(name.toLowerCase())}]`,
+          `headers[${JSON.stringify(name.toLowerCase())}]`,
+          `query[${JSON.stringify(name)}]`,
+          `cookies[${JSON.stringify(name)}]`,
+        ]),
       ],
       censor: '[redacted]',
     },

@@ -61,7 +61,8 @@ function keepBody(res: Response): () => string | undefined {
   let length = 0;
   const keep = (chunk: unknown, encoding: unknown): void => {
     if (length > MAX_KEPT_BYTES || chunk === undefined || chunk === null || typeof chunk === 'function') return;
-    const bytes = typeof chunk === 'string' ? Buffer.from(chunk, typeof encoding === 'string' ? (encoding as BufferEncoding) : 'utf8') : Buffer.from(chunk as Uint8Array);
+    const bytes =
+      typeof chunk === 'string' ? Buffer.from(chunk, typeof encoding === 'string' ? (encoding as BufferEncoding) : 'utf8') : Buffer.from(chunk as Uint8Array);
     length += bytes.length;
     chunks.push(bytes);
   };

@@ -10,8 +10,7 @@ export type MetricsAccess = Config['metricsAccess'];
 
 const digest = (value: string): Buffer => createHash('sha256').update(value).digest();
 
-const unauthorized = (message: string): ApiError =>
-  new ApiError(401, 'unauthorized', message, { 'WWW-Authenticate': 'Bearer realm="metrics"' });
+const unauthorized = (message: string): ApiError => new ApiError(401, 'unauthorized', message, { 'WWW-Authenticate': 'Bearer realm="metrics"' });
 
 /** A peer on this machine: the socket's own address (never X-Forwarded-For), IPv4 loopback mapped into IPv6 included. */
 const isLoopback = (address: string | undefined): boolean =>
@@ -31,7 +30,9 @@ export function metricsRoute(metrics: Metrics, access: Exclude<MetricsAccess, 'd
   const expected = access === 'loopback' ? undefined : digest(access.token);
   return async (req, res) => {
     if (!expected && !isLoopback(req.socket.remoteAddress)) {
-      throw unauthorized('without METRICS_TOKEN, GET /metrics answers clients on this machine only: set METRICS_TOKEN and send Authorization: Bearer <METRICS_TOKEN>');
+      throw unauthorized(
+        'without METRICS_TOKEN, GET /metrics answers clients on this machine only: set METRICS_TOKEN and send Authorization: Bearer <METRICS_TOKEN>',
+      );
     }
     if (expected) {
       const header = req.headers.authorization;

@@ -6,7 +6,9 @@ const CHECK_TIMEOUT_MS = 2_000;
 function withTimeout(check: () => Promise<void>): Promise<void> {
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`no answer within ${CHECK_TIMEOUT_MS} ms`)), CHECK_TIMEOUT_MS);
-    check().then(resolve, reject).finally(() => clearTimeout(timer));
+    check()
+      .then(resolve, reject)
+      .finally(() => clearTimeout(timer));
   });
 }
 

@@ -72,7 +72,15 @@ export async function runPrimary({ config, logger, prepare }: PrimaryOptions): P
     if (announced || listening.size < config.workers) return;
     announced = true;
     logger.info(
-      { address: address.address, port: address.port, workers: config.workers, database: config.databaseUrl.split(':', 1)[0], rateLimitStore: config.redisUrl ? 'redis' : 'cluster', env: config.nodeEnv, node: process.version },
+      {
+        address: address.address,
+        port: address.port,
+        workers: config.workers,
+        database: config.databaseUrl.split(':', 1)[0],
+        rateLimitStore: config.redisUrl ? 'redis' : 'cluster',
+        env: config.nodeEnv,
+        node: process.version,
+      },
       `listening on http://${address.address ?? config.host}:${address.port} with ${config.workers} workers`,
     );
   });

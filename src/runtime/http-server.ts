@@ -67,9 +67,7 @@ export function createHttpServer(app: RequestListener, limits: HttpLimits): http
   );
   server.maxConnections = limits.maxConnections;
   limitConnectionsPerClient(server, limits.maxConnectionsPerClient);
-  server.on('clientError', (error: NodeJS.ErrnoException & { reason?: string }, socket: Duplex) =>
-    answerClientError(error, socket, limits),
-  );
+  server.on('clientError', (error: NodeJS.ErrnoException & { reason?: string }, socket: Duplex) => answerClientError(error, socket, limits));
   return server;
 }
 

@@ -12,7 +12,9 @@ export type ErrorCode = components['schemas']['ErrorCode'];
  * Every code the engine or the service can answer with is in the contract's
  * enum: a code added to either without the contract is a compile error here.
  */
-export const ENUM_COVERS_EVERY_CODE: [Exclude<EngineErrorCode | ServiceErrorCode, ErrorCode>] extends [never] ? true : Exclude<EngineErrorCode | ServiceErrorCode, ErrorCode> = true;
+export const ENUM_COVERS_EVERY_CODE: [Exclude<EngineErrorCode | ServiceErrorCode, ErrorCode>] extends [never]
+  ? true
+  : Exclude<EngineErrorCode | ServiceErrorCode, ErrorCode> = true;
 
 /** Error bodies for the statuses handlers return themselves. */
 export const notFound = (message: string): components['schemas']['Error'] => errorBody(404, 'not_found', message);

@@ -1,7 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { createServer } from 'node:net';
-import path from 'node:path';
 
 /**
  * `npm run dev` in a copy of the project, driven as a person at a terminal
@@ -159,7 +158,11 @@ export async function startDev(
         };
         const timer = setTimeout(() => {
           done();
-          reject(new Error(`timed out after ${timeoutMs} ms waiting for ${pattern} in the output of npm run dev; its own lines:\n${session.devLines()}\n\nthe end of its output:\n${output.slice(Math.max(from, output.length - 2000))}`));
+          reject(
+            new Error(
+              `timed out after ${timeoutMs} ms waiting for ${pattern} in the output of npm run dev; its own lines:\n${session.devLines()}\n\nthe end of its output:\n${output.slice(Math.max(from, output.length - 2000))}`,
+            ),
+          );
         }, timeoutMs);
         const done = (): void => {
           clearTimeout(timer);
@@ -179,7 +182,13 @@ export async function startDev(
     devLines(count = 40) {
       return output
         .split('\n')
-        .filter((line) => /\] DEV: |^ {4}\S/.test(line) && !/^ {4}(requestId|method|path|operation|status|durationMs|responseBytes|keyId|plan|ip|address|port|database|rateLimitStore|env|node|mock|signal|stubbed|mocked|version): /.test(line))
+        .filter(
+          (line) =>
+            /\] DEV: |^ {4}\S/.test(line) &&
+            !/^ {4}(requestId|method|path|operation|status|durationMs|responseBytes|keyId|plan|ip|address|port|database|rateLimitStore|env|node|mock|signal|stubbed|mocked|version): /.test(
+              line,
+            ),
+        )
         .slice(-count)
         .join('\n');
     },

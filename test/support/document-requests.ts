@@ -65,11 +65,12 @@ export function sampleOf(schema: Schema | undefined, direction: 'request' | 'res
   if (schema['allOf']) return Object.assign({}, ...schema['allOf'].map((part: Schema) => sampleOf(part, direction, depth + 1)));
   if (schema['oneOf'] ?? schema['anyOf']) return sampleOf((schema['oneOf'] ?? schema['anyOf'])[0], direction, depth + 1);
   if (schema['default'] !== undefined) return schema['default'];
-  const type = Array.isArray(schema['type']) ? schema['type'].find((t: string) => t !== 'null') : (schema['type'] ?? (schema['properties'] ? 'object' : schema['items'] ? 'array' : 'string'));
+  const type = Array.isArray(schema['type'])
+    ? schema['type'].find((t: string) => t !== 'null')
+    : (schema['type'] ?? (schema['properties'] ? 'object' : schema['items'] ? 'array' : 'string'));
   switch (type) {
     case 'integer':
-    case 'number':
-    {
+    case 'number': {
       // 3.1's exclusiveMinimum is a number; 3.0's a boolean beside minimum.
       const exclusive = schema['exclusiveMinimum'];
       const low = typeof exclusive === 'number' ? exclusive + 1 : (schema['minimum'] ?? 1) + (exclusive === true ? 1 : 0);
@@ -122,7 +123,12 @@ export function serializeParameter(parameter: Schema, value: unknown): { query?:
       return { [where]: pairs.join(where === 'query' ? '&' : '; ') };
     }
     if (value !== null && typeof value === 'object') {
-      if (style === 'deepObject') return { query: entries(value).map(([k, v]) => `${e(name)}%5B${e(k)}%5D=${e(v)}`).join('&') };
+      if (style === 'deepObject')
+        return {
+          query: entries(value)
+            .map(([k, v]) => `${e(name)}%5B${e(k)}%5D=${e(v)}`)
+            .join('&'),
+        };
       const pairs = explode ? entries(value).map(([k, v]) => `${e(k)}=${e(v)}`) : [`${e(name)}=${entries(value).flat().map(e).join(',')}`];
       return { [where]: pairs.join(where === 'query' ? '&' : '; ') };
     }
@@ -162,7 +168,12 @@ export interface BuiltRequest {
 }
 
 /** Applies one requirement (AND of schemes) to a request; false when a scheme cannot be satisfied with these credentials. */
-export function present(document: Document, requirement: Record<string, string[]>, credentials: Partial<Credentials>, request: { headers: Record<string, string>; query: string[]; cookies: string[] }): boolean {
+export function present(
+  document: Document,
+  requirement: Record<string, string[]>,
+  credentials: Partial<Credentials>,
+  request: { headers: Record<string, string>; query: string[]; cookies: string[] },
+): boolean {
   for (const name of Object.keys(requirement)) {
     const scheme = document['components']?.['securitySchemes']?.[name] as Schema | undefined;
     if (!scheme) return false;
@@ -198,9 +209,9 @@ export function bodyFor(mediaType: string, schema: Schema | undefined): { body: 
   if (essence === 'multipart/form-data') {
     const form = new FormData();
     for (const [name, property] of Object.entries((schema?.['properties'] ?? {}) as Record<string, Schema>)) {
-      if (property['format'] === 'binary' || property['contentMediaType'] || property['type'] === 'string' && property['contentEncoding']) {
+      if (property['format'] === 'binary' || property['contentMediaType'] || (property['type'] === 'string' && property['contentEncoding'])) {
         form.append(name, new Blob([PNG_1X1], { type: 'image/png' }), `${name}.png`);
-      } else if (property['type'] === 'array' && (property['items']?.['format'] === 'binary')) {
+      } else if (property['type'] === 'array' && property['items']?.['format'] === 'binary') {
         form.append(name, new Blob([PNG_1X1], { type: 'image/png' }), `${name}.png`);
       } else {
         const field = sampleOf(property);
@@ -224,7 +235,13 @@ export const servedMediaType = (mediaType: string): boolean => !/[/+]xml\b/i.tes
  * and the credentials of the first requirement they can satisfy (none when
  * anonymous calls are allowed and `credentials` is undefined).
  */
-export function validRequest(document: Document, base: string, op: DocumentOperation, credentials: Partial<Credentials> | undefined, extraQuery: string[] = []): BuiltRequest {
+export function validRequest(
+  document: Document,
+  base: string,
+  op: DocumentOperation,
+  credentials: Partial<Credentials> | undefined,
+  extraQuery: string[] = [],
+): BuiltRequest {
   let route = op.path;
   const query: string[] = [];
   const headers: Record<string, string> = {};
@@ -233,7 +250,12 @@ export function validRequest(document: Document, base: string, op: DocumentOpera
     if (!parameter['required'] && parameter['in'] !== 'path') continue;
     const schema = parameter['schema'] ?? (Object.values(parameter['content'] ?? {}) as Schema[])[0]?.['schema'];
     const value = parameter['example'] ?? sampleOf(schema);
-    const serialized = parameter['content'] ? { [parameter['in']]: parameter['in'] === 'query' ? `${encodeURIComponent(parameter['name'])}=${encodeURIComponent(JSON.stringify(value))}` : JSON.stringify(value) } : serializeParameter(parameter, value);
+    const serialized = parameter['content']
+      ? {
+          [parameter['in']]:
+            parameter['in'] === 'query' ? `${encodeURIComponent(parameter['name'])}=${encodeURIComponent(JSON.stringify(value))}` : JSON.stringify(value),
+        }
+      : serializeParameter(parameter, value);
     if (serialized.path !== undefined) route = route.replace(`{${parameter['name']}}`, serialized.path);
     if (serialized.query !== undefined) query.push(serialized.query);
     if (serialized.header !== undefined) headers[String(parameter['name']).toLowerCase()] = serialized.header;
@@ -250,10 +272,15 @@ export function validRequest(document: Document, base: string, op: DocumentOpera
       scratch.cookies.splice(0, scratch.cookies.length, ...attempt.cookies);
       return true;
     });
-    if (!satisfied && requirements.length > 0 && !isAnonymousAllowed(requirementsOf(document, op))) throw new Error(`${op.name}: no requirement can be met with these credentials`);
+    if (!satisfied && requirements.length > 0 && !isAnonymousAllowed(requirementsOf(document, op)))
+      throw new Error(`${op.name}: no requirement can be met with these credentials`);
   }
   if (cookies.length > 0) headers['cookie'] = cookies.join('; ');
-  const request: BuiltRequest = { method: op.method.toUpperCase(), url: `${base}${route}${[...query, ...extraQuery].length > 0 ? `?${[...query, ...extraQuery].join('&')}` : ''}`, headers };
+  const request: BuiltRequest = {
+    method: op.method.toUpperCase(),
+    url: `${base}${route}${[...query, ...extraQuery].length > 0 ? `?${[...query, ...extraQuery].join('&')}` : ''}`,
+    headers,
+  };
   const content = Object.entries((op.operation['requestBody']?.['content'] ?? {}) as Record<string, Schema>).find(([mediaType]) => servedMediaType(mediaType));
   if (content) {
     const { body, contentType } = bodyFor(content[0], content[1]['schema']);

@@ -7,7 +7,6 @@
  */
 import http, { type RequestListener } from 'node:http';
 import net, { type AddressInfo } from 'node:net';
-import type { OpenApiDocument } from '../../src/engine/contract/document';
 import { assertResponseConforms, type ConformanceOptions } from './spec-conformance';
 
 /** What a test tells the check: the statuses it expects, the contract the server serves. */
@@ -55,10 +54,7 @@ export function checkObservedResponse(
       );
     }
   }
-  assertResponseConforms(
-    { ...observed, body },
-    { expectedStatuses: new Set(options.expect ?? []), ...(options.contract && { contract: options.contract }) },
-  );
+  assertResponseConforms({ ...observed, body }, { expectedStatuses: new Set(options.expect ?? []), ...(options.contract && { contract: options.contract }) });
   return body;
 }
 

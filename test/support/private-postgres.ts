@@ -44,7 +44,18 @@ export async function startPrivatePostgres(): Promise<PrivatePostgres> {
     execFileSync('runuser', ['-u', 'postgres', '--', path.join(bin, command), ...args], { stdio: 'pipe', timeout: 60_000 });
   asPostgres('initdb', ['-D', data, '-U', 'postgres', '-A', 'trust', '--no-instructions']);
   const port = await freePort();
-  const ctlArgs = (...args: string[]) => ['-D', data, '-l', path.join(dir, 'log'), '-w', '-t', '30', '-o', `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1`, ...args];
+  const ctlArgs = (...args: string[]) => [
+    '-D',
+    data,
+    '-l',
+    path.join(dir, 'log'),
+    '-w',
+    '-t',
+    '30',
+    '-o',
+    `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1`,
+    ...args,
+  ];
   const ctl = (...args: string[]) => asPostgres('pg_ctl', ctlArgs(...args));
   // Asynchronous, so the test's own requests keep flowing meanwhile.
   const ctlAsync = (...args: string[]) =>

@@ -27,9 +27,7 @@ export function parseFirstResponse(raw: string): Pick<RawResult, 'status' | 'hea
   const end = raw.indexOf('\r\n\r\n');
   if (end === -1) return { status: undefined, headers: {}, text: '', complete: false };
   const [statusLine, ...lines] = raw.slice(0, end).split('\r\n');
-  const headers = Object.fromEntries(
-    lines.map((line) => [line.slice(0, line.indexOf(':')).toLowerCase(), line.slice(line.indexOf(':') + 1).trim()]),
-  );
+  const headers = Object.fromEntries(lines.map((line) => [line.slice(0, line.indexOf(':')).toLowerCase(), line.slice(line.indexOf(':') + 1).trim()]));
   const length = Number(headers['content-length'] ?? 0);
   const bytes = Buffer.from(raw.slice(end + 4), 'latin1');
   const text = bytes.subarray(0, length).toString('utf8');
@@ -41,7 +39,12 @@ export function parseFirstResponse(raw: string): Pick<RawResult, 'status' | 'hea
  * do not start with one are checked as a request outside the contract (`*`).
  */
 function requestLineOf(chunks: (string | Buffer)[]): { method: string; url: string } {
-  const first = chunks[0] === undefined ? '' : Buffer.from(chunks[0]).subarray(0, 64 * 1024).toString('latin1');
+  const first =
+    chunks[0] === undefined
+      ? ''
+      : Buffer.from(chunks[0])
+          .subarray(0, 64 * 1024)
+          .toString('latin1');
   const match = /^([A-Za-z]+) (\S+) HTTP\/\d\.\d\r?\n/.exec(first);
   return match ? { method: match[1]!, url: match[2]! } : { method: 'GET', url: '*' };
 }

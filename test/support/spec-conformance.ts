@@ -138,7 +138,11 @@ export function assertResponseConforms(res: ObservedResponse, options: Conforman
     const body = JSON.stringify(res.body) ?? '';
     throw new Error(`response breaks the contract: ${where}: ${why}\nbody: ${body.length > 2_000 ? `${body.slice(0, 2_000)}…` : body}`);
   };
-  const headers = Object.fromEntries(Object.entries(res.headers).filter(([, value]) => value !== undefined).map(([name, value]) => [name.toLowerCase(), Array.isArray(value) ? value.join(', ') : String(value)]));
+  const headers = Object.fromEntries(
+    Object.entries(res.headers)
+      .filter(([, value]) => value !== undefined)
+      .map(([name, value]) => [name.toLowerCase(), Array.isArray(value) ? value.join(', ') : String(value)]),
+  );
   /** Outside the contract's operations: an error is an Error object with its status and a request id. */
   const errorObject = (): void => {
     if (res.status < 400) return;

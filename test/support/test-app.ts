@@ -6,7 +6,6 @@ import { loadConfig, withSettings, type Config } from '../../src/config';
 import type { Storage } from '../../src/service/storage/storage';
 import type { Plan } from '../../src/service/plans/plans';
 import { issueApiKey } from '../../src/service/keys/key-service';
-import type { OpenApiDocument } from '../../src/engine/contract/document';
 import type { Metrics } from '../../src/observability/metrics';
 import { assertResponseConforms, type ConformanceOptions } from './spec-conformance';
 import { tempDir } from './paths';
@@ -96,8 +95,7 @@ export interface TestApp {
  */
 export function testConfig(options: Pick<TestAppOptions, 'databaseUrl' | 'rateLimits' | 'settings'> = {}): Config {
   const name = isolationName();
-  const databaseUrl =
-    options.databaseUrl ?? (TEST_BACKEND === 'postgres' ? isolatedPostgresUrl(name) : `sqlite:${path.join(tempDir(), 'pets.db')}`);
+  const databaseUrl = options.databaseUrl ?? (TEST_BACKEND === 'postgres' ? isolatedPostgresUrl(name) : `sqlite:${path.join(tempDir(), 'pets.db')}`);
   const config = loadConfig({
     NODE_ENV: 'test',
     LOG_LEVEL: 'info',
@@ -120,11 +118,13 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
   const { databaseUrl: _database, rateLimits: _limits, settings: _settings, ...seams } = options;
   const service = await compose(config, { ...seams, logDestination: log.sink });
   const storage = service.storage;
-  const issueKey: TestApp['issueKey'] = async (plan = 'free', limits = {}) =>
-    `Bearer ${(await issueApiKey(storage.apiKeys, { plan, ...limits })).key}`;
+  const issueKey: TestApp['issueKey'] = async (plan = 'free', limits = {}) => `Bearer ${(await issueApiKey(storage.apiKeys, { plan, ...limits })).key}`;
   return {
     app: service.app,
-    api: apiClient(service.app, service.apis.map((api) => ({ document: api.contract, basePath: api.basePath }))),
+    api: apiClient(
+      service.app,
+      service.apis.map((api) => ({ document: api.contract, basePath: api.basePath })),
+    ),
     service,
     storage,
     auth: await issueKey(),
@@ -150,5 +150,14 @@ export async function appOn(
   const config = testConfig({ ...(rateLimits && { rateLimits }), settings: { ...settings, ...(logLevel && { logLevel }) } });
   const log = memoryLog();
   const service = await compose(config, { ...seams, storage, logDestination: log.sink });
-  return { app: service.app, api: apiClient(service.app, service.apis.map((api) => ({ document: api.contract, basePath: api.basePath }))), service, logs: log.text, close: () => service.close() };
+  return {
+    app: service.app,
+    api: apiClient(
+      service.app,
+      service.apis.map((api) => ({ document: api.contract, basePath: api.basePath })),
+    ),
+    service,
+    logs: log.text,
+    close: () => service.close(),
+  };
 }

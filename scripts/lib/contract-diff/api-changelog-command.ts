@@ -67,7 +67,8 @@ function changelogOf(specPath: string, check: boolean, cwd: string): CommandOutc
   const shown = displayPath(cwd, plan.file);
   const current = existsSync(plan.file) ? readFileSync(plan.file, 'utf8') : undefined;
   if (check) {
-    if (current === plan.text) return { exitCode: 0, stdout: `${shown} is up to date (${plan.releases} release${plan.releases === 1 ? '' : 's'}).\n`, stderr: '' };
+    if (current === plan.text)
+      return { exitCode: 0, stdout: `${shown} is up to date (${plan.releases} release${plan.releases === 1 ? '' : 's'}).\n`, stderr: '' };
     const why = current === undefined ? 'is missing' : `is stale (first difference at line ${firstDifferentLine(current, plan.text)})`;
     return { exitCode: 1, stdout: '', stderr: `api:changelog: ${shown} ${why}: run npm run api:changelog and commit it\n` };
   }

@@ -76,19 +76,27 @@ export function runApiDiff(args: readonly string[], cwd: string, root: string = 
   }
   const outcomes = choice.every.map((document) => ({ document, outcome: compareOne(document, options, cwd) }));
   const exitCode = worst(outcomes.map(({ outcome }) => ('result' in outcome ? (outcome.result.gate.passed ? 0 : 1) : outcome.failure.exitCode)));
-  const stderr = outcomes.map(({ document, outcome }) => ('failure' in outcome ? outcome.failure.stderr.replace(/^api:diff: /, `api:diff: ${document.version}: `) : '')).join('');
+  const stderr = outcomes
+    .map(({ document, outcome }) => ('failure' in outcome ? outcome.failure.stderr.replace(/^api:diff: /, `api:diff: ${document.version}: `) : ''))
+    .join('');
   if (format === 'json') {
     const versions = Object.fromEntries(
       outcomes.map(({ document, outcome }) => [
         document.version,
-        'result' in outcome ? { document: displayPath(cwd, document.specPath), ...outcome.result, passed: outcome.result.gate.passed } : { document: displayPath(cwd, document.specPath), error: outcome.failure.stderr.trim() },
+        'result' in outcome
+          ? { document: displayPath(cwd, document.specPath), ...outcome.result, passed: outcome.result.gate.passed }
+          : { document: displayPath(cwd, document.specPath), error: outcome.failure.stderr.trim() },
       ]),
     );
     return { exitCode, stdout: `${JSON.stringify({ passed: exitCode === 0, versions }, null, 2)}\n`, stderr };
   }
   const header = (document: ChosenDocument): string =>
-    format === 'markdown' ? `## ${document.version} (\`${displayPath(cwd, document.specPath)}\`)\n\n` : `=== ${document.version}: ${displayPath(cwd, document.specPath)} ===\n`;
-  const sections = outcomes.map(({ document, outcome }) => header(document) + ('result' in outcome ? RENDERERS[format](outcome.result) : 'not compared: see the error on stderr\n'));
+    format === 'markdown'
+      ? `## ${document.version} (\`${displayPath(cwd, document.specPath)}\`)\n\n`
+      : `=== ${document.version}: ${displayPath(cwd, document.specPath)} ===\n`;
+  const sections = outcomes.map(
+    ({ document, outcome }) => header(document) + ('result' in outcome ? RENDERERS[format](outcome.result) : 'not compared: see the error on stderr\n'),
+  );
   return { exitCode, stdout: sections.join('\n'), stderr };
 }
 

@@ -24,7 +24,9 @@ function initialEntry(document: OpenApiDocument): string[] {
       const operation = item[method] as OperationObject | undefined;
       if (!operation) continue;
       const sunset = operation['x-sunset'] === undefined ? '' : `, sunset ${String(operation['x-sunset'])}`;
-      lines.push(`- ${operationLabel({ operationId: operation.operationId, method, path: template })}${operation.deprecated === true ? `: deprecated${sunset}` : ''}`);
+      lines.push(
+        `- ${operationLabel({ operationId: operation.operationId, method, path: template })}${operation.deprecated === true ? `: deprecated${sunset}` : ''}`,
+      );
     }
   }
   return [`Initial release: ${lines.length} operation${lines.length === 1 ? '' : 's'}.`, '', ...lines];
@@ -94,7 +96,7 @@ export function renderChangelog(releases: readonly ReleasedContract[], releasesF
       return [heading, '', ...body].join('\n');
     })
     .reverse();
-  return [intro.join('\n'), ...entries].join('\n\n') + '\n';
+  return `${[intro.join('\n'), ...entries].join('\n\n')}\n`;
 }
 
 /** Where the changelog of a contract goes, and what it should say. */

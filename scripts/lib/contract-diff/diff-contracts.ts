@@ -49,7 +49,8 @@ function defaultReason(changeClass: ChangeClass, diff: Diff): string {
   if (changeClass === 'breaking') {
     if (isOperation) return 'clients calling it now fail';
     if (side === 'request') return diff.path.at(-1) === 'default' ? 'requests that omit it now behave differently' : 'requests that were valid are now refused';
-    if (side === 'response') return diff.action === 'remove' ? 'clients may no longer receive what they rely on' : 'clients may now receive values they do not expect';
+    if (side === 'response')
+      return diff.action === 'remove' ? 'clients may no longer receive what they rely on' : 'clients may now receive values they do not expect';
     return 'existing clients may break';
   }
   if (diff.type === 'deprecated') return 'deprecated: still works, plan the move';

@@ -36,7 +36,11 @@ function satisfies(held: SecurityRequirement, needed: SecurityRequirement): bool
 const canonical = (requirements: SecurityRequirement[]): string =>
   JSON.stringify(
     alternatives(requirements)
-      .map((alternative) => Object.keys(alternative).sort().map((scheme) => [scheme, [...alternative[scheme]!].sort()]))
+      .map((alternative) =>
+        Object.keys(alternative)
+          .sort()
+          .map((scheme) => [scheme, [...alternative[scheme]!].sort()]),
+      )
       .sort(),
   );
 

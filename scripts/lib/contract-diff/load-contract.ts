@@ -139,7 +139,9 @@ export function loadBase(base: string | undefined, specPath: string, cwd: string
   if (base === undefined) {
     const release = newestRelease(releasesDirOf(specPath));
     if (!release) {
-      throw new ContractSourceError(`no release recorded in ${displayPath(cwd, releasesDirOf(specPath))} (npm run api:release records one); pass --base <git ref or file>`);
+      throw new ContractSourceError(
+        `no release recorded in ${displayPath(cwd, releasesDirOf(specPath))} (npm run api:release records one); pass --base <git ref or file>`,
+      );
     }
     return loadContractFile(release.file, displayPath(cwd, release.file));
   }

@@ -92,7 +92,9 @@ const boundsByDirection: OwnRule = {
 };
 
 const isClosed = (schema: unknown): boolean =>
-  typeof schema === 'object' && schema !== null && ((schema as Record<string, unknown>)['additionalProperties'] === false || (schema as Record<string, unknown>)['unevaluatedProperties'] === false);
+  typeof schema === 'object' &&
+  schema !== null &&
+  ((schema as Record<string, unknown>)['additionalProperties'] === false || (schema as Record<string, unknown>)['unevaluatedProperties'] === false);
 
 /**
  * A property added to a response object that was closed (`additionalProperties:
@@ -107,7 +109,11 @@ const closedObjectProperties: OwnRule = {
     if (path[path.length - 2] !== 'properties' || !path.includes('schema')) return undefined;
     const parent = path.slice(0, -2);
     if (diff.action === 'add' && side === 'response' && isClosed(locate(before, parent))) {
-      return { class: 'breaking', reason: 'a new field in an object that allowed none: clients validating responses refuse it', rule: 'closed-object-properties' };
+      return {
+        class: 'breaking',
+        reason: 'a new field in an object that allowed none: clients validating responses refuse it',
+        rule: 'closed-object-properties',
+      };
     }
     if (diff.action === 'remove' && side === 'request' && isClosed(locate(after, parent))) {
       return { class: 'breaking', reason: 'requests that still send this field are now refused (no additional properties)', rule: 'closed-object-properties' };
@@ -143,7 +149,9 @@ const requiredBodyAdded: OwnRule = {
     const path = diff.path;
     if (diff.action !== 'add' || path[0] !== 'paths' || path.length !== 4 || path[3] !== 'requestBody') return undefined;
     const body = locate(after, path) as { required?: unknown } | undefined;
-    return body?.required === true ? { class: 'breaking', reason: 'a new required request body: existing requests are refused', rule: 'required-body-added' } : undefined;
+    return body?.required === true
+      ? { class: 'breaking', reason: 'a new required request body: existing requests are refused', rule: 'required-body-added' }
+      : undefined;
   },
 };
 

@@ -34,7 +34,8 @@ export function readReleaseDates(dir: string, label: string = path.join(dir, REL
   } catch (error) {
     throw new ContractSourceError(`${label} is not valid JSON: ${(error as Error).message}`);
   }
-  if (typeof index !== 'object' || index === null || Array.isArray(index)) throw new ContractSourceError(`${label} must be an object of { "<version>": { "date": "YYYY-MM-DD" } }`);
+  if (typeof index !== 'object' || index === null || Array.isArray(index))
+    throw new ContractSourceError(`${label} must be an object of { "<version>": { "date": "YYYY-MM-DD" } }`);
   const dates: ReleaseDates = {};
   for (const [version, entry] of Object.entries(index)) {
     if (semver.valid(version) !== version) throw new ContractSourceError(`${label}: ${JSON.stringify(version)} is not a semver version`);

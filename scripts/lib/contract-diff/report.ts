@@ -51,12 +51,12 @@ export function renderText(result: ComparisonResult): string {
   if (result.changes.length === 0) return `${header}\nno changes\n`;
   const lines = result.changes.map((change) => `${LABEL[change.class]} ${change.location}: ${describeChange(change)} (${change.reason})`);
   const verdict = `${result.gate.passed ? 'OK' : 'FAIL'}: ${result.gate.summary}`;
-  return [header, ...lines, counts(result.changes), verdict].join('\n') + '\n';
+  return `${[header, ...lines, counts(result.changes), verdict].join('\n')}\n`;
 }
 
 /** The whole result, for machines. */
 export function renderJson(result: ComparisonResult): string {
-  return JSON.stringify({ ...result, passed: result.gate.passed }, null, 2) + '\n';
+  return `${JSON.stringify({ ...result, passed: result.gate.passed }, null, 2)}\n`;
 }
 
 const cell = (text: string): string => text.replace(/\|/g, '\\|').replace(/\n/g, ' ');
@@ -65,13 +65,9 @@ const cell = (text: string): string => text.replace(/\|/g, '\\|').replace(/\n/g,
 export function renderMarkdown(result: ComparisonResult): string {
   const { base, head, gate, changes } = result;
   const title = `### API contract: ${head.version} against ${base.version} (${cell(base.source)})`;
-  const verdict = gate.passed
-    ? `✅ **Passed**: ${gate.summary}.`
-    : `❌ **Failed**: ${gate.summary}.`;
+  const verdict = gate.passed ? `✅ **Passed**: ${gate.summary}.` : `❌ **Failed**: ${gate.summary}.`;
   if (changes.length === 0) return `${title}\n\n${verdict}\n`;
-  const rows = changes.map(
-    (change) => `| ${LABEL[change.class]} | \`${cell(change.location)}\` | ${cell(describeChange(change))} | ${cell(change.reason)} |`,
-  );
+  const rows = changes.map((change) => `| ${LABEL[change.class]} | \`${cell(change.location)}\` | ${cell(describeChange(change))} | ${cell(change.reason)} |`);
   return [title, '', verdict, '', `${counts(changes)}.`, '', '| Class | Location | Change | Why |', '|---|---|---|---|', ...rows, ''].join('\n');
 }
 

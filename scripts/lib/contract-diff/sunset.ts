@@ -39,7 +39,9 @@ export function sunsetRemovals(base: OpenApiDocument, changes: readonly Contract
     const sunset = operation?.['x-sunset'];
     if (operation?.deprecated !== true || !isIsoDate(sunset)) return [];
     // YYYY-MM-DD strings compare as the days they name.
-    return [{ ...(where.operationId === undefined ? {} : { operationId: where.operationId }), method: where.method, path: where.path, sunset, due: today >= sunset }];
+    return [
+      { ...(where.operationId === undefined ? {} : { operationId: where.operationId }), method: where.method, path: where.path, sunset, due: today >= sunset },
+    ];
   });
 }
 
@@ -53,7 +55,9 @@ export function sunsetRemovals(base: OpenApiDocument, changes: readonly Contract
  */
 export function withSunsetReasons(changes: readonly ContractChange[], removals: readonly SunsetRemoval[]): ContractChange[] {
   return changes.map((change) => {
-    const removal = removals.find((candidate) => change.operation?.at === '' && change.operation.path === candidate.path && change.operation.method === candidate.method);
+    const removal = removals.find(
+      (candidate) => change.operation?.at === '' && change.operation.path === candidate.path && change.operation.method === candidate.method,
+    );
     if (!removal || change.action !== 'remove') return change;
     const reason = removal.due
       ? `clients calling it now fail, as its Sunset header announced for ${removal.sunset}`

@@ -27,6 +27,7 @@ export function isIsoDate(value: unknown): value is string {
  */
 export function resolveToday(flag: string | undefined, env: NodeJS.ProcessEnv = process.env, now: Date = new Date()): { today: string } | { error: string } {
   const fromEnv = env[TODAY_ENV];
-  const [value, source] = flag !== undefined ? [flag, '--today'] : fromEnv !== undefined && fromEnv !== '' ? [fromEnv, TODAY_ENV] : [now.toISOString().slice(0, 10), 'the clock'];
+  const [value, source] =
+    flag !== undefined ? [flag, '--today'] : fromEnv !== undefined && fromEnv !== '' ? [fromEnv, TODAY_ENV] : [now.toISOString().slice(0, 10), 'the clock'];
   return isIsoDate(value) ? { today: value } : { error: `${source} must be a YYYY-MM-DD date, got ${JSON.stringify(value)}` };
 }

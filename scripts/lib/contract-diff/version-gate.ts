@@ -31,12 +31,25 @@ const plural = (count: number, noun: string): string => `${count} ${noun}${count
  * evaluateGate('1.0.0', '1.1.0', [getPetRemoved], [{ operationId: 'getPet', sunset: '2030-12-05', due: false, ... }]);
  * // { passed: false, summary: 'getPet (GET /pets/{petId}) is removed before its sunset date, 2030-12-05: ...' }
  */
-export function evaluateGate(baseVersion: string, headVersion: string, changes: readonly ContractChange[], sunsetRemovals: readonly SunsetRemoval[] = []): GateVerdict {
+export function evaluateGate(
+  baseVersion: string,
+  headVersion: string,
+  changes: readonly ContractChange[],
+  sunsetRemovals: readonly SunsetRemoval[] = [],
+): GateVerdict {
   const breaking = changes.filter((change) => change.class === 'breaking').length;
   const bothSemver = semver.valid(baseVersion) !== null && semver.valid(headVersion) !== null;
   const majorBumped = bothSemver && semver.major(headVersion) > semver.major(baseVersion);
   const versions = `info.version ${baseVersion} → ${headVersion}`;
-  const verdict = (passed: boolean, summary: string): GateVerdict => ({ baseVersion, headVersion, breaking, majorBumped, sunsetRemovals: [...sunsetRemovals], passed, summary });
+  const verdict = (passed: boolean, summary: string): GateVerdict => ({
+    baseVersion,
+    headVersion,
+    breaking,
+    majorBumped,
+    sunsetRemovals: [...sunsetRemovals],
+    passed,
+    summary,
+  });
 
   if (breaking === 0) return verdict(true, changes.length === 0 ? 'no changes' : 'no breaking changes');
   // A new major is a new contract: what it drops, the old major keeps serving (until its sunset).

@@ -70,7 +70,8 @@ export function checkedDocument(parsed: unknown, shown: string): OpenApiDocument
   }
   if (!/^3\.[01]\.\d+$/.test(document.openapi)) throw new ContractLoadError(`${shown}: OpenAPI ${document.openapi} is not served (3.0.x and 3.1.x are)`);
   if (typeof document.info?.version !== 'string') throw new ContractLoadError(`${shown}: info.version is missing`);
-  if (document.paths !== undefined && (typeof document.paths !== 'object' || document.paths === null)) throw new ContractLoadError(`${shown}: paths is not an object`);
+  if (document.paths !== undefined && (typeof document.paths !== 'object' || document.paths === null))
+    throw new ContractLoadError(`${shown}: paths is not an object`);
   return { ...document, paths: document.paths ?? {} } as OpenApiDocument;
 }
 

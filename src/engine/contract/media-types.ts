@@ -104,7 +104,8 @@ export function negotiate(offered: readonly string[], accept: string | undefined
     const candidates = ranges.filter((range) => covers(range.range, type) || covers(type, range.range));
     const match = candidates.sort((a, b) => b.specificity - a.specificity)[0];
     if (!match || match.q === 0) return;
-    if (!best || match.q > best.q || (match.q === best.q && match.specificity > best.specificity)) best = { type, q: match.q, specificity: match.specificity, order };
+    if (!best || match.q > best.q || (match.q === best.q && match.specificity > best.specificity))
+      best = { type, q: match.q, specificity: match.specificity, order };
   });
   return best?.type;
 }

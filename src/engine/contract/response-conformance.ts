@@ -71,7 +71,12 @@ export function responseConformance(contract: OpenApiDocument): ResponseCheck {
     if (response.method === 'HEAD') return []; // no body, whatever the status
     const type = response.headers['content-type'];
     if (mediaKind(String(type ?? '')) !== 'json') return [{ kind: 'body', message: `content-type is ${type}` }];
-    const problem = schemaPointer === undefined ? (engineError(response.body) ? undefined : `not an Error object: ${ajvText(engineError.errors)}`) : schemas.explain(schemaPointer, response.body);
+    const problem =
+      schemaPointer === undefined
+        ? engineError(response.body)
+          ? undefined
+          : `not an Error object: ${ajvText(engineError.errors)}`
+        : schemas.explain(schemaPointer, response.body);
     if (problem) return [{ kind: 'body', message: problem }];
     const status = (response.body as { status?: unknown } | null)?.status;
     if (response.status >= 400 && status !== response.status) return [{ kind: 'body', message: `body.status ${status} differs from the HTTP status` }];
@@ -96,7 +101,8 @@ export function responseConformance(contract: OpenApiDocument): ResponseCheck {
     if (header) violations.push({ kind: 'header', message: header });
     const content = declaration['content'] as Record<string, unknown> | undefined;
     // An engine answer the document declares without a JSON body (`400: Invalid ID supplied`) is still an Error object.
-    if (framework && !Object.keys(content ?? {}).some((mediaType) => mediaKind(mediaType) === 'json')) return [...violations, ...bodyProblem(undefined, response)];
+    if (framework && !Object.keys(content ?? {}).some((mediaType) => mediaKind(mediaType) === 'json'))
+      return [...violations, ...bodyProblem(undefined, response)];
     if (!content) {
       if (response.text) violations.push({ kind: 'body', message: 'no content is declared but the response has a body' });
       return violations;
@@ -104,7 +110,11 @@ export function responseConformance(contract: OpenApiDocument): ResponseCheck {
     if (response.method === 'HEAD') return violations;
     const sent = String(response.headers['content-type'] ?? '');
     const mediaType = sent === '' ? undefined : selectDeclared(Object.keys(content), sent);
-    if (mediaType === undefined) return [...violations, { kind: 'body', message: `content-type ${sent || '(none)'} is not declared for ${declared} (declared: ${Object.keys(content).join(', ')})` }];
+    if (mediaType === undefined)
+      return [
+        ...violations,
+        { kind: 'body', message: `content-type ${sent || '(none)'} is not declared for ${declared} (declared: ${Object.keys(content).join(', ')})` },
+      ];
     // Bytes and text are checked for their media type only; JSON against its schema.
     if (mediaKind(mediaType) !== 'json' || (content[mediaType] as { schema?: unknown } | undefined)?.schema === undefined) return violations;
     // Where the response object lives, so Ajv resolves its schema's $refs in place.
@@ -124,4 +134,5 @@ function headerProblem(contract: OpenApiDocument, declaration: Record<string, un
   return undefined;
 }
 
-const ajvText = (errors: ErrorObject[] | null | undefined): string => (errors ?? []).map((error) => `${error.instancePath || 'data'} ${error.message}`).join(', ');
+const ajvText = (errors: ErrorObject[] | null | undefined): string =>
+  (errors ?? []).map((error) => `${error.instancePath || 'data'} ${error.message}`).join(', ');

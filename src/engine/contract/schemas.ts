@@ -87,7 +87,12 @@ function newAjv(spec: OpenApiDocument, options: SchemaOptions): Ajv {
     validate: function check(this: unknown, flag: boolean, _data: unknown, _schema: unknown, context?: { instancePath: string }) {
       if (!flag) return true;
       (check as unknown as { errors: Partial<ErrorObject>[] }).errors = [
-        { keyword: refused, instancePath: context?.instancePath ?? '', message: options.direction === 'request' ? 'is read-only' : 'is write-only', params: {} },
+        {
+          keyword: refused,
+          instancePath: context?.instancePath ?? '',
+          message: options.direction === 'request' ? 'is read-only' : 'is write-only',
+          params: {},
+        },
       ];
       return false;
     },

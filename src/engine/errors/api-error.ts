@@ -71,7 +71,10 @@ export class ApiError extends Error {
 }
 
 /** An Error object. @example errorBody(404, 'not_found', 'pet 7 does not exist') */
-export const errorBody = <C extends string>(status: number, code: C, message: string): { code: C; message: string; status: number } => ({ code, message, status });
+export const errorBody = <C extends string>(status: number, code: C, message: string): { code: C; message: string; status: number } => ({
+  code,
+  message,
+  status,
+});
 
-export const notImplemented = (operationId: string) =>
-  errorBody(501, 'not_implemented', `${operationId} is declared in the contract but not implemented yet`);
+export const notImplemented = (operationId: string) => errorBody(501, 'not_implemented', `${operationId} is declared in the contract but not implemented yet`);

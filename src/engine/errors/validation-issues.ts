@@ -18,7 +18,8 @@ export function issuesOfAjv(errors: readonly ErrorObject[], base: string): Valid
     const params = error.params as { missingProperty?: string; additionalProperty?: string; unevaluatedProperty?: string; allowedValues?: unknown[] };
     const named = params.missingProperty ?? params.additionalProperty ?? params.unevaluatedProperty;
     const path = `${base}${error.instancePath}${named === undefined ? '' : `/${named}`}`;
-    const message = error.keyword === 'enum' && params.allowedValues ? `${error.message}: ${params.allowedValues.join(', ')}` : (error.message ?? 'is not valid');
+    const message =
+      error.keyword === 'enum' && params.allowedValues ? `${error.message}: ${params.allowedValues.join(', ')}` : (error.message ?? 'is not valid');
     return { path, message };
   });
 }

@@ -75,7 +75,11 @@ type AnsweredAs<M, T> = M extends JsonMedia | FormMedia ? T : M extends XmlMedia
 
 type ParametersIn<C extends ContractSet, K, V extends keyof C> = Operation<C, K, V> extends { parameters: infer P } ? P : never;
 type DefaultedIn<C extends ContractSet, K, V extends keyof C> = Facts<C, K, V> extends { defaulted: infer D } ? D : never;
-type In<P, Where extends string> = P extends { [W in Where]?: infer L } ? ([Exclude<L, undefined>] extends [never] ? Record<never, never> : Exclude<L, undefined>) : Record<never, never>;
+type In<P, Where extends string> = P extends { [W in Where]?: infer L }
+  ? [Exclude<L, undefined>] extends [never]
+    ? Record<never, never>
+    : Exclude<L, undefined>
+  : Record<never, never>;
 
 type BodyIn<C extends ContractSet, K, V extends keyof C> =
   Operation<C, K, V> extends { requestBody?: infer B }
@@ -84,7 +88,9 @@ type BodyIn<C extends ContractSet, K, V extends keyof C> =
           | {
               [M in keyof Content]: {
                 mediaType: M;
-                body: M extends JsonMedia ? WithDefaults<ReceivedAs<M, Content[M]>, DefaultedIn<C, K, V> extends { body: infer D } ? D : never> : ReceivedAs<M, Content[M]>;
+                body: M extends JsonMedia
+                  ? WithDefaults<ReceivedAs<M, Content[M]>, DefaultedIn<C, K, V> extends { body: infer D } ? D : never>
+                  : ReceivedAs<M, Content[M]>;
               };
             }[keyof Content]
           | (undefined extends B ? { mediaType: undefined; body: undefined } : never)
@@ -130,14 +136,13 @@ export type HandlerResponse<C extends ContractSet, K extends string, V extends k
 >;
 
 /** The caller the handler gets: always with `required` authentication, maybe with `optional`, never with `none`. */
-type CallerOf<C extends ContractSet, K, V extends keyof C, Caller> =
-  (V extends keyof C ? Facts<C, K, V> : never) extends { authentication: infer A }
-    ? A extends 'required'
-      ? Caller
-      : A extends 'optional'
-        ? Caller | undefined
-        : undefined
-    : never;
+type CallerOf<C extends ContractSet, K, V extends keyof C, Caller> = (V extends keyof C ? Facts<C, K, V> : never) extends { authentication: infer A }
+  ? A extends 'required'
+    ? Caller
+    : A extends 'optional'
+      ? Caller | undefined
+      : undefined
+  : never;
 
 /**
  * The handler of operation `K` in version `V` (or in every version of a

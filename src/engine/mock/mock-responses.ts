@@ -76,7 +76,11 @@ export function buildOperationMocks(spec: OpenApiDocument, operationIds: readonl
         if (status === undefined) return undefined;
         const response = declared.get(status);
         if (!response) {
-          throw new ApiError(400, 'invalid_request', `Prefer: code=${status} is not a declared response of ${op.operationId}; declared: ${[...declared.keys()].join(', ')}`);
+          throw new ApiError(
+            400,
+            'invalid_request',
+            `Prefer: code=${status} is not a declared response of ${op.operationId}; declared: ${[...declared.keys()].join(', ')}`,
+          );
         }
         if (response.bodies.size === 0) return { status: response.status, headers: response.headers };
         const offered = [...response.bodies.keys()];
@@ -87,7 +91,8 @@ export function buildOperationMocks(spec: OpenApiDocument, operationIds: readonl
           throw new ApiError(
             400,
             'invalid_request',
-            `Prefer: example=${asked.example} is not an example of ${op.operationId} ${status}${offered.length > 1 ? ` (${mediaType})` : ''}; ` + (names.length ? `its examples: ${names.join(', ')}` : 'it has no named examples'),
+            `Prefer: example=${asked.example} is not an example of ${op.operationId} ${status}${offered.length > 1 ? ` (${mediaType})` : ''}; ` +
+              (names.length ? `its examples: ${names.join(', ')}` : 'it has no named examples'),
           );
         }
         const body = asked.example !== undefined ? examples.get(asked.example) : examples.values().next().value;
@@ -126,13 +131,26 @@ function declaredResponse(spec: OpenApiDocument, validator: SchemaValidator, whe
     const kind = mediaKind(mediaType);
     const media = content[mediaType]!;
     const schemaPointer = `${responseRef!.replace(/^#/, '')}/content/${escapePointer(mediaType)}/schema`;
-    bodies.set(mediaType, kind === 'binary' ? binaryExamples(mediaType) : checkedExamples(spec, validator, served.length > 1 ? `${where} ${mediaType}` : where, status, media, kind, schemaPointer));
+    bodies.set(
+      mediaType,
+      kind === 'binary'
+        ? binaryExamples(mediaType)
+        : checkedExamples(spec, validator, served.length > 1 ? `${where} ${mediaType}` : where, status, media, kind, schemaPointer),
+    );
   }
   return { status, headers, bodies };
 }
 
 /** The examples of a JSON, text or form body, each checked against its schema. */
-function checkedExamples(spec: OpenApiDocument, validator: SchemaValidator, where: string, status: number, media: Node, kind: string, schemaPointer: string): Examples {
+function checkedExamples(
+  spec: OpenApiDocument,
+  validator: SchemaValidator,
+  where: string,
+  status: number,
+  media: Node,
+  kind: string,
+  schemaPointer: string,
+): Examples {
   const examples: Examples = new Map();
   const check = (name: string, value: unknown, origin: string): void => {
     if (media['schema'] !== undefined) {
@@ -142,7 +160,8 @@ function checkedExamples(spec: OpenApiDocument, validator: SchemaValidator, wher
     examples.set(name, value);
   };
   if (media['examples']) {
-    for (const [name, example] of Object.entries(media['examples'] as Record<string, Node>)) check(name, deref(spec, example)['value'], `the example "${name}"`);
+    for (const [name, example] of Object.entries(media['examples'] as Record<string, Node>))
+      check(name, deref(spec, example)['value'], `the example "${name}"`);
   }
   if (media['example'] !== undefined) check('', media['example'], 'the example');
   if (examples.size === 0) {
@@ -154,7 +173,8 @@ function checkedExamples(spec: OpenApiDocument, validator: SchemaValidator, wher
     }
     check('', generated, 'the example generated from the schema (from its `examples`, else a sample: fix them or add a response `example`)');
   }
-  if (kind === 'text') for (const [name, value] of examples) if (typeof value !== 'string') examples.set(name, typeof value === 'object' ? JSON.stringify(value) : String(value));
+  if (kind === 'text')
+    for (const [name, value] of examples) if (typeof value !== 'string') examples.set(name, typeof value === 'object' ? JSON.stringify(value) : String(value));
   return examples;
 }
 

@@ -52,13 +52,22 @@ export function contractRefusals(spec: OpenApiDocument, options: RefusalOptions)
     if (served.has(name)) {
       const scheme = served.get(name)!;
       if ((scheme.type === 'oauth2' || scheme.type === 'openIdConnect') && !options.tokensVerifiable) {
-        warnings.push(`${options.label}: the ${scheme.type} scheme ${name} needs OAUTH2_JWKS_URL to verify access tokens; until it is set, its requirements answer 401 saying so`);
+        warnings.push(
+          `${options.label}: the ${scheme.type} scheme ${name} needs OAUTH2_JWKS_URL to verify access tokens; until it is set, its requirements answer 401 saying so`,
+        );
       }
       continue;
     }
     const definition = resolveRef(spec, raw).node as { type?: string; scheme?: string; in?: string };
-    const what = definition.type === 'http' ? `http scheme "${definition.scheme}"` : definition.type === 'apiKey' ? `apiKey in "${definition.in}"` : `type "${definition.type}"`;
-    warnings.push(`${options.label}: the security scheme ${name} (${what}) is not supported (http bearer and basic, apiKey in header, query or cookie, oauth2 and openIdConnect are): its requirements always answer 401`);
+    const what =
+      definition.type === 'http'
+        ? `http scheme "${definition.scheme}"`
+        : definition.type === 'apiKey'
+          ? `apiKey in "${definition.in}"`
+          : `type "${definition.type}"`;
+    warnings.push(
+      `${options.label}: the security scheme ${name} (${what}) is not supported (http bearer and basic, apiKey in header, query or cookie, oauth2 and openIdConnect are): its requirements always answer 401`,
+    );
   }
 
   const request = schemaValidator(spec, { direction: 'request' });
@@ -75,7 +84,9 @@ export function contractRefusals(spec: OpenApiDocument, options: RefusalOptions)
   for (const op of listOperations(spec)) {
     // Some published documents write variants of one path as `/path#variant`: a client never sends a fragment, so no request can reach them.
     if (/[#?]/.test(op.path)) {
-      warnings.push(`${at(op)}: the path contains "${/[#?]/.exec(op.path)![0]}", which no request path can (a fragment or query string is not part of the path): the operation is never routed`);
+      warnings.push(
+        `${at(op)}: the path contains "${/[#?]/.exec(op.path)![0]}", which no request path can (a fragment or query string is not part of the path): the operation is never routed`,
+      );
     }
     for (const requirement of effectiveSecurity(spec, op)) {
       for (const name of Object.keys(requirement)) {
@@ -91,9 +102,14 @@ export function contractRefusals(spec: OpenApiDocument, options: RefusalOptions)
         const { node, ref } = resolveRef(spec, raw);
         const parameter = node as { name?: string; in?: string; style?: string; schema?: unknown };
         const styles = STYLES[String(parameter.in)];
-        if (!styles) errors.push(`${at(op)}: parameter ${index} (${parameter.name}) is in "${parameter.in}", which is not a parameter location (path, query, header, cookie)`);
+        if (!styles)
+          errors.push(
+            `${at(op)}: parameter ${index} (${parameter.name}) is in "${parameter.in}", which is not a parameter location (path, query, header, cookie)`,
+          );
         else if (parameter.style !== undefined && !styles.includes(parameter.style)) {
-          errors.push(`${at(op)}: parameter ${parameter.name} has style ${parameter.style}, which ${parameter.in} parameters do not have (${styles.join(', ')})`);
+          errors.push(
+            `${at(op)}: parameter ${parameter.name} has style ${parameter.style}, which ${parameter.in} parameters do not have (${styles.join(', ')})`,
+          );
         }
         if (parameter.schema !== undefined) compile(request, `${ref ? ref.slice(1) : `${base}/${index}`}/schema`, `${at(op)}: parameter ${parameter.name}`);
       }
@@ -104,7 +120,9 @@ export function contractRefusals(spec: OpenApiDocument, options: RefusalOptions)
       const base = ref ? ref.slice(1) : `/paths/${escapePointer(op.path)}/${op.method}/requestBody`;
       for (const [mediaType, media] of Object.entries((node['content'] as Record<string, { schema?: unknown }> | undefined) ?? {})) {
         if (mediaKind(mediaType) === 'xml') {
-          warnings.push(`${at(op)}: request bodies of ${essence(mediaType)} are not served (XML is not supported): such a request gets 415, the operation's other media types work`);
+          warnings.push(
+            `${at(op)}: request bodies of ${essence(mediaType)} are not served (XML is not supported): such a request gets 415, the operation's other media types work`,
+          );
         } else if (media?.schema !== undefined) compile(request, `${base}/content/${escapePointer(mediaType)}/schema`, at(op));
       }
     }
@@ -118,12 +136,16 @@ export function contractRefusals(spec: OpenApiDocument, options: RefusalOptions)
       }
     }
     if (xmlResponses.length > 0) {
-      warnings.push(`${at(op)}: responses in XML are not served (${xmlResponses.join(', ')}; XML is not supported): Accept picks among the others, 406 when only XML is acceptable`);
+      warnings.push(
+        `${at(op)}: responses in XML are not served (${xmlResponses.join(', ')}; XML is not supported): Accept picks among the others, 406 when only XML is acceptable`,
+      );
     }
     events += Object.keys((op.operation['callbacks'] ?? {}) as object).length;
   }
   if (events > 0) {
-    warnings.push(`${options.label}: ${events} webhook(s) and callback(s) are events the server sends, not routes: their payload types are generated (generated/<version>/events.ts), but nothing sends them yet`);
+    warnings.push(
+      `${options.label}: ${events} webhook(s) and callback(s) are events the server sends, not routes: their payload types are generated (generated/<version>/events.ts), but nothing sends them yet`,
+    );
   }
   return { errors, warnings };
 }

@@ -30,9 +30,7 @@ export function withThisServerFirst(spec: OpenApiDocument, basePath: string): Op
  * out" call over HTTPS, and stays blank. Over HTTPS the page's URLs are all
  * same-origin, so the directive changes nothing there. Everything else stays.
  */
-const docsContentSecurityPolicy = asMiddleware(
-  precomputeHeaders(helmet.contentSecurityPolicy({ directives: { upgradeInsecureRequests: null } })),
-);
+const docsContentSecurityPolicy = asMiddleware(precomputeHeaders(helmet.contentSecurityPolicy({ directives: { upgradeInsecureRequests: null } })));
 
 /**
  * The contract, as served to people and tools. For every major version,

@@ -101,17 +101,29 @@ export function bodyStage(spec: OpenApiDocument, op: SpecOperation): Stage {
   return (req, res) => {
     if (!hasBody(req)) {
       if (!declared.required) return;
-      throw new ApiError(400, 'invalid_request', onlyJson ? 'body is required: send JSON with Content-Type: application/json' : `body is required: send it as ${accepted}`);
+      throw new ApiError(
+        400,
+        'invalid_request',
+        onlyJson ? 'body is required: send JSON with Content-Type: application/json' : `body is required: send it as ${accepted}`,
+      );
     }
     const contentType = req.headers['content-type'];
     const declaredType = contentType === undefined ? undefined : selectDeclared(declared.mediaTypes, contentType);
     if (declaredType === undefined) {
       const sent = contentType === undefined ? 'none' : essence(contentType);
-      throw new ApiError(415, 'unsupported_media_type', onlyJson ? `Content-Type must be application/json, got ${sent}` : `Content-Type must be one of ${accepted}, got ${sent}`);
+      throw new ApiError(
+        415,
+        'unsupported_media_type',
+        onlyJson ? `Content-Type must be application/json, got ${sent}` : `Content-Type must be one of ${accepted}, got ${sent}`,
+      );
     }
     const read = readers.get(declaredType);
     if (!read) {
-      throw new ApiError(415, 'unsupported_media_type', `${essence(declaredType)} bodies are declared but not served (XML is not supported)${accepted ? `: send ${accepted}` : ''}`);
+      throw new ApiError(
+        415,
+        'unsupported_media_type',
+        `${essence(declaredType)} bodies are declared but not served (XML is not supported)${accepted ? `: send ${accepted}` : ''}`,
+      );
     }
     const sentAs = essence(contentType!);
     if (Number(req.headers['content-length']) > MAX_BODY_BYTES) throw tooLarge();
@@ -154,7 +166,14 @@ function readerFor(spec: OpenApiDocument, declared: DeclaredBody, mediaType: str
       };
     }
     case 'multipart': {
-      const limits = { fileSize: MAX_BODY_BYTES, fieldSize: MAX_BODY_BYTES, parts: MAX_PARTS, files: MAX_PARTS, fieldNestingDepth: MAX_FIELD_NESTING, fieldArrayIndexLimit: MAX_FIELD_ARRAY_INDEX };
+      const limits = {
+        fileSize: MAX_BODY_BYTES,
+        fieldSize: MAX_BODY_BYTES,
+        parts: MAX_PARTS,
+        files: MAX_PARTS,
+        fieldNestingDepth: MAX_FIELD_NESTING,
+        fieldArrayIndexLimit: MAX_FIELD_ARRAY_INDEX,
+      };
       const parse = fromMiddleware(limitBytes(multer({ limits }).any()));
       const fields = formFields(spec, declared.pointer, mediaType);
       return async (req, res) => {
@@ -200,11 +219,22 @@ function limitBytes(parse: RequestHandler): RequestHandler {
 function multipartError(error: unknown): unknown {
   if (error instanceof ApiError) return error;
   if (error instanceof multer.MulterError) {
-    if (/^LIMIT_(FILE_SIZE|FIELD_VALUE|PART_COUNT|FILE_COUNT|FIELD_COUNT)$/.test(error.code)) return new ApiError(413, 'payload_too_large', `multipart body too large: ${error.message.toLowerCase()}`);
+    if (/^LIMIT_(FILE_SIZE|FIELD_VALUE|PART_COUNT|FILE_COUNT|FIELD_COUNT)$/.test(error.code))
+      return new ApiError(413, 'payload_too_large', `multipart body too large: ${error.message.toLowerCase()}`);
     // Codes multer 2.5 added, which its type definitions do not list yet.
     const code: string = error.code;
-    if (code === 'LIMIT_FIELD_ARRAY_INDEX') return new ApiError(400, 'invalid_request', `multipart body: the field name ${JSON.stringify(error.field)} has an array index above ${MAX_FIELD_ARRAY_INDEX}`);
-    if (code === 'LIMIT_FIELD_NESTING') return new ApiError(400, 'invalid_request', `multipart body: the field name ${JSON.stringify(error.field)} nests more than ${MAX_FIELD_NESTING} levels of brackets`);
+    if (code === 'LIMIT_FIELD_ARRAY_INDEX')
+      return new ApiError(
+        400,
+        'invalid_request',
+        `multipart body: the field name ${JSON.stringify(error.field)} has an array index above ${MAX_FIELD_ARRAY_INDEX}`,
+      );
+    if (code === 'LIMIT_FIELD_NESTING')
+      return new ApiError(
+        400,
+        'invalid_request',
+        `multipart body: the field name ${JSON.stringify(error.field)} nests more than ${MAX_FIELD_NESTING} levels of brackets`,
+      );
     return new ApiError(400, 'invalid_request', `multipart body: ${error.message.toLowerCase()}`);
   }
   const message = (error as Error | undefined)?.message ?? '';
@@ -238,4 +268,3 @@ export function refuseUnsafeStrings(body: unknown): void {
     }
   }
 }
-

@@ -16,7 +16,10 @@ export interface FormFields {
    * the schema of a binary string, not its bytes); `uploads` holds the files,
    * put in its place once the body is valid.
    */
-  fromMultipart(fields: Record<string, unknown>, files: ReadonlyArray<{ fieldname: string; originalname: string; mimetype: string; buffer: Buffer }>): { body: Record<string, unknown>; uploads: Map<string, File[]> };
+  fromMultipart(
+    fields: Record<string, unknown>,
+    files: ReadonlyArray<{ fieldname: string; originalname: string; mimetype: string; buffer: Buffer }>,
+  ): { body: Record<string, unknown>; uploads: Map<string, File[]> };
 }
 
 interface Field {
@@ -70,7 +73,21 @@ export function formFields(spec: OpenApiDocument, requestBodyPointer: string, me
       const names = [...fields.keys()];
       for (const [name, value] of pairs) {
         if (claimed.has(name) || names.some((field) => name.startsWith(`${field}[`))) continue;
-        take(body, { name, in: 'body', required: false, style: 'form', explode: true, pointer: undefined, json: false, shape: { kind: 'primitive', types: [] }, default: undefined }, value);
+        take(
+          body,
+          {
+            name,
+            in: 'body',
+            required: false,
+            style: 'form',
+            explode: true,
+            pointer: undefined,
+            json: false,
+            shape: { kind: 'primitive', types: [] },
+            default: undefined,
+          },
+          value,
+        );
       }
       return body;
     },
@@ -118,7 +135,12 @@ function propertiesOf(spec: OpenApiDocument, schema: Record<string, unknown>, de
 
 /** A string of bytes: `format: binary` (3.0), or `contentMediaType`/`contentEncoding` (3.1), or no type at all. */
 function isBinary(schema: Record<string, unknown>): boolean {
-  return schema['format'] === 'binary' || schema['contentMediaType'] !== undefined || schema['contentEncoding'] === 'binary' || (schema['type'] === undefined && Object.keys(schema).length === 0);
+  return (
+    schema['format'] === 'binary' ||
+    schema['contentMediaType'] !== undefined ||
+    schema['contentEncoding'] === 'binary' ||
+    (schema['type'] === undefined && Object.keys(schema).length === 0)
+  );
 }
 
 /** The files of a multipart body in place of their empty-string stand-ins, once the body is valid. */

@@ -1,4 +1,4 @@
-import type { Request } from 'express';
+
 import type { OpenApiDocument, SpecOperation } from '../contract/document';
 import { essence, mediaKind } from '../contract/media-types';
 import { resolveRef } from '../contract/refs';
@@ -7,7 +7,19 @@ import { ApiError } from '../errors/api-error';
 import { issuesOfAjv, describeIssues } from '../errors/validation-issues';
 import type { Stage } from '../stage/stage';
 import { cookiePairs } from './cookies';
-import { deserializeSimple, fromCookies, fromPath, fromQuery, IGNORED_HEADERS, PREFIX, queryPairs, setOwn, shapeOf, take, unreadable, type Parameter } from './styles';
+import {
+  deserializeSimple,
+  fromCookies,
+  fromPath,
+  fromQuery,
+  IGNORED_HEADERS,
+  PREFIX,
+  queryPairs,
+  setOwn,
+  shapeOf,
+  take,
+  type Parameter,
+} from './styles';
 
 /** Where a parameter is, as OpenAPI names it. */
 export type ParameterLocation = 'path' | 'query' | 'header' | 'cookie';
@@ -103,7 +115,11 @@ function refuseUnknown(pairs: Array<[string, string]>, known: (name: string) => 
   for (const [name] of pairs) {
     if (known(name)) continue;
     if (/[[\]]/.test(name)) {
-      throw new ApiError(400, 'invalid_request', `query.${name} is not allowed: arrays and objects (name[]=, name[key]=) are only accepted where the contract declares them`);
+      throw new ApiError(
+        400,
+        'invalid_request',
+        `query.${name} is not allowed: arrays and objects (name[]=, name[key]=) are only accepted where the contract declares them`,
+      );
     }
     throw new ApiError(400, 'invalid_request', `query.${name} is not a known query parameter`);
   }
@@ -125,14 +141,20 @@ function declaredParameters(spec: OpenApiDocument, op: SpecOperation): Parameter
       const at = ref ? ref.slice(1) : `${base}/${index}`;
       const content = node['content'] as Record<string, { schema?: unknown }> | undefined;
       const contentType = content ? Object.keys(content)[0] : undefined;
-      const pointer = content ? (contentType && content[contentType]?.schema !== undefined ? `${at}/content/${escape(contentType)}/schema` : undefined) : node['schema'] !== undefined ? `${at}/schema` : undefined;
+      const pointer = content
+        ? contentType && content[contentType]?.schema !== undefined
+          ? `${at}/content/${escape(contentType)}/schema`
+          : undefined
+        : node['schema'] !== undefined
+          ? `${at}/schema`
+          : undefined;
       const schema = pointer ? resolveRef(spec, pointerTarget(spec, pointer)).node : {};
       declared.set(`${location} ${location === 'header' ? name.toLowerCase() : name}`, {
         name,
         in: location,
         required: location === 'path' || node['required'] === true,
         style: (node['style'] as string | undefined) ?? (location === 'query' || location === 'cookie' ? 'form' : 'simple'),
-        explode: (node['explode'] as boolean | undefined) ?? ((node['style'] ?? (location === 'query' || location === 'cookie' ? 'form' : 'simple')) === 'form'),
+        explode: (node['explode'] as boolean | undefined) ?? (node['style'] ?? (location === 'query' || location === 'cookie' ? 'form' : 'simple')) === 'form',
         pointer,
         json: contentType !== undefined && mediaKind(essence(contentType)) === 'json',
         shape: shapeOf(spec, schema),

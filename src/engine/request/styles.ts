@@ -84,7 +84,8 @@ export function shapeOf(spec: OpenApiDocument, schema: Record<string, unknown>):
   }
   if (types.includes('object')) {
     const properties: Record<string, string[]> = {};
-    for (const [name, property] of Object.entries((resolved['properties'] as Record<string, unknown> | undefined) ?? {})) properties[name] = typesOf(spec, property);
+    for (const [name, property] of Object.entries((resolved['properties'] as Record<string, unknown> | undefined) ?? {}))
+      properties[name] = typesOf(spec, property);
     const additional = resolved['additionalProperties'];
     return { kind: 'object', properties, additional: typeof additional === 'object' && additional !== null ? typesOf(spec, additional) : [] };
   }
@@ -171,13 +172,21 @@ export function fromPath(parameter: Parameter, raw: string, req: Request): unkno
     if (!raw.startsWith('.')) throw unreadable(`params.${name}`, 'must start with "." (label style)');
     const body = raw.slice(1);
     const parts = explode ? body.split('.') : body.split(shape.kind === 'primitive' ? /(?!)/ : ',');
-    return structure(parameter, parts.map((part) => decode(part, where, false)), explode);
+    return structure(
+      parameter,
+      parts.map((part) => decode(part, where, false)),
+      explode,
+    );
   }
   if (style === 'matrix') {
     const prefix = `;${name}`;
     if (shape.kind === 'object' && explode) {
       const parts = raw.split(';').slice(1);
-      return structure(parameter, parts.map((part) => decode(part, where, false)), true);
+      return structure(
+        parameter,
+        parts.map((part) => decode(part, where, false)),
+        true,
+      );
     }
     const parts = raw.split(';').slice(1);
     if (raw !== prefix && !raw.startsWith(`${prefix}=`)) throw unreadable(`params.${name}`, `must be written ${prefix}=value (matrix style)`);
@@ -288,7 +297,7 @@ export function refuseUnsafeText(value: unknown, where: string): void {
   };
   if (typeof value === 'string') check(value);
   else if (Array.isArray(value)) for (const item of value) refuseUnsafeText(item, where);
-  else if (value !== null && typeof value === 'object') for (const [key, item] of Object.entries(value)) (check(key), refuseUnsafeText(item, where));
+  else if (value !== null && typeof value === 'object') for (const [key, item] of Object.entries(value)) check(key), refuseUnsafeText(item, where);
 }
 
 export function coerce(parameter: Parameter, value: unknown, where: string): unknown {
@@ -329,4 +338,3 @@ export function coerceText(value: unknown, types: readonly string[], where: stri
   }
   return value;
 }
-

@@ -30,9 +30,32 @@ function formatsFor(spec: OpenApiDocument): Record<string, unknown> {
 
 /** What ajv-formats and the validator define themselves. */
 const KNOWN_FORMATS = new Set([
-  'date', 'time', 'date-time', 'iso-time', 'iso-date-time', 'duration', 'uri', 'uri-reference', 'uri-template', 'url', 'email', 'hostname',
-  'ipv4', 'ipv6', 'regex', 'uuid', 'json-pointer', 'json-pointer-uri-fragment', 'relative-json-pointer', 'byte', 'int32', 'int64', 'float',
-  'double', 'password', 'binary',
+  'date',
+  'time',
+  'date-time',
+  'iso-time',
+  'iso-date-time',
+  'duration',
+  'uri',
+  'uri-reference',
+  'uri-template',
+  'url',
+  'email',
+  'hostname',
+  'ipv4',
+  'ipv6',
+  'regex',
+  'uuid',
+  'json-pointer',
+  'json-pointer-uri-fragment',
+  'relative-json-pointer',
+  'byte',
+  'int32',
+  'int64',
+  'float',
+  'double',
+  'password',
+  'binary',
 ]);
 
 /**
@@ -103,7 +126,7 @@ export function requestValidator(spec: OpenApiDocument, basePath: string, op: Sp
       req.headers['content-type'] = contentType;
       throw error;
     }
-    return done instanceof Promise ? done.then(restore, (error: unknown) => Promise.reject((req.headers['content-type'] = contentType, error))) : restore();
+    return done instanceof Promise ? done.then(restore, (error: unknown) => Promise.reject(((req.headers['content-type'] = contentType), error))) : restore();
   };
 }
 

@@ -45,7 +45,13 @@ export function representations(spec: OpenApiDocument, op: SpecOperation): Repre
     if (range in responses) return range;
     return 'default' in responses ? 'default' : undefined;
   };
-  const successful = [...new Set(Object.keys(responses).filter((key) => /^2(\d\d|XX)$/i.test(key)).flatMap((key) => typesOf(key)))];
+  const successful = [
+    ...new Set(
+      Object.keys(responses)
+        .filter((key) => /^2(\d\d|XX)$/i.test(key))
+        .flatMap((key) => typesOf(key)),
+    ),
+  ];
   const hasSchema = (status: number, mediaType: string): boolean => {
     const key = keyOf(status);
     if (key === undefined) return false;
@@ -57,7 +63,10 @@ export function representations(spec: OpenApiDocument, op: SpecOperation): Repre
 }
 
 /** JSON first: what an answer that does not name its media type is sent as. */
-export const jsonFirst = (types: readonly string[]): string[] => [...types.filter((type) => mediaKind(type) === 'json'), ...types.filter((type) => mediaKind(type) !== 'json')];
+export const jsonFirst = (types: readonly string[]): string[] => [
+  ...types.filter((type) => mediaKind(type) === 'json'),
+  ...types.filter((type) => mediaKind(type) !== 'json'),
+];
 
 /**
  * The negotiation of one operation, before its handler runs: the media

@@ -18,11 +18,18 @@ export type BinaryBody = Uint8Array | ArrayBuffer | Blob | NodeJS.ReadableStream
  *
  * @example await sendBody(res, 200, 'text/csv', 'id,name\n1,Rex\n', { 'X-Request-Id': id });
  */
-export async function sendBody(res: ServerResponse, status: number, mediaType: string, body: unknown, headers?: Readonly<Record<string, string>>): Promise<void> {
+export async function sendBody(
+  res: ServerResponse,
+  status: number,
+  mediaType: string,
+  body: unknown,
+  headers?: Readonly<Record<string, string>>,
+): Promise<void> {
   const kind = mediaKind(mediaType);
   if (kind === 'json') return sendJson(res, status, body, headers, jsonContentType(mediaType));
   if (headers) for (const name in headers) res.setHeader(name, headers[name]!);
-  if (kind === 'text' || (kind === 'form' && typeof body === 'string')) return writeAll(res, status, `${mediaType}; charset=utf-8`, Buffer.from(String(body), 'utf8'));
+  if (kind === 'text' || (kind === 'form' && typeof body === 'string'))
+    return writeAll(res, status, `${mediaType}; charset=utf-8`, Buffer.from(String(body), 'utf8'));
   if (kind === 'form') return writeAll(res, status, mediaType, Buffer.from(new URLSearchParams(body as Record<string, string>).toString(), 'utf8'));
   if (body instanceof Blob) return writeAll(res, status, mediaType, Buffer.from(await body.arrayBuffer()));
   if (body instanceof Uint8Array || body instanceof ArrayBuffer) return writeAll(res, status, mediaType, Buffer.from(body as Uint8Array));

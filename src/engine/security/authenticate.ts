@@ -92,7 +92,9 @@ export function authenticate(options: AuthenticationOptions): Stage {
   if (requirements.length === 0) {
     // Every requirement names a scheme the engine cannot check: nothing can pass.
     const names = (options.unsupported ?? []).join(', ');
-    const refusal = new ApiError(401, 'unauthorized', `this operation accepts only security schemes this server cannot check (${names})`, { 'WWW-Authenticate': `Bearer realm="${options.realm}"` });
+    const refusal = new ApiError(401, 'unauthorized', `this operation accepts only security schemes this server cannot check (${names})`, {
+      'WWW-Authenticate': `Bearer realm="${options.realm}"`,
+    });
     return mode === 'optional' ? () => undefined : (req) => void (req.authFailure = refusal);
   }
   const schemes = [...new Map(requirements.flat().map(({ scheme }) => [scheme.name, scheme])).values()];
@@ -112,7 +114,10 @@ export function authenticate(options: AuthenticationOptions): Stage {
     if (passed) {
       const principals = passed.map((scheme) => (scheme as { principal: Principal }).principal);
       if (principals.every((principal) => principal.principal === principals[0]!.principal)) req.caller = principals[0]!;
-      else req.authFailure = new ApiError(401, 'unauthorized', 'the credentials of this request identify different callers', { 'WWW-Authenticate': challenges().join(', ') });
+      else
+        req.authFailure = new ApiError(401, 'unauthorized', 'the credentials of this request identify different callers', {
+          'WWW-Authenticate': challenges().join(', '),
+        });
       return;
     }
     const scoped = results.find((result) => result.every((scheme) => scheme.ok || scheme.why === 'scope'));
@@ -122,9 +127,14 @@ export function authenticate(options: AuthenticationOptions): Stage {
       // RFC 6750: the challenge's scope is what the resource needs, all of it; the message says what was missing.
       const needed = [...new Set(short.flatMap((scheme) => scheme.required))];
       req.caller = short[0]!.principal;
-      req.authFailure = new ApiError(403, 'insufficient_scope', `the access token lacks the scope${scopes.length > 1 ? 's' : ''} ${scopes.join(', ')} this operation requires`, {
-        'WWW-Authenticate': `Bearer error="insufficient_scope", scope="${needed.join(' ')}"`,
-      });
+      req.authFailure = new ApiError(
+        403,
+        'insufficient_scope',
+        `the access token lacks the scope${scopes.length > 1 ? 's' : ''} ${scopes.join(', ')} this operation requires`,
+        {
+          'WWW-Authenticate': `Bearer error="insufficient_scope", scope="${needed.join(' ')}"`,
+        },
+      );
       return;
     }
     const failures = results.flat().filter((scheme): scheme is Extract<SchemeResult, { why: 'invalid' }> => !scheme.ok && scheme.why === 'invalid');
@@ -135,7 +145,13 @@ export function authenticate(options: AuthenticationOptions): Stage {
     const [first] = failures;
     req.authFailure =
       first!.error.status === 401
-        ? new ApiError(401, first!.error.code, first!.error.message, { ...first!.error.headers, 'WWW-Authenticate': challenges(first!.tokenError).join(', ') }, first!.error.logDetail)
+        ? new ApiError(
+            401,
+            first!.error.code,
+            first!.error.message,
+            { ...first!.error.headers, 'WWW-Authenticate': challenges(first!.tokenError).join(', ') },
+            first!.error.logDetail,
+          )
         : first!.error;
   };
 
@@ -182,7 +198,13 @@ function checkScheme(
     case 'token': {
       const verify = options.verifyToken;
       if (!verify) {
-        return invalid(new ApiError(401, 'unauthorized', `the ${scheme.type} scheme ${scheme.name} cannot be checked: the server has no OAUTH2_JWKS_URL to verify access tokens with`));
+        return invalid(
+          new ApiError(
+            401,
+            'unauthorized',
+            `the ${scheme.type} scheme ${scheme.name} cannot be checked: the server has no OAUTH2_JWKS_URL to verify access tokens with`,
+          ),
+        );
       }
       return verify(credential.token).then(
         (token): SchemeResult => {
@@ -191,9 +213,12 @@ function checkScheme(
           return lacking.length === 0 ? { ok: true, principal } : { ok: false, why: 'scope', principal, missing: lacking, required: scopes };
         },
         (error: unknown): SchemeResult => {
-          if (error instanceof TokenRejected) return { ...invalid(new ApiError(401, 'unauthorized', `invalid access token: ${error.message}`)), tokenError: error.message };
+          if (error instanceof TokenRejected)
+            return { ...invalid(new ApiError(401, 'unauthorized', `invalid access token: ${error.message}`)), tokenError: error.message };
           if (error instanceof TokenKeysUnavailable) {
-            return invalid(new ApiError(503, 'unavailable', 'service temporarily unavailable: access tokens cannot be checked now; retry later', { 'Retry-After': '5' }));
+            return invalid(
+              new ApiError(503, 'unavailable', 'service temporarily unavailable: access tokens cannot be checked now; retry later', { 'Retry-After': '5' }),
+            );
           }
           throw error;
         },

@@ -102,7 +102,11 @@ export function howToSend(scheme: SecurityScheme): string {
     case 'http':
       return scheme.scheme === 'bearer' ? 'Authorization: Bearer <API_KEY>' : 'Authorization: Basic base64(<API_KEY>:)';
     case 'apiKey':
-      return scheme.in === 'header' ? `${scheme.parameter}: <API_KEY>` : scheme.in === 'query' ? `the query parameter ${scheme.parameter}=<API_KEY>` : `the cookie ${scheme.parameter}=<API_KEY>`;
+      return scheme.in === 'header'
+        ? `${scheme.parameter}: <API_KEY>`
+        : scheme.in === 'query'
+          ? `the query parameter ${scheme.parameter}=<API_KEY>`
+          : `the cookie ${scheme.parameter}=<API_KEY>`;
     case 'oauth2':
     case 'openIdConnect':
       return 'Authorization: Bearer <ACCESS_TOKEN>';

@@ -7,7 +7,11 @@ export const listPets: Handler<'listPets', 'v1' | 'v2'> = async ({ query }, { pe
   if (after === undefined) {
     return {
       status: 400,
-      body: errorBody(400, 'invalid_request', 'query.cursor was not issued by this server for this limit and status: follow the Link header of the previous page'),
+      body: errorBody(
+        400,
+        'invalid_request',
+        'query.cursor was not issued by this server for this limit and status: follow the Link header of the previous page',
+      ),
     };
   }
   // One more than asked: whether a next page exists, without counting.

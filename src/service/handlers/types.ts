@@ -11,7 +11,14 @@
  * };
  */
 import type { Contracts } from '../../../generated/versions';
-import type { AnyOperationIdOf, HandlerOf, HandlerRequest as EngineRequest, HandlerResponse as EngineResponse, OperationId as OperationIdOf, RegistryOf } from '../../engine/handlers/types';
+import type {
+  AnyOperationIdOf,
+  HandlerOf,
+  HandlerRequest as EngineRequest,
+  HandlerResponse as EngineResponse,
+  OperationId as OperationIdOf,
+  RegistryOf,
+} from '../../engine/handlers/types';
 import { notImplementedHandler as stubOf, type Stub } from '../../engine/handlers/stub';
 import type { Repositories } from '../storage/storage';
 import type { PageLinks } from '../paging/page-links';

@@ -32,7 +32,11 @@ export interface IdempotentRequests {
    * id (pets.create's `request`), so that a claim taken over after a crash
    * finds the write instead of making it twice (`recover`).
    */
-  run(request: IdempotentRequest, work: (claim: number) => Promise<StoredResponse>, recover: (claim: number) => Promise<StoredResponse | undefined>): Promise<Outcome>;
+  run(
+    request: IdempotentRequest,
+    work: (claim: number) => Promise<StoredResponse>,
+    recover: (claim: number) => Promise<StoredResponse | undefined>,
+  ): Promise<Outcome>;
 }
 
 export interface IdempotencySettings {
@@ -56,8 +60,7 @@ export interface IdempotencySettings {
  *   async (claim) => { const pet = await pets.createdBy(claim); return pet && { status: 201, body: pet }; });
  */
 export function idempotentRequests(records: IdempotencyRepository, settings: IdempotencySettings): IdempotentRequests {
-  const inFlight = (): ApiError =>
-    new ApiError(409, 'idempotency_key_in_use', 'a request with this Idempotency-Key is still being processed: retry later');
+  const inFlight = (): ApiError => new ApiError(409, 'idempotency_key_in_use', 'a request with this Idempotency-Key is still being processed: retry later');
   const reused = (): ApiError => new ApiError(422, 'idempotency_key_reused', 'this Idempotency-Key was already used with another request body');
 
   /** The claim once this request holds it (taken over from a holder that failed, or new); the stored response otherwise. */
@@ -110,9 +113,15 @@ function fingerprint(value: unknown): string {
   const canonical = (node: unknown): unknown => {
     if (Array.isArray(node)) return node.map(canonical);
     if (node !== null && typeof node === 'object') {
-      return Object.fromEntries(Object.keys(node).sort().map((key) => [key, canonical((node as Record<string, unknown>)[key])]));
+      return Object.fromEntries(
+        Object.keys(node)
+          .sort()
+          .map((key) => [key, canonical((node as Record<string, unknown>)[key])]),
+      );
     }
     return node;
   };
-  return createHash('sha256').update(JSON.stringify(canonical(value))).digest('hex');
+  return createHash('sha256')
+    .update(JSON.stringify(canonical(value)))
+    .digest('hex');
 }

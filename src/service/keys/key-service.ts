@@ -24,10 +24,7 @@ export interface IssueKeyInput {
  *
  * @example const { key, record } = await issueApiKey(storage.apiKeys, { plan: 'free', label: 'ci' });
  */
-export async function issueApiKey(
-  apiKeys: ApiKeyRepository,
-  input: IssueKeyInput,
-): Promise<{ key: string; record: ApiKeyRecord }> {
+export async function issueApiKey(apiKeys: ApiKeyRepository, input: IssueKeyInput): Promise<{ key: string; record: ApiKeyRecord }> {
   checkPlanLimits(input);
   const key = generateApiKey();
   const record = await apiKeys.create({

@@ -18,7 +18,6 @@ export interface RateLimitObserver {
 
 const IGNORE: RateLimitObserver = { refused: () => undefined, banned: () => undefined };
 
-
 /** Where counts live: in memory by default, a shared store (Redis) when several instances serve. */
 export interface RateLimitStores {
   minute: Store;
@@ -100,7 +99,13 @@ export function rateLimits(
   const decide = (req: Request, res: Response, windows: Window[]): void => {
     if (req.bannedUntil !== undefined) {
       const { perMinute } = limitsOf(req.caller!);
-      const window: Window = { name: 'minute', limit: perMinute, used: perMinute, windowSeconds: Math.round(settings.minuteWindowMs / 1000), resetMs: req.bannedUntil };
+      const window: Window = {
+        name: 'minute',
+        limit: perMinute,
+        used: perMinute,
+        windowSeconds: Math.round(settings.minuteWindowMs / 1000),
+        resetMs: req.bannedUntil,
+      };
       setHeaders(res, [window], window, now());
       observer.refused(req.caller!.plan, 'ban');
       throw tooMany('key_temporarily_banned', 'API key temporarily banned for repeated requests over the rate limit', window.resetMs);

@@ -112,18 +112,18 @@ export function servePrimaryCounts(): void {
     if (!isCounts(message) || message.type === 'counted') return;
     queue = queue
       .then(async () => {
-      if (message.type === 'increment') {
-        const counts: Reply['counts'] = [];
-        for (const window of message.windows) {
-          const info = await storeOf(window.name, window.windowMs).increment(message.key);
-          counts.push({ totalHits: info.totalHits, resetMs: info.resetTime?.getTime() ?? Date.now() + window.windowMs });
+        if (message.type === 'increment') {
+          const counts: Reply['counts'] = [];
+          for (const window of message.windows) {
+            const info = await storeOf(window.name, window.windowMs).increment(message.key);
+            counts.push({ totalHits: info.totalHits, resetMs: info.resetTime?.getTime() ?? Date.now() + window.windowMs });
+          }
+          if (from.isConnected()) from.send({ channel: CHANNEL, type: 'counted', id: message.id, counts } satisfies Reply);
+        } else {
+          const store = stores.get(message.name);
+          if (message.type === 'decrement') await store?.decrement(message.key);
+          else await store?.resetKey(message.key);
         }
-        if (from.isConnected()) from.send({ channel: CHANNEL, type: 'counted', id: message.id, counts } satisfies Reply);
-      } else {
-        const store = stores.get(message.name);
-        if (message.type === 'decrement') await store?.decrement(message.key);
-        else await store?.resetKey(message.key);
-      }
       })
       // A failed message must not stop the ones after it (the worker's wait times out into a 503).
       .catch((error: unknown) => console.error('rate-limit counts: a message failed', error));

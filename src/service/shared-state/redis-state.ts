@@ -5,7 +5,6 @@ import type { ApiKeyRepository } from '../storage/storage';
 import type { RateLimitStores } from '../rate-limit/rate-limits';
 import type { SharedState } from './shared-state';
 
-
 /** The pub/sub channel of key changes (the keys CLI publishes on it). */
 export const keyChangesChannel = (prefix: string): string => `${prefix}key-changes`;
 

@@ -1,5 +1,15 @@
 import type { Compilable, CompiledQuery, Kysely, Selectable } from 'kysely';
-import type { ApiKeyRecord, ApiKeyRepository, IdempotencyRecord, IdempotencyRepository, ListPetsQuery, Pet, PetRepository, SecretRepository, Storage } from './storage';
+import type {
+  ApiKeyRecord,
+  ApiKeyRepository,
+  IdempotencyRecord,
+  IdempotencyRepository,
+  ListPetsQuery,
+  Pet,
+  PetRepository,
+  SecretRepository,
+  Storage,
+} from './storage';
 import type { ApiKeysTable, Database } from './schema';
 import type { Backend, PreparedRunner } from './backend';
 import { sql } from 'kysely';
@@ -75,10 +85,7 @@ class KyselyPetRepository implements PetRepository {
       // `is not null` lets PostgreSQL use the partial unique index on the column.
       createdBy: prepare(pets.where('created_by_request', '=', -1).where('created_by_request', 'is not', null), [-1]),
       create: prepare(
-        db
-          .insertInto('pets')
-          .values({ name: '', category_id: 0, status: 'available', created_at: '', created_by_request: -1 })
-          .returning(PET_COLUMNS),
+        db.insertInto('pets').values({ name: '', category_id: 0, status: 'available', created_at: '', created_by_request: -1 }).returning(PET_COLUMNS),
         ['', 0, 'available', '', -1],
       ),
     };
@@ -160,7 +167,12 @@ class KyselyIdempotencyRepository implements IdempotencyRepository {
   }
 
   async unlock(id: number): Promise<void> {
-    await this.db.updateTable('idempotency_keys').set({ locked_until: new Date(0).toISOString() }).where('id', '=', id).where('response_status', 'is', null).execute();
+    await this.db
+      .updateTable('idempotency_keys')
+      .set({ locked_until: new Date(0).toISOString() })
+      .where('id', '=', id)
+      .where('response_status', 'is', null)
+      .execute();
   }
 
   async deleteExpired(id: number, now: Date): Promise<void> {

@@ -20,9 +20,7 @@ function migrations(flavor: SqlFlavor): Record<string, Migration> {
           .addIdColumn(db.schema.createTable('pets'))
           .addColumn('name', 'text', (col) => col.notNull())
           .addColumn('category_id', 'bigint', (col) => col.notNull())
-          .addColumn('status', 'text', (col) =>
-            col.notNull().defaultTo('available').check(sql`status in ('available', 'pending', 'sold')`),
-          )
+          .addColumn('status', 'text', (col) => col.notNull().defaultTo('available').check(sql`status in ('available', 'pending', 'sold')`))
           .addColumn('created_at', 'text', (col) => col.notNull())
           .execute();
         // Serves `WHERE status = ? ORDER BY id LIMIT ?` without a sort; the
@@ -79,7 +77,10 @@ function migrations(flavor: SqlFlavor): Record<string, Migration> {
           .addColumn('name', 'text', (col) => col.primaryKey())
           .addColumn('value', 'text', (col) => col.notNull())
           .execute();
-        await db.insertInto('secrets').values({ name: 'page-cursors', value: randomBytes(32).toString('base64url') }).execute();
+        await db
+          .insertInto('secrets')
+          .values({ name: 'page-cursors', value: randomBytes(32).toString('base64url') })
+          .execute();
       },
     },
     '0004_idempotency_owner_principal': {

@@ -6,12 +6,8 @@ import { sqliteBackend } from './sqlite-backend';
 import type { BackendKind } from './backend';
 import type * as PostgresBackend from './postgres-backend';
 
-
 /** The kinds of database, by URL scheme. PostgreSQL is loaded only when used: the embedded default never pays for pg. */
-const BACKENDS: ReadonlyArray<() => BackendKind> = [
-  () => sqliteBackend,
-  () => (require('./postgres-backend') as typeof PostgresBackend).postgresBackend,
-];
+const BACKENDS: ReadonlyArray<() => BackendKind> = [() => sqliteBackend, () => (require('./postgres-backend') as typeof PostgresBackend).postgresBackend];
 const SCHEMES: Readonly<Record<string, number>> = { sqlite: 0, postgres: 1, postgresql: 1 };
 
 /**

@@ -45,7 +45,7 @@ function openSqlite(file: string): Backend {
     // better-sqlite3 runs a statement synchronously to completion, and the
     // server opens no transactions, so Kysely's connection lock (a promise per
     // query) guards nothing here. Kysely still built and compiled the SQL.
-    runPrepared: <R,>(query: CompiledQuery<R>): Promise<R[]> => {
+    runPrepared: <R>(query: CompiledQuery<R>): Promise<R[]> => {
       try {
         return Promise.resolve(database.prepare(query.sql).all(query.parameters as unknown[]) as R[]);
       } catch (error) {
