@@ -10,7 +10,7 @@ import { loadContract } from './engine/contract/load';
 import { contractVersionsIn } from './engine/contract/versions';
 import { servedApi, type ServedApi } from './engine/contract/served-api';
 import { contractRefusals } from './engine/pipeline/refusals';
-import { schemaValidator, } from './engine/contract/schemas';
+import { schemaValidator } from './engine/contract/schemas';
 import { sunsetStage } from './engine/pipeline/sunset';
 import { stubbedOperations } from './engine/handlers/stub';
 import type { AnyHandlerRegistry } from './engine/handlers/types';
@@ -227,7 +227,10 @@ export async function compose(config: Config, seams: CompositionSeams = {}): Pro
           deprecatedCall: (operation, req) => {
             const plan = req.caller?.plan ?? 'none';
             let child = byPlan.get(plan);
-            if (!child) byPlan.set(plan, (child = metrics.deprecatedCalls.labels({ operation, plan, version: api.name })));
+            if (!child) {
+              child = metrics.deprecatedCalls.labels({ operation, plan, version: api.name });
+              byPlan.set(plan, child);
+            }
             child.inc();
           },
         });

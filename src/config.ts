@@ -13,7 +13,8 @@ const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'
 const MAX_WORKERS = 256;
 
 const TRUST_PROXY_TRUE_MESSAGE =
-  'true is refused: it trusts whatever a client writes first in X-Forwarded-For; give the number of proxies in front (e.g. 1) or their addresses/subnets (e.g. loopback, 10.0.0.0/8)';
+  'true is refused: it trusts whatever a client writes first in X-Forwarded-For; ' +
+  'give the number of proxies in front (e.g. 1) or their addresses/subnets (e.g. loopback, 10.0.0.0/8)';
 const TRUST_PROXY_MESSAGE = 'must be false, a number of proxy hops (e.g. 1), or a comma-separated list of proxy addresses/subnets (e.g. loopback, 10.0.0.0/8)';
 
 /** A list Express's `trust proxy` (proxy-addr) accepts: addresses, subnets, or the names loopback, linklocal, uniquelocal. */

@@ -36,7 +36,8 @@ export interface Credentials {
 export function declaredCredentials(contract: ContractSecurity, credentials: Credentials): Middleware {
   const operations = Object.values(contract.operationTable);
   const byRoute = new Map(operations.map((operation) => [`${operation.method.toUpperCase()} ${operation.path}`, operation.security]));
-  // A request the table does not know (a path of another version) still carries the credentials, as the first secured operation takes them, so the server can say 404 rather than 401.
+  // A request the table does not know (a path of another version) still carries the credentials, as the
+  // first secured operation takes them, so the server can say 404 rather than 401.
   const fallback = operations.find((operation) => operation.security.length > 0)?.security ?? [];
   return {
     onRequest({ request, schemaPath }) {

@@ -45,7 +45,10 @@ export function requestObserver({ metrics, operationOf, accessLog }: RequestObse
     const method = methodLabel(req.method);
     const key = `${version} ${operation} ${method} ${status}`;
     let child = children.get(key);
-    if (!child) children.set(key, (child = metrics.requestDuration.labels({ operation, method, status, version })));
+    if (!child) {
+      child = metrics.requestDuration.labels({ operation, method, status, version });
+      children.set(key, child);
+    }
     child.observe(durationMs / 1000);
     if (!accessLog) return;
     const length = res.getHeader('content-length');

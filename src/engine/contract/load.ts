@@ -49,7 +49,8 @@ export async function loadContract(file: string): Promise<OpenApiDocument> {
   const { bundle, createConfig } = await import('@redocly/openapi-core');
   let result: Awaited<ReturnType<Redocly['bundle']>>;
   try {
-    result = await bundle({ ref: path.resolve(file), config: await (bundlerConfig ??= createConfig({})), dereference: false });
+    bundlerConfig ??= createConfig({});
+    result = await bundle({ ref: path.resolve(file), config: await bundlerConfig, dereference: false });
   } catch (error) {
     throw new ContractLoadError(`${shown}: ${firstLine((error as Error).message)}`);
   }
@@ -65,7 +66,8 @@ export function checkedDocument(parsed: unknown, shown: string): OpenApiDocument
   if (typeof document.openapi !== 'string') {
     const swagger = (document as { swagger?: unknown }).swagger;
     throw new ContractLoadError(
-      `${shown}: not an OpenAPI 3 document (${swagger === undefined ? 'no "openapi" field' : `Swagger ${String(swagger)}: convert it to OpenAPI 3, e.g. with swagger2openapi`})`,
+      `${shown}: not an OpenAPI 3 document (` +
+        (swagger === undefined ? 'no "openapi" field)' : `Swagger ${String(swagger)}: convert it to OpenAPI 3, e.g. with swagger2openapi)`),
     );
   }
   if (!/^3\.[01]\.\d+$/.test(document.openapi)) throw new ContractLoadError(`${shown}: OpenAPI ${document.openapi} is not served (3.0.x and 3.1.x are)`);

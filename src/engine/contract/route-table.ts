@@ -49,7 +49,10 @@ export function routeTable(spec: OpenApiDocument, basePath: string): RouteTable 
   const byTemplate = new Map<string, { template: string; operations: Map<string, SpecOperation> }>();
   for (const op of listOperations(spec)) {
     let path = byTemplate.get(op.path);
-    if (!path) byTemplate.set(op.path, (path = { template: op.path, operations: new Map() }));
+    if (!path) {
+      path = { template: op.path, operations: new Map() };
+      byTemplate.set(op.path, path);
+    }
     path.operations.set(op.method.toUpperCase(), op);
   }
   const ordered = [...byTemplate.values()]
@@ -68,7 +71,7 @@ export function routeTable(spec: OpenApiDocument, basePath: string): RouteTable 
         const found = pattern.exec(rawPath);
         if (!found) continue;
         const params: Record<string, string> = {};
-        names.forEach((name, index) => (params[name] = found[index + 1]!));
+        for (const [index, name] of names.entries()) params[name] = found[index + 1]!;
         return { path, operation: path.operations.get(method), params };
       }
       return undefined;

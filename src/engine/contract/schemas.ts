@@ -121,7 +121,10 @@ function directed(spec: OpenApiDocument, direction: Direction): unknown {
   const flag = direction === 'request' ? 'readOnly' : 'writeOnly';
   const copy = structuredClone(spec) as unknown;
   const visit = (node: unknown): void => {
-    if (Array.isArray(node)) return node.forEach(visit);
+    if (Array.isArray(node)) {
+      for (const item of node) visit(item);
+      return;
+    }
     if (node === null || typeof node !== 'object') return;
     const schema = node as { properties?: Record<string, unknown>; required?: unknown };
     if (schema.properties && typeof schema.properties === 'object' && Array.isArray(schema.required)) {

@@ -31,8 +31,19 @@ const UNAVAILABLE_CODES = new Set([
   'SQLITE_LOCKED',
 ]);
 
-const UNAVAILABLE_MESSAGES =
-  /Connection terminated|timeout exceeded when trying to connect|Query read timeout|Connection is closed|Stream isn't writeable|max retries per request|Command timed out|Client has encountered a connection error/i;
+const UNAVAILABLE_MESSAGES = new RegExp(
+  [
+    'Connection terminated',
+    'timeout exceeded when trying to connect',
+    'Query read timeout',
+    'Connection is closed',
+    "Stream isn't writeable",
+    'max retries per request',
+    'Command timed out',
+    'Client has encountered a connection error',
+  ].join('|'),
+  'i',
+);
 
 /** Seconds a client is told to wait after a 503. */
 export const UNAVAILABLE_RETRY_AFTER_SECONDS = 5;

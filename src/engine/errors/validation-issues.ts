@@ -11,7 +11,8 @@ export interface ValidationIssue {
  * validator reports them: a missing or unknown property is named in the
  * path, an enum lists its values.
  *
- * @example issuesOfAjv(validate.errors, '/query/status') // [{ path: '/query/status', message: 'must be equal to one of the allowed values: available, pending, sold' }]
+ * @example issuesOfAjv(validate.errors, '/query/status')
+ * // [{ path: '/query/status', message: 'must be equal to one of the allowed values: available, pending, sold' }]
  */
 export function issuesOfAjv(errors: readonly ErrorObject[], base: string): ValidationIssue[] {
   return errors.map((error) => {

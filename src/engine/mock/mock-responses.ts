@@ -40,7 +40,7 @@ interface DeclaredResponse {
   bodies: Map<string, Examples>;
 }
 
-type Node = Record<string, any>;
+type Node = Record<string, unknown>;
 
 /**
  * Builds the mock answers of `operationIds` from the contract: each declared
@@ -168,7 +168,7 @@ function checkedExamples(
     let generated = sample(media['schema'] ?? {}, { quiet: true, skipWriteOnly: true }, spec);
     if (kind === 'text' && generated === undefined) generated = '';
     // A generated Error object agrees with the status it is sent with.
-    if (media['schema']?.['$ref'] === '#/components/schemas/Error' && typeof generated === 'object' && generated !== null) {
+    if ((media['schema'] as Node | undefined)?.['$ref'] === '#/components/schemas/Error' && typeof generated === 'object' && generated !== null) {
       generated = { ...generated, status, code: ERROR_CODE_BY_STATUS[status] ?? (generated as Node)['code'] };
     }
     check('', generated, 'the example generated from the schema (from its `examples`, else a sample: fix them or add a response `example`)');

@@ -53,7 +53,8 @@ export function contractRefusals(spec: OpenApiDocument, options: RefusalOptions)
       const scheme = served.get(name)!;
       if ((scheme.type === 'oauth2' || scheme.type === 'openIdConnect') && !options.tokensVerifiable) {
         warnings.push(
-          `${options.label}: the ${scheme.type} scheme ${name} needs OAUTH2_JWKS_URL to verify access tokens; until it is set, its requirements answer 401 saying so`,
+          `${options.label}: the ${scheme.type} scheme ${name} needs OAUTH2_JWKS_URL to verify access tokens; ` +
+            'until it is set, its requirements answer 401 saying so',
         );
       }
       continue;
@@ -66,7 +67,8 @@ export function contractRefusals(spec: OpenApiDocument, options: RefusalOptions)
           ? `apiKey in "${definition.in}"`
           : `type "${definition.type}"`;
     warnings.push(
-      `${options.label}: the security scheme ${name} (${what}) is not supported (http bearer and basic, apiKey in header, query or cookie, oauth2 and openIdConnect are): its requirements always answer 401`,
+      `${options.label}: the security scheme ${name} (${what}) is not supported ` +
+        '(http bearer and basic, apiKey in header, query or cookie, oauth2 and openIdConnect are): its requirements always answer 401',
     );
   }
 
@@ -85,7 +87,8 @@ export function contractRefusals(spec: OpenApiDocument, options: RefusalOptions)
     // Some published documents write variants of one path as `/path#variant`: a client never sends a fragment, so no request can reach them.
     if (/[#?]/.test(op.path)) {
       warnings.push(
-        `${at(op)}: the path contains "${/[#?]/.exec(op.path)![0]}", which no request path can (a fragment or query string is not part of the path): the operation is never routed`,
+        `${at(op)}: the path contains "${/[#?]/.exec(op.path)![0]}", which no request path can ` +
+          '(a fragment or query string is not part of the path): the operation is never routed',
       );
     }
     for (const requirement of effectiveSecurity(spec, op)) {
@@ -121,7 +124,8 @@ export function contractRefusals(spec: OpenApiDocument, options: RefusalOptions)
       for (const [mediaType, media] of Object.entries((node['content'] as Record<string, { schema?: unknown }> | undefined) ?? {})) {
         if (mediaKind(mediaType) === 'xml') {
           warnings.push(
-            `${at(op)}: request bodies of ${essence(mediaType)} are not served (XML is not supported): such a request gets 415, the operation's other media types work`,
+            `${at(op)}: request bodies of ${essence(mediaType)} are not served (XML is not supported): ` +
+              "such a request gets 415, the operation's other media types work",
           );
         } else if (media?.schema !== undefined) compile(request, `${base}/content/${escapePointer(mediaType)}/schema`, at(op));
       }
@@ -137,14 +141,16 @@ export function contractRefusals(spec: OpenApiDocument, options: RefusalOptions)
     }
     if (xmlResponses.length > 0) {
       warnings.push(
-        `${at(op)}: responses in XML are not served (${xmlResponses.join(', ')}; XML is not supported): Accept picks among the others, 406 when only XML is acceptable`,
+        `${at(op)}: responses in XML are not served (${xmlResponses.join(', ')}; XML is not supported): ` +
+          'Accept picks among the others, 406 when only XML is acceptable',
       );
     }
     events += Object.keys((op.operation['callbacks'] ?? {}) as object).length;
   }
   if (events > 0) {
     warnings.push(
-      `${options.label}: ${events} webhook(s) and callback(s) are events the server sends, not routes: their payload types are generated (generated/<version>/events.ts), but nothing sends them yet`,
+      `${options.label}: ${events} webhook(s) and callback(s) are events the server sends, not routes: ` +
+        'their payload types are generated (generated/<version>/events.ts), but nothing sends them yet',
     );
   }
   return { errors, warnings };

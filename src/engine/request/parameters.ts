@@ -1,4 +1,3 @@
-
 import type { OpenApiDocument, SpecOperation } from '../contract/document';
 import { essence, mediaKind } from '../contract/media-types';
 import { resolveRef } from '../contract/refs';
@@ -7,19 +6,7 @@ import { ApiError } from '../errors/api-error';
 import { issuesOfAjv, describeIssues } from '../errors/validation-issues';
 import type { Stage } from '../stage/stage';
 import { cookiePairs } from './cookies';
-import {
-  deserializeSimple,
-  fromCookies,
-  fromPath,
-  fromQuery,
-  IGNORED_HEADERS,
-  PREFIX,
-  queryPairs,
-  setOwn,
-  shapeOf,
-  take,
-  type Parameter,
-} from './styles';
+import { deserializeSimple, fromCookies, fromPath, fromQuery, IGNORED_HEADERS, PREFIX, queryPairs, setOwn, shapeOf, take, type Parameter } from './styles';
 
 /** Where a parameter is, as OpenAPI names it. */
 export type ParameterLocation = 'path' | 'query' | 'header' | 'cookie';
@@ -129,8 +116,8 @@ function refuseUnknown(pairs: Array<[string, string]>, known: (name: string) => 
 function declaredParameters(spec: OpenApiDocument, op: SpecOperation): Parameter[] {
   const declared = new Map<string, Parameter>();
   const lists: Array<[unknown[], string]> = [
-    [(op.pathItem['parameters'] as unknown[] | undefined) ?? [], `/paths/${escape(op.path)}/parameters`],
-    [(op.operation['parameters'] as unknown[] | undefined) ?? [], `/paths/${escape(op.path)}/${op.method}/parameters`],
+    [(op.pathItem['parameters'] as unknown[] | undefined) ?? [], `/paths/${escapePointer(op.path)}/parameters`],
+    [(op.operation['parameters'] as unknown[] | undefined) ?? [], `/paths/${escapePointer(op.path)}/${op.method}/parameters`],
   ];
   for (const [list, base] of lists) {
     list.forEach((entry, index) => {
@@ -143,7 +130,7 @@ function declaredParameters(spec: OpenApiDocument, op: SpecOperation): Parameter
       const contentType = content ? Object.keys(content)[0] : undefined;
       const pointer = content
         ? contentType && content[contentType]?.schema !== undefined
-          ? `${at}/content/${escape(contentType)}/schema`
+          ? `${at}/content/${escapePointer(contentType)}/schema`
           : undefined
         : node['schema'] !== undefined
           ? `${at}/schema`
@@ -165,7 +152,7 @@ function declaredParameters(spec: OpenApiDocument, op: SpecOperation): Parameter
   return [...declared.values()];
 }
 
-const escape = (key: string): string => key.replace(/~/g, '~0').replace(/\//g, '~1');
+const escapePointer = (key: string): string => key.replace(/~/g, '~0').replace(/\//g, '~1');
 
 function pointerTarget(spec: OpenApiDocument, pointer: string): unknown {
   return resolveRef(spec, { $ref: `#${pointer}` }).node;

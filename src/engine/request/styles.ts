@@ -297,7 +297,12 @@ export function refuseUnsafeText(value: unknown, where: string): void {
   };
   if (typeof value === 'string') check(value);
   else if (Array.isArray(value)) for (const item of value) refuseUnsafeText(item, where);
-  else if (value !== null && typeof value === 'object') for (const [key, item] of Object.entries(value)) check(key), refuseUnsafeText(item, where);
+  else if (value !== null && typeof value === 'object') {
+    for (const [key, item] of Object.entries(value)) {
+      check(key);
+      refuseUnsafeText(item, where);
+    }
+  }
 }
 
 export function coerce(parameter: Parameter, value: unknown, where: string): unknown {

@@ -126,7 +126,11 @@ export function requestValidator(spec: OpenApiDocument, basePath: string, op: Sp
       req.headers['content-type'] = contentType;
       throw error;
     }
-    return done instanceof Promise ? done.then(restore, (error: unknown) => Promise.reject(((req.headers['content-type'] = contentType), error))) : restore();
+    if (!(done instanceof Promise)) return restore();
+    return done.then(restore, (error: unknown) => {
+      req.headers['content-type'] = contentType;
+      throw error;
+    });
   };
 }
 

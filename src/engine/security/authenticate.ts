@@ -95,7 +95,10 @@ export function authenticate(options: AuthenticationOptions): Stage {
     const refusal = new ApiError(401, 'unauthorized', `this operation accepts only security schemes this server cannot check (${names})`, {
       'WWW-Authenticate': `Bearer realm="${options.realm}"`,
     });
-    return mode === 'optional' ? () => undefined : (req) => void (req.authFailure = refusal);
+    if (mode === 'optional') return () => undefined;
+    return (req) => {
+      req.authFailure = refusal;
+    };
   }
   const schemes = [...new Map(requirements.flat().map(({ scheme }) => [scheme.name, scheme])).values()];
   const challenges = (tokenError?: string): string[] => [...new Set(schemes.map((scheme) => challengeOf(scheme, options.realm, tokenError)))];

@@ -49,7 +49,9 @@ const ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256
  * required; `exp`, `nbf` and the age by `iat` with a small clock skew; `iss`,
  * `aud` and `typ` as configured.
  *
- * @example const verify = tokenVerifier({ jwksUrl: 'https://issuer.example/.well-known/jwks.json', issuer: 'https://issuer.example/', audience: 'pets-api' }); const { subject, scopes } = await verify(token);
+ * @example
+ * const verify = tokenVerifier({ jwksUrl: 'https://issuer.example/.well-known/jwks.json', issuer: 'https://issuer.example/', audience: 'pets-api' });
+ * const { subject, scopes } = await verify(token);
  */
 export function tokenVerifier(settings: TokenSettings): (token: string) => Promise<VerifiedToken> {
   // jose is loaded with the first token: a server whose documents declare no token scheme never holds it in memory.

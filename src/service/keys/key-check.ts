@@ -29,7 +29,10 @@ export interface KeyCheckOptions {
   beforeLookup?: (req: Request) => void;
 }
 
-/** Keys that were valid lately, and how long they are remembered: they are looked up again whatever their address, so a client behind an address others flood keeps working. */
+/**
+ * Keys that were valid lately, and how long they are remembered: they are looked up again whatever
+ * their address, so a client behind an address others flood keeps working.
+ */
 const KNOWN_KEYS = 10_000;
 const KNOWN_KEY_TTL_MS = 86_400_000;
 

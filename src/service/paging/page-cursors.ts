@@ -50,7 +50,8 @@ export function pageCursors(secret: string): PageCursors {
       let cursor = issued.get(position);
       if (cursor === undefined) {
         const payload = Buffer.from(JSON.stringify([after, limit, status ?? null])).toString('base64url');
-        issued.set(position, (cursor = payload + tagOf(payload).toString('base64url')));
+        cursor = payload + tagOf(payload).toString('base64url');
+        issued.set(position, cursor);
       }
       return cursor;
     },

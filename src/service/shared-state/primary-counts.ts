@@ -71,7 +71,9 @@ export function primaryCountStores(): RateLimitStores & { detach(): void } {
     });
   };
   const store = (name: WindowName): Store => ({
-    init: (options: Options) => void (windowMs[name] = options.windowMs),
+    init: (options: Options) => {
+      windowMs[name] = options.windowMs;
+    },
     increment: async (key) => (await increment(key, [name]))[0]!,
     decrement: async (key) => void send({ channel: CHANNEL, type: 'decrement', key, name }),
     resetKey: async (key) => void send({ channel: CHANNEL, type: 'reset', key, name }),
