@@ -10,7 +10,7 @@
 import { EventEmitter } from 'node:events';
 import pino from 'pino';
 import { createMetrics } from '../src/observability/metrics';
-import { requestIds } from '../src/observability/request-id';
+import { assignRequestId } from '../src/observability/request-id';
 import { requestObserver } from '../src/observability/request-observer';
 import { asMiddleware } from '../src/engine/stage/stage';
 import { operationResolver } from '../src/observability/operation-names';
@@ -21,7 +21,7 @@ const REQUESTS = 100_000;
 const operationOf = operationResolver([{ name: 'v1', table: routeTable(loadSpec(), '/v1') }]);
 const metrics = createMetrics();
 const logger = pino({ level: 'info' }, pino.destination({ dest: '/dev/null', sync: false }));
-const ids = requestIds();
+const ids = asMiddleware(assignRequestId);
 const variants = {
   'nothing (fake request and response only)': undefined,
   'request id + metrics (LOG_LEVEL=warn)': asMiddleware(requestObserver({ metrics, operationOf })),

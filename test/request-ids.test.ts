@@ -4,7 +4,7 @@ import { appOn, startTestApp, type TestApp } from './support/test-app';
 import { handlers } from '../src/service/handlers';
 import type { Handler } from '../src/service/handlers/types';
 import type { Storage } from '../src/service/storage/storage';
-import { requestIds } from '../src/observability/request-id';
+import { assignRequestId } from '../src/observability/request-id';
 
 let t: TestApp;
 afterEach(() => t.close());
@@ -99,7 +99,7 @@ describe('X-Request-Id', () => {
       const headers = new Map<string, string>();
       const req = { headers: { 'x-request-id': id } } as unknown as Request;
       const res = { setHeader: (name: string, value: string) => headers.set(name, value) } as unknown as Response;
-      requestIds()(req, res, () => undefined);
+      assignRequestId(req, res);
       expect(req.id).toMatch(UUID_V4);
       expect(headers.get('X-Request-Id')).toBe(req.id);
     }

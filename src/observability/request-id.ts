@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import type { Express, RequestHandler } from 'express';
-import { asMiddleware, type Stage } from '../engine/stage/stage';
+import type { Express } from 'express';
+import type { Stage } from '../engine/stage/stage';
 import type { Logger } from 'pino';
 
 /** 1 to 128 printable ASCII characters (0x21–0x7E): safe in a header, a log line and a terminal. */
@@ -22,9 +22,6 @@ export const assignRequestId: Stage = (req, res) => {
   res.setHeader('X-Request-Id', id);
 };
 
-/** `assignRequestId` as a middleware. @example app.use(requestIds()); */
-export const requestIds = (): RequestHandler => asMiddleware(assignRequestId);
-
 /**
  * `req.log`: a child of `logger` that adds `requestId` to every line about
  * the request. Created on first use only, so requests that log nothing (the
@@ -45,7 +42,7 @@ export function attachRequestLogger(app: Express, logger: Logger): void {
 
 declare module 'express-serve-static-core' {
   interface Request {
-    /** This request's id, echoed in `X-Request-Id` (set by `requestIds`). */
+    /** This request's id, echoed in `X-Request-Id` (set by `assignRequestId`). */
     id: string;
     /** A logger whose lines carry the request id (see `attachRequestLogger`). */
     log: Logger;

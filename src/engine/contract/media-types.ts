@@ -28,12 +28,6 @@ export function mediaKind(mediaType: string): MediaKind {
 /** `Application/JSON; charset=utf-8` → `application/json`. */
 export const essence = (contentType: string): string => contentType.split(';', 1)[0]!.trim().toLowerCase();
 
-/** The `charset` parameter of a Content-Type, lower-case; undefined when absent. */
-export function charsetOf(contentType: string): string | undefined {
-  const match = /;\s*charset\s*=\s*"?([^";\s]+)"?/i.exec(contentType);
-  return match?.[1]?.toLowerCase();
-}
-
 /** Whether a declared media type (possibly a range: `image/*`, `*\/*`) covers a concrete one. */
 export function covers(declared: string, actual: string): boolean {
   const range = essence(declared);
@@ -98,14 +92,13 @@ export function parseAccept(header: string | undefined): AcceptRange[] {
  */
 export function negotiate(offered: readonly string[], accept: string | undefined): string | undefined {
   const ranges = parseAccept(accept);
-  let best: { type: string; q: number; specificity: number; order: number } | undefined;
-  offered.forEach((type, order) => {
+  let best: { type: string; q: number; specificity: number } | undefined;
+  for (const type of offered) {
     // A wildcard the server offers (`image/*`) is matched by the client's ranges as a type of that family.
     const candidates = ranges.filter((range) => covers(range.range, type) || covers(type, range.range));
     const match = candidates.sort((a, b) => b.specificity - a.specificity)[0];
-    if (!match || match.q === 0) return;
-    if (!best || match.q > best.q || (match.q === best.q && match.specificity > best.specificity))
-      best = { type, q: match.q, specificity: match.specificity, order };
-  });
+    if (!match || match.q === 0) continue;
+    if (!best || match.q > best.q || (match.q === best.q && match.specificity > best.specificity)) best = { type, q: match.q, specificity: match.specificity };
+  }
   return best?.type;
 }

@@ -77,4 +77,7 @@ export const errorBody = <C extends string>(status: number, code: C, message: st
   status,
 });
 
+/** The one 404 for a request that names no route of the API (a path outside every base path, or unknown under one). */
+export const noSuchRoute = (): ApiError => new ApiError(404, 'not_found', 'no such route: see /docs for the API reference');
+
 export const notImplemented = (operationId: string) => errorBody(501, 'not_implemented', `${operationId} is declared in the contract but not implemented yet`);

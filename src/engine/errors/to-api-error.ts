@@ -1,5 +1,5 @@
 import type { Request } from 'express';
-import { ApiError, type EngineErrorCode } from './api-error';
+import { ApiError, noSuchRoute, type EngineErrorCode } from './api-error';
 import { isUnavailable, UNAVAILABLE_RETRY_AFTER_SECONDS } from './unavailable';
 import { describeIssue, type ValidationIssue } from './validation-issues';
 
@@ -57,7 +57,7 @@ export function toApiError(error: unknown, req?: Request): ApiError {
   }
   switch (status) {
     case 404:
-      return new ApiError(404, 'not_found', 'no such route: see /docs for the API reference');
+      return noSuchRoute();
     case 405:
       return new ApiError(405, code, `${req?.method} is not allowed on ${req?.path}; allowed: ${http.headers?.['Allow']}`, http.headers);
     case 415: {
@@ -69,9 +69,6 @@ export function toApiError(error: unknown, req?: Request): ApiError {
       return new ApiError(415, code, `Content-Type must be application/json, got ${contentType ?? 'none'}`);
     }
   }
-  // Express's router, on a path parameter such as `%FF`: say what is wrong with it.
-  const badParam = status === 400 ? /^Failed to decode param '(.*)'$/.exec(http.message ?? '') : null;
-  if (badParam) return new ApiError(400, 'invalid_request', `path parameter '${badParam[1]}' is not valid percent-encoded UTF-8`);
   const message = http.errors?.length ? http.errors.map(describeIssue).join('; ') : (http.message ?? code);
   return new ApiError(status, code, message, http.headers ?? {});
 }

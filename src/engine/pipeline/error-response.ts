@@ -1,6 +1,6 @@
 import type { ErrorRequestHandler, Request, RequestHandler } from 'express';
 import type { Logger } from 'pino';
-import { ApiError } from '../errors/api-error';
+import { noSuchRoute } from '../errors/api-error';
 import { toApiError } from '../errors/to-api-error';
 import { loggedPath } from './logged-path';
 import { sendJson } from '../response/send-json';
@@ -42,5 +42,5 @@ export function errorMapper(logger: Logger, operationOf?: (req: Request) => stri
 
 /** Paths outside the contract (and outside the docs/health routes). */
 export const unknownRoute: RequestHandler = () => {
-  throw new ApiError(404, 'not_found', 'no such route: see /docs for the API reference');
+  throw noSuchRoute();
 };

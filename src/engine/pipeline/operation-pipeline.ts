@@ -3,7 +3,7 @@ import type { SpecOperation } from '../contract/document';
 import type { RoutePath } from '../contract/route-table';
 import type { ServedApi } from '../contract/served-api';
 import { deprecationHeaders } from '../contract/deprecation';
-import { ApiError } from '../errors/api-error';
+import { ApiError, noSuchRoute } from '../errors/api-error';
 import { PHASES, type PerOperation, type PhaseImplementations, type PhaseName } from './phases';
 import { runStages, type Stage } from '../stage/stage';
 
@@ -77,7 +77,7 @@ export function assemblePipeline(apis: readonly ServedApi[], phases: PhaseImplem
       elsewhere.set(path, (req, res, next) => (req.method === 'HEAD' && forHead ? forHead : forOthers)(req, res, next));
     }
     const notFound: Stage = () => {
-      throw new ApiError(404, 'not_found', 'no such route: see /docs for the API reference');
+      throw noSuchRoute();
     };
     nowhere.set(api, runStages([versionOnly(version), ...stagesOf(UNMATCHED, undefined, api), notFound], { respond: true }));
   }

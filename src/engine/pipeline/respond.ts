@@ -2,7 +2,7 @@ import type { Request, Response } from 'express';
 import type { SpecOperation } from '../contract/document';
 import { covers, essence, mediaKind, negotiate } from '../contract/media-types';
 import { isStub } from '../handlers/stub';
-import { ApiError, notImplemented } from '../errors/api-error';
+import { ApiError, noSuchRoute, notImplemented } from '../errors/api-error';
 import type { OperationMock } from '../mock/mock-responses';
 import { jsonFirst, type Representations } from '../response/representations';
 import { sendBody } from '../response/send-body';
@@ -72,7 +72,7 @@ export function handleStage(op: SpecOperation, entry: unknown, options: HandleOp
   if (entry === undefined) {
     // An operation of a contract this registry was not generated from (tests that edit the contract): not served.
     return () => {
-      throw new ApiError(404, 'not_found', 'no such route: see /docs for the API reference');
+      throw noSuchRoute();
     };
   }
   if (isStub(entry)) {

@@ -27,10 +27,8 @@ export interface Backend {
   poolStats?(): PoolStats;
 }
 
-/** Opens the backend of the `DATABASE_URL` schemes it names. */
+/** Opens a backend for a `DATABASE_URL` (open-storage.ts picks the kind by the URL's scheme). */
 export interface BackendKind {
-  /** URL schemes, without the colon. */
-  readonly schemes: readonly string[];
   open(databaseUrl: string): Promise<Backend>;
 }
 

@@ -6,9 +6,10 @@ import { sqliteBackend } from './sqlite-backend';
 import type { BackendKind } from './backend';
 import type * as PostgresBackend from './postgres-backend';
 
-/** The kinds of database, by URL scheme. PostgreSQL is loaded only when used: the embedded default never pays for pg. */
-const BACKENDS: ReadonlyArray<() => BackendKind> = [() => sqliteBackend, () => (require('./postgres-backend') as typeof PostgresBackend).postgresBackend];
-const SCHEMES: Readonly<Record<string, number>> = { sqlite: 0, postgres: 1, postgresql: 1 };
+/** PostgreSQL is loaded only when used: the embedded default never pays for pg. */
+const postgres = (): BackendKind => (require('./postgres-backend') as typeof PostgresBackend).postgresBackend;
+/** The kinds of database, by the URL scheme of `DATABASE_URL` (without the colon). */
+const BACKENDS: Readonly<Record<string, () => BackendKind>> = { sqlite: () => sqliteBackend, postgres, postgresql: postgres };
 
 /**
  * Opens the database named by a `DATABASE_URL` and migrates it to the latest
@@ -20,9 +21,9 @@ const SCHEMES: Readonly<Record<string, number>> = { sqlite: 0, postgres: 1, post
  */
 export async function openStorage(databaseUrl: string = DEFAULT_DATABASE_URL): Promise<Storage> {
   const [scheme] = databaseUrl.split(':', 1);
-  const index = SCHEMES[scheme!];
-  if (index === undefined) throw new Error(`DATABASE_URL: unsupported scheme "${scheme}:" (expected sqlite:PATH or postgres://...)`);
-  const backend = await BACKENDS[index]!().open(databaseUrl);
+  const kind = Object.hasOwn(BACKENDS, scheme!) ? BACKENDS[scheme!] : undefined;
+  if (kind === undefined) throw new Error(`DATABASE_URL: unsupported scheme "${scheme}:" (expected sqlite:PATH or postgres://...)`);
+  const backend = await kind().open(databaseUrl);
   try {
     await migrateToLatest(backend);
   } catch (error) {

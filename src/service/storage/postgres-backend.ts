@@ -34,7 +34,6 @@ const POOL_SIZE = 10;
  * @example const backend = await postgresBackend.open('postgres://pets:pets@127.0.0.1/pets');
  */
 export const postgresBackend: BackendKind = {
-  schemes: ['postgres', 'postgresql'],
   open: openPostgres,
 };
 

@@ -19,7 +19,6 @@ const PAGE_CACHE_KIB = 2_000;
  * @example const backend = await sqliteBackend.open('sqlite:data/pets.db');
  */
 export const sqliteBackend: BackendKind = {
-  schemes: ['sqlite'],
   open: async (databaseUrl) => openSqlite(databaseUrl.slice('sqlite:'.length)),
 };
 
