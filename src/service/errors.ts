@@ -5,6 +5,10 @@ import { errorBody, type EngineErrorCode } from '../engine/errors/api-error';
 export const SERVICE_ERROR_CODES = ['rate_limited', 'key_temporarily_banned', 'idempotency_key_in_use', 'idempotency_key_reused'] as const;
 export type ServiceErrorCode = (typeof SERVICE_ERROR_CODES)[number];
 
+declare module '../engine/errors/api-error' {
+  interface ThrownErrorCodes extends Record<ServiceErrorCode, true> {}
+}
+
 /** The contract's `ErrorCode` enum (every version shares it). */
 export type ErrorCode = components['schemas']['ErrorCode'];
 

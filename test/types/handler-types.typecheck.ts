@@ -10,7 +10,7 @@
 import { notImplementedHandler, type Handler, type HandlerRegistry } from '../../src/service/handlers/types';
 import { handlers } from '../../src/service/handlers';
 import { listPets } from '../../src/service/handlers/listPets';
-import { notImplemented } from '../../src/engine/errors/api-error';
+import { ApiError, notImplemented } from '../../src/engine/errors/api-error';
 import type { Caller } from '../../src/service/keys/caller';
 
 const pet = { id: 1, name: 'Rex', categoryId: 2, status: 'available' as const };
@@ -108,3 +108,9 @@ export const withCaller: Handler<'listPets'> = async (_request, { caller }) => {
   void plan;
   return { status: 200, body: [] };
 };
+
+// An ApiError carries a code the engine or the service declared (ThrownErrorCodes): the service's own codes too...
+export const serviceCode = new ApiError(429, 'rate_limited', 'rate limit exceeded');
+// ...and nothing else.
+// @ts-expect-error not a declared error code — TS2345: Argument of type '"no_such_code"' is not assignable
+export const undeclaredCode = new ApiError(400, 'no_such_code', 'made up');

@@ -22,6 +22,16 @@ export const ENGINE_ERROR_CODES = [
 
 export type EngineErrorCode = (typeof ENGINE_ERROR_CODES)[number];
 
+/**
+ * Every code an ApiError may carry, as keys: the engine's, and those a
+ * service adds by declaration merging, so a code nobody declared is a
+ * compile error where it is thrown.
+ *
+ * @example declare module './api-error' { interface ThrownErrorCodes extends Record<'rate_limited', true> {} }
+ */
+export interface ThrownErrorCodes extends Record<EngineErrorCode, true> {}
+export type ThrownErrorCode = keyof ThrownErrorCodes;
+
 /** The Error object every failure is answered with. */
 export interface ErrorBody {
   code: string;
@@ -54,8 +64,8 @@ export function asErrorBody(body: unknown): ErrorBody | undefined {
 export class ApiError extends Error {
   constructor(
     readonly status: number,
-    /** One of ENGINE_ERROR_CODES, or a code of the service's own. */
-    readonly code: string,
+    /** One of ENGINE_ERROR_CODES, or a code the service declared (ThrownErrorCodes). */
+    readonly code: ThrownErrorCode,
     message: string,
     readonly headers: Readonly<Record<string, string>> = {},
     /** What the access log says instead of the message, where the caller must learn less than the operator. */

@@ -45,12 +45,24 @@ const UNAVAILABLE_MESSAGES = new RegExp(
   'i',
 );
 
+/**
+ * A dependency of the server's own (the cluster primary, a key set) that is
+ * not answering now: thrown by the code that waited for it, and a 503 like
+ * a database that is down.
+ *
+ * @example throw new DependencyUnavailable('the cluster primary did not answer');
+ */
+export class DependencyUnavailable extends Error {
+  override readonly name: string = 'DependencyUnavailable';
+}
+
 /** Seconds a client is told to wait after a 503. */
 export const UNAVAILABLE_RETRY_AFTER_SECONDS = 5;
 
 export function isUnavailable(error: unknown): boolean {
   const candidate = error as { name?: unknown; code?: unknown; message?: unknown; cause?: unknown } | undefined;
   if (!candidate || typeof candidate !== 'object') return false;
+  if (error instanceof DependencyUnavailable) return true;
   // Redis answered with an error (READONLY after a failover, OOM, MISCONF, NOAUTH...).
   if (candidate.name === 'ReplyError') return true;
   if (typeof candidate.code === 'string' && UNAVAILABLE_CODES.has(candidate.code)) return true;

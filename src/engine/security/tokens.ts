@@ -1,4 +1,5 @@
 import type { JWTPayload } from 'jose';
+import { DependencyUnavailable } from '../errors/unavailable';
 
 type Jose = typeof import('jose');
 
@@ -31,9 +32,8 @@ export class TokenRejected extends Error {
 }
 
 /** A token that could not be checked because the key set did not answer: a 503, not a 401. */
-export class TokenKeysUnavailable extends Error {
+export class TokenKeysUnavailable extends DependencyUnavailable {
   override readonly name = 'TokenKeysUnavailable';
-  readonly code = 'ETIMEDOUT';
 }
 
 /** Every token must say when it expires and whom it speaks for: a token without `exp` would work forever once stolen. */

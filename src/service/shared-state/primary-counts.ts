@@ -1,6 +1,7 @@
 import cluster, { type Worker } from 'node:cluster';
 import { MemoryStore, type ClientRateLimitInfo, type Options, type Store } from 'express-rate-limit';
 import type { RateLimitStores } from '../rate-limit/rate-limits';
+import { DependencyUnavailable } from '../../engine/errors/unavailable';
 
 /** Marks these messages among the others on a worker's IPC channel. */
 const CHANNEL = 'pas-counts';
@@ -18,8 +19,8 @@ const isCounts = (message: unknown): message is Request | Reply => (message as {
 const REPLY_TIMEOUT_MS = 2_000;
 
 /** The primary did not answer: the counts cannot be read (a 503, as when Redis is down). */
-class PrimaryUnavailable extends Error {
-  readonly code = 'ECONNRESET';
+class PrimaryUnavailable extends DependencyUnavailable {
+  override readonly name = 'PrimaryUnavailable';
 }
 
 /**
