@@ -13,6 +13,7 @@ import { derivedName, identifierOf, operationNames } from '../src/engine/contrac
 import { ContractLoadError, loadContract } from '../src/engine/contract/load';
 import { copyProject, runNpm } from './support/project-copy';
 import { startServer } from './support/processes';
+import { createKeyWithCli } from './support/server-env';
 import { PROJECT_ROOT, tempDir } from './support/paths';
 
 jest.setTimeout(120_000);
@@ -128,5 +129,36 @@ describe('documents split across files', () => {
     await expect(failed).rejects.toThrow(
       /server exited with 1[\s\S]*GET \/pets \(listPets\): parameter limit: the schema at #\/paths\/~1pets\/get\/parameters\/0\/schema does not compile/,
     );
+  });
+});
+
+describe('extensions that point at documentation files', () => {
+  it('a root, components or operation x- extension with a $ref to a Markdown file beside the document: served, never a 500', async () => {
+    const dir = path.join(tempDir(), 'openapi');
+    cpSync(path.join(PROJECT_ROOT, 'openapi'), dir, { recursive: true });
+    const file = path.join(dir, 'v1/openapi.yaml');
+    const document = parse(readFileSync(file, 'utf8'));
+    // As documentation publishers ship topics beside the document: resolved by their renderers, not by the server.
+    document['x-topics'] = [{ title: 'Getting started', content: { $ref: './topics/getting-started.md' } }];
+    document.components['x-guides'] = { $ref: './topics/guides.md' };
+    document.paths['/pets'].post['x-codeSamples'] = { $ref: './topics/create-pet.md' };
+    writeFileSync(file, stringify(document));
+    mkdirSync(path.join(dir, 'v1/topics'));
+    for (const name of ['getting-started', 'guides', 'create-pet']) writeFileSync(path.join(dir, `v1/topics/${name}.md`), `# ${name}\n`);
+    // Started from another working directory, where ./topics/ does not exist.
+    const env = { DATABASE_URL: `sqlite:${path.join(tempDir(), 'pets.db')}`, OPENAPI_DIR: dir, CWD: tempDir(), VALIDATE_RESPONSES: 'true' };
+    const server = await startServer(env);
+    try {
+      const key = createKeyWithCli(env, '--plan', 'free');
+      const headers = { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' };
+      const created = await fetch(`${server.url}/v1/pets`, { method: 'POST', headers, body: JSON.stringify({ name: 'Rex', categoryId: 1 }) });
+      expect(created.status).toBe(201);
+      const refused = await fetch(`${server.url}/v1/pets`, { method: 'POST', headers, body: JSON.stringify({ categoryId: 1 }) });
+      expect(refused.status).toBe(400);
+      expect((await fetch(`${server.url}/v1/pets?limit=2`, { headers })).status).toBe(200);
+      expect(server.output()).not.toMatch(/"level":50/);
+    } finally {
+      await server.stop();
+    }
   });
 });

@@ -76,7 +76,7 @@ const KNOWN_FORMATS = new Set([
 export function requestValidator(spec: OpenApiDocument, basePath: string, op: SpecOperation, options: ValidatorOptions): Stage | undefined {
   const hasBody = op.operation['requestBody'] !== undefined;
   if (!hasBody && !options.validateResponses) return undefined;
-  const operation = { ...structuredClone(op.operation) } as Record<string, unknown>;
+  const operation = withoutExtensions(structuredClone(op.operation));
   delete operation['parameters'];
   delete operation['security'];
   delete operation['callbacks'];
@@ -86,12 +86,13 @@ export function requestValidator(spec: OpenApiDocument, basePath: string, op: Sp
     const { node } = resolveRef(spec, operation['requestBody']);
     if (node['required'] !== true) operation['requestBody'] = { ...structuredClone(node), required: false };
   }
-  const { paths: _paths, webhooks: _webhooks, ...rest } = spec;
   const only = {
-    ...structuredClone(rest),
+    openapi: spec.openapi,
+    info: { title: spec.info.title, version: spec.info.version },
     servers: [{ url: basePath }],
     security: [],
     paths: { [op.path]: { [op.method]: operation } },
+    components: structuredClone(readComponents(spec)),
   };
   const middlewares = OpenApiValidator.middleware({
     apiSpec: only as never,
@@ -133,6 +134,21 @@ export function requestValidator(spec: OpenApiDocument, basePath: string, op: Sp
     });
   };
 }
+
+/**
+ * The document's components without their extensions. Extensions reach the
+ * validator nowhere (the root's, the components', the operation's): its
+ * reference resolver opens every `$ref` it finds, and an extension may point
+ * at a documentation file beside the document (`x-topics: [{content: {$ref:
+ * ./intro.md}}]`), which it would look for relative to the working
+ * directory, failing every request of the version.
+ */
+function readComponents(spec: OpenApiDocument): Record<string, unknown> {
+  return withoutExtensions((spec.components ?? {}) as Record<string, unknown>);
+}
+
+const withoutExtensions = (node: Record<string, unknown>): Record<string, unknown> =>
+  Object.fromEntries(Object.entries(node).filter(([key]) => !key.startsWith('x-')));
 
 /**
  * While the validator runs, Content-Type is the declared media type the body
