@@ -1,0 +1,72 @@
+/**
+ * The patches of express-openapi-validator (patches/, applied by
+ * patch-package on every npm install): each case here fails on the package as
+ * published. The validator is driven directly, through its public middleware,
+ * as its README shows, so the test speaks of the library and nothing else.
+ */
+import express, { type ErrorRequestHandler } from 'express';
+import * as OpenApiValidator from 'express-openapi-validator';
+import * as pathToRegexp from 'path-to-regexp';
+import request from 'supertest';
+
+const DOCUMENT = {
+  openapi: '3.1.0',
+  info: { title: 'patches', version: '1.0.0' },
+  servers: [{ url: '/v1' }],
+  paths: {
+    '/tags': {
+      get: {
+        // No `style`: a header parameter's default is `simple` (comma-separated), whatever its schema.
+        parameters: [{ name: 'X-Tags', in: 'header', required: true, schema: { type: 'array', items: { type: 'string' }, maxItems: 3 } }],
+        responses: { '200': { description: 'ok' } },
+      },
+    },
+    '/pets/{petId}': {
+      get: {
+        parameters: [{ name: 'petId', in: 'path', required: true, schema: { type: 'integer' } }],
+        responses: { '200': { description: 'ok' } },
+      },
+    },
+  },
+};
+
+function app(): express.Express {
+  const served = express();
+  served.use(
+    OpenApiValidator.middleware({
+      apiSpec: structuredClone(DOCUMENT) as never,
+      validateRequests: { coerceTypes: true },
+      validateResponses: false,
+      validateApiSpec: false,
+    }),
+  );
+  served.get('/v1/tags', (_req, res) => void res.json({ ok: true }));
+  served.get('/v1/pets/:petId', (_req, res) => void res.json({ ok: true }));
+  const errors: ErrorRequestHandler = (error: { status?: number; message: string }, _req, res, _next) =>
+    void res.status(error.status ?? 500).json({ message: error.message });
+  served.use(errors);
+  return served;
+}
+
+describe('express-openapi-validator, as patched', () => {
+  it('a header parameter without `style` is `simple`: X-Tags: a,b is an array of two, as OpenAPI defines the default for headers', async () => {
+    const served = app();
+    await request(served).get('/v1/tags').set('X-Tags', 'a,b').expect(200);
+    // The array is what its schema checks: a fourth item is over maxItems.
+    const refused = await request(served).get('/v1/tags').set('X-Tags', 'a,b,c,d').expect(400);
+    expect(refused.body.message).toMatch(/must NOT have more than 3 items/);
+  });
+
+  it('route matchers are compiled once, not on every request (upstream PR #1217)', async () => {
+    const served = app();
+    // Warm: the validator loads its document and compiles what the first requests need.
+    await request(served).get('/v1/pets/1').expect(200);
+    const compile = jest.spyOn(pathToRegexp, 'pathToRegexp');
+    try {
+      for (let id = 2; id < 52; id++) await request(served).get(`/v1/pets/${id}`).expect(200);
+      expect(compile).not.toHaveBeenCalled();
+    } finally {
+      compile.mockRestore();
+    }
+  });
+});
