@@ -216,7 +216,7 @@ export async function compose(config: Config, seams: CompositionSeams = {}): Pro
         now,
         refusedAddresses,
       ),
-      'request-size': limitUrlLength(),
+      'url-length': limitUrlLength(),
       'require-caller': requireCaller,
       sunset: (op, api) => {
         if (!op) return undefined;

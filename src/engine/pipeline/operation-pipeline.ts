@@ -4,7 +4,7 @@ import type { RoutePath } from '../contract/route-table';
 import type { ServedApi } from '../contract/served-api';
 import { deprecationHeaders } from '../contract/deprecation';
 import { ApiError, noSuchRoute } from '../errors/api-error';
-import { PHASES, type PerOperation, type PhaseImplementations, type PhaseName } from './phases';
+import { isPerOperation, PHASES, type PerOperation, type PhaseImplementations, type PhaseName } from './phases';
 import { runStages, type Stage } from '../stage/stage';
 
 declare module 'express-serve-static-core' {
@@ -45,17 +45,17 @@ export function assemblePipeline(apis: readonly ServedApi[], phases: PhaseImplem
   const stagesOf = (names: readonly PhaseName[], op: SpecOperation | undefined, api: ServedApi): Stage[] =>
     names.flatMap((name): Stage[] => {
       if (name === 'route') throw new Error('the route phase is not a stage');
-      const stage = PER_OPERATION.has(name) ? (phases[name] as PerOperation)(op, api) : (phases[name] as Stage);
+      const stage = isPerOperation(name) ? (phases[name] as PerOperation)(op, api) : (phases[name] as Stage);
       return stage ? [stage] : [];
     });
 
   const pipelines = new Map<SpecOperation, RequestHandler>();
-  const elsewhere = new Map<RoutePath, RequestHandler>();
-  const nowhere = new Map<ServedApi, RequestHandler>();
+  const otherMethods = new Map<RoutePath, RequestHandler>();
+  const unmatchedPaths = new Map<ServedApi, RequestHandler>();
   for (const api of apis) {
     const deprecated = deprecationHeaders(api.contract, api.basePath);
     const version = api.name;
-    const factsOf = (op: SpecOperation): Stage => {
+    const operationFacts = (op: SpecOperation): Stage => {
       const headers = Object.entries(deprecated.get(op.operationId) ?? {});
       const { operationId } = op;
       return (req, res) => {
@@ -65,21 +65,21 @@ export function assemblePipeline(apis: readonly ServedApi[], phases: PhaseImplem
       };
     };
     for (const path of api.table.paths) {
-      for (const op of path.operations.values()) pipelines.set(op, runStages([factsOf(op), ...stagesOf(UNDER_BASE_PATH, op, api)], { respond: true }));
+      for (const op of path.operations.values()) pipelines.set(op, runStages([operationFacts(op), ...stagesOf(UNDER_BASE_PATH, op, api)], { respond: true }));
       // A method the path does not declare: 405, once the caller is known. HEAD takes the GET operation's treatment.
       const get = path.operations.get('GET');
       const allowed = [...path.operations.keys()].reverse().join(', ');
       const refuse: Stage = (req) => {
         throw new ApiError(405, 'method_not_allowed', `${req.method} is not allowed on ${req.path}; allowed: ${allowed}`, { Allow: allowed });
       };
-      const forHead = get ? runStages([factsOf(get), ...stagesOf(UNMATCHED, get, api), refuse], { respond: true }) : undefined;
+      const forHead = get ? runStages([operationFacts(get), ...stagesOf(UNMATCHED, get, api), refuse], { respond: true }) : undefined;
       const forOthers = runStages([versionOnly(version), ...stagesOf(UNMATCHED, undefined, api), refuse], { respond: true });
-      elsewhere.set(path, (req, res, next) => (req.method === 'HEAD' && forHead ? forHead : forOthers)(req, res, next));
+      otherMethods.set(path, (req, res, next) => (req.method === 'HEAD' && forHead ? forHead : forOthers)(req, res, next));
     }
     const notFound: Stage = () => {
       throw noSuchRoute();
     };
-    nowhere.set(api, runStages([versionOnly(version), ...stagesOf(UNMATCHED, undefined, api), notFound], { respond: true }));
+    unmatchedPaths.set(api, runStages([versionOnly(version), ...stagesOf(UNMATCHED, undefined, api), notFound], { respond: true }));
   }
 
   const everyRequest = runStages(
@@ -87,12 +87,16 @@ export function assemblePipeline(apis: readonly ServedApi[], phases: PhaseImplem
     { respond: false },
   );
   const route = phases.route;
-  const underBasePath = apis.map((api) => ({ prefix: `${api.basePath.toLowerCase()}/`, exact: api.basePath.toLowerCase(), pipeline: nowhere.get(api)! }));
+  const underBasePath = apis.map((api) => ({
+    prefix: `${api.basePath.toLowerCase()}/`,
+    exact: api.basePath.toLowerCase(),
+    pipeline: unmatchedPaths.get(api)!,
+  }));
   const toOperation: RequestHandler = (req, res, next) => {
     const match = route(req);
     if (match) {
       req.rawPathParams = match.params;
-      const pipeline = match.operation ? pipelines.get(match.operation) : elsewhere.get(match.path);
+      const pipeline = match.operation ? pipelines.get(match.operation) : otherMethods.get(match.path);
       if (pipeline) return pipeline(req, res, next);
     }
     const path = req.path.toLowerCase();
@@ -109,9 +113,6 @@ const versionOnly =
   (req) => {
     req.apiVersion = version;
   };
-
-/** The phases built for each operation (the others are one stage for every request). */
-const PER_OPERATION: ReadonlySet<PhaseName> = new Set(['authenticate', 'sunset', 'parameters', 'body', 'validate', 'negotiate', 'handle', 'serialize']);
 
 /**
  * The route phase: the first route table (of the served versions) that

@@ -21,7 +21,7 @@ import type { Stage } from '../stage/stage';
  *   recorded, not answered yet, so the rate limits count it;
  * - `rate-limit`: per caller, or per IP without one; 429, and the rate-limit
  *   headers on every later response;
- * - `request-size`: 414 for a request target that is too long;
+ * - `url-length`: 414 for a request target (path and query) that is too long;
  * - `require-caller`: 401 (403 for a missing scope, 503 when credentials
  *   cannot be checked), before anything reveals the contract;
  * - `sunset`: a deprecated operation's call is counted; from its sunset date
@@ -42,24 +42,35 @@ import type { Stage } from '../stage/stage';
  *
  * Failures at any phase go to the error mapper (src/engine/pipeline/error-response.ts).
  */
-export const PHASES = [
-  'observe',
-  'security-headers',
-  'route',
-  'authenticate',
-  'rate-limit',
-  'request-size',
-  'require-caller',
-  'sunset',
-  'parameters',
-  'body',
-  'validate',
-  'negotiate',
-  'handle',
-  'serialize',
-] as const;
+/**
+ * Each phase, in order, with how it is built: `stage`, one stage for every
+ * request; `route`, the route lookup; `per-operation`, a stage compiled for
+ * each operation of each served version at start.
+ */
+const PHASE_KINDS = {
+  observe: 'stage',
+  'security-headers': 'stage',
+  route: 'route',
+  authenticate: 'per-operation',
+  'rate-limit': 'stage',
+  'url-length': 'stage',
+  'require-caller': 'stage',
+  sunset: 'per-operation',
+  parameters: 'per-operation',
+  body: 'per-operation',
+  validate: 'per-operation',
+  negotiate: 'per-operation',
+  handle: 'per-operation',
+  serialize: 'per-operation',
+} as const;
 
-export type PhaseName = (typeof PHASES)[number];
+export type PhaseName = keyof typeof PHASE_KINDS;
+
+/** The phases in the one order they run. */
+export const PHASES = Object.keys(PHASE_KINDS) as readonly PhaseName[];
+
+/** Whether a phase is compiled per operation (else it is one stage for every request, or the route lookup). */
+export const isPerOperation = (name: PhaseName): boolean => PHASE_KINDS[name] === 'per-operation';
 
 /** Finds the operation of a request (undefined: no path of the contract matches). */
 export type Route = (req: Request) => RouteMatch | undefined;
@@ -68,22 +79,10 @@ export type Route = (req: Request) => RouteMatch | undefined;
 export type PerOperation = (operation: SpecOperation | undefined, api: ServedApi) => Stage | undefined;
 
 /**
- * What each phase does: one stage for every request, or a stage built per
- * operation (`undefined` when the phase has nothing to do for it).
+ * What each phase does, by its kind: one stage for every request, the route
+ * lookup, or a stage built per operation (`undefined` when the phase has
+ * nothing to do for it).
  */
-export interface PhaseImplementations {
-  observe: Stage;
-  'security-headers': Stage;
-  route: Route;
-  authenticate: PerOperation;
-  'rate-limit': Stage;
-  'request-size': Stage;
-  'require-caller': Stage;
-  sunset: PerOperation;
-  parameters: PerOperation;
-  body: PerOperation;
-  validate: PerOperation;
-  negotiate: PerOperation;
-  handle: PerOperation;
-  serialize: PerOperation;
-}
+export type PhaseImplementations = {
+  [P in PhaseName]: (typeof PHASE_KINDS)[P] extends 'per-operation' ? PerOperation : (typeof PHASE_KINDS)[P] extends 'route' ? Route : Stage;
+};

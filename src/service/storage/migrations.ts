@@ -10,14 +10,14 @@ import type { Backend } from './backend';
 import { randomBytes } from 'node:crypto';
 
 /** The few column types that differ between backends come from the backend. */
-type SqlFlavor = Pick<Backend, 'addIdColumn' | 'name'>;
+type ColumnTypes = Pick<Backend, 'addIdColumn' | 'name'>;
 
-function migrations(flavor: SqlFlavor): Record<string, Migration> {
+function migrations(backend: ColumnTypes): Record<string, Migration> {
   return {
     '0001_pets_and_api_keys': {
       // biome-ignore lint/suspicious/noExplicitAny: Kysely's guide types migrations Kysely<any>: a migration must not depend on today's table types.
       async up(db: Kysely<any>) {
-        await flavor
+        await backend
           .addIdColumn(db.schema.createTable('pets'))
           .addColumn('name', 'text', (col) => col.notNull())
           .addColumn('category_id', 'bigint', (col) => col.notNull())
@@ -28,7 +28,7 @@ function migrations(flavor: SqlFlavor): Record<string, Migration> {
         // unfiltered listing walks the primary key.
         await db.schema.createIndex('pets_status_id').on('pets').columns(['status', 'id']).execute();
 
-        await flavor
+        await backend
           .addIdColumn(db.schema.createTable('api_keys'))
           .addColumn('key_hash', 'text', (col) => col.notNull().unique())
           .addColumn('prefix', 'text', (col) => col.notNull())
@@ -51,7 +51,7 @@ function migrations(flavor: SqlFlavor): Record<string, Migration> {
       // biome-ignore lint/suspicious/noExplicitAny: Kysely's guide types migrations Kysely<any>: a migration must not depend on today's table types.
       async up(db: Kysely<any>) {
         // One row per (API key, Idempotency-Key): the claim, then the stored response.
-        await flavor
+        await backend
           .addIdColumn(db.schema.createTable('idempotency_keys'))
           .addColumn('owner', 'bigint', (col) => col.notNull())
           .addColumn('key', 'text', (col) => col.notNull())
@@ -91,7 +91,7 @@ function migrations(flavor: SqlFlavor): Record<string, Migration> {
       // callers that present an access token have none.
       // biome-ignore lint/suspicious/noExplicitAny: Kysely's guide types migrations Kysely<any>: a migration must not depend on today's table types.
       async up(db: Kysely<any>) {
-        if (flavor.name === 'postgres') {
+        if (backend.name === 'postgres') {
           await sql`alter table idempotency_keys alter column owner type text using 'key:' || owner::text`.execute(db);
         } else {
           // SQLite keeps text in a column declared bigint as it is (type affinity), and the unique constraint holds.
