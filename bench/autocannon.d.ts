@@ -22,6 +22,7 @@ declare module 'autocannon' {
       stddev: number;
       min: number;
       max: number;
+      /** For `requests`: every response completed over the run. */
       total: number;
       p50: number;
       p90: number;
@@ -35,7 +36,6 @@ declare module 'autocannon' {
       errors: number;
       timeouts: number;
       non2xx: number;
-      totalCompletedRequests: number;
       statusCodeStats: Record<string, { count: number }>;
     }
     interface Instance extends EventEmitter {

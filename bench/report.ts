@@ -61,6 +61,38 @@ export function comparisonTables(phase: PhaseResult): Array<{ title: string; tex
   });
 }
 
+/**
+ * The project against its peers (the same API doing the same work on other
+ * stacks): per scenario, the median req/s of each, "project / peer" (above 1:
+ * the project serves more), and the server CPU µs per request of each.
+ * Undefined when the phase has no project or no peer.
+ */
+export function peersTable(phase: PhaseResult, peers: ReadonlyArray<{ id: string; label: string }>): { text: string; markdown: string } | undefined {
+  const present = peers.filter((peer) => phase.servers.some((server) => server.id === peer.id));
+  if (present.length === 0 || !phase.servers.some((server) => server.id === 'project')) return undefined;
+  const rows = phase.scenarios.map((scenario) => {
+    const project = cellOf(phase, 'project', scenario.id);
+    const cells = present.map((peer) => cellOf(phase, peer.id, scenario.id));
+    return [
+      scenario.label,
+      fmt(project?.rps),
+      ...cells.flatMap((cell) => [fmt(cell?.rps), times(ratio(project?.rps, cell?.rps))]),
+      fmt(project?.cpuUsPerRequest),
+      ...cells.map((cell) => fmt(cell?.cpuUsPerRequest)),
+    ];
+  });
+  return table(
+    [
+      'scenario',
+      'project req/s',
+      ...present.flatMap((peer) => [`${peer.label} req/s`, `project / ${peer.label}`]),
+      'project CPU µs/req',
+      ...present.map((peer) => `${peer.label} CPU µs/req`),
+    ],
+    rows,
+  );
+}
+
 /** 1 worker against N, with the primary's share and a projection to more cores. */
 export function workersTables(phase: PhaseResult): Array<{ title: string; text: string; markdown: string }> {
   const one = 'workers-1';

@@ -6,6 +6,14 @@
  *   B       plain Express 5, res.json, no validation (the floor of the framework)
  *   naive   Express + express-openapi-validator + helmet + express-rate-limit,
  *           default options, same JSON from memory
+ *   eov-peer, fastify-peer
+ *           the peers: the same API doing the project's work per request (key
+ *           lookup, two rate-limit windows, validation from the contract,
+ *           security headers, access log to a file, SQLite) on Express +
+ *           express-openapi-validator and on Fastify + fastify-openapi-glue,
+ *           each built as its libraries' docs show, from its own folder and
+ *           package.json (bench/servers/eov-peer, bench/servers/fastify-peer;
+ *           installed by the bench when missing)
  *   project dist/src/server.js as `npm start` runs it in production: NODE_ENV=production
  *           and nothing else (access log on, to a file): auth, rate limits
  *           (enterprise key), validation, SQLite; again with its log to a
@@ -33,6 +41,9 @@
  *   --ledger-only                            only the cost ledger (no comparison, no scale run)
  *   --loader wrk|autocannon BENCH_LOADER     the load generator (default: wrk when installed, pinned to CPU 1,
  *                                            with every server pinned to CPU 0; else autocannon in this process)
+ *   --servers LIST          BENCH_SERVERS    the comparison's servers, comma-separated (default all: A,B,naive,project,
+ *                                            project-pipe,project-warn,eov-peer,fastify-peer); e.g. project,eov-peer,fastify-peer
+ *   --no-open-loop          BENCH_OPEN_LOOP=0 skip the latency at 50 % of capacity (open loop) after the comparison
  *   --before DIR            BENCH_BEFORE     another checkout of the project, already built (npm run build):
  *                                            its server joins the comparison as "project before", so a
  *                                            change is measured before and after in one run
@@ -49,26 +60,34 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import {
+  PEERS,
   ROOT,
   SCENARIOS,
   SERVER_NODE_FLAGS,
+  assertPerRequestHeaders,
   baselineSpec,
+  countLines,
+  installPeer,
   killAllServers,
   loaderLabel,
   cpuPlan,
   useLoader,
   maxOf,
+  median,
+  peerLogFile,
+  peerSpec,
   prepareProjectDatabase,
   projectSpec,
   runCommand,
   serverRuntime,
   useServerNode,
+  type PeerId,
 } from './lib';
 import { petsUpTo } from './seed';
 import { LAYER_NOTES, ledgerHeader, ledgerRows, runLedger, type LedgerResult } from './ledger';
 import { openLoop, openLoopTimes, type OpenLoopResult } from './open-loop';
 import { runPhase, startContender, type Contender, type PhaseResult } from './phase';
-import { cellOf, comparisonTables, fmt, ratio, scaleTables, table, targetsOf, workersTables } from './report';
+import { cellOf, comparisonTables, fmt, peersTable, ratio, scaleTables, table, targetsOf, workersTables } from './report';
 
 // ---------------------------------------------------------------- options
 
@@ -89,7 +108,15 @@ interface Options {
   before: string | undefined;
   /** WORKERS of the workers run (0: skipped). */
   workers: number;
+  /** The comparison's servers (ids of COMPARISON_SERVERS), in their order. */
+  servers: ComparisonServer[];
+  /** The open loop (latency at 50 % of the project's capacity) after the comparison. */
+  openLoop: boolean;
 }
+
+/** Every server the comparison can run, in the order it starts them. */
+const COMPARISON_SERVERS = ['A', 'B', 'naive', 'project', 'project-pipe', 'project-warn', 'eov-peer', 'fastify-peer'] as const;
+type ComparisonServer = (typeof COMPARISON_SERVERS)[number];
 
 function readOptions(argv: string[], env: NodeJS.ProcessEnv): Options {
   const { values } = parseArgs({
@@ -112,6 +139,8 @@ function readOptions(argv: string[], env: NodeJS.ProcessEnv): Options {
       before: { type: 'string' },
       workers: { type: 'string' },
       'no-workers': { type: 'boolean' },
+      servers: { type: 'string' },
+      'no-open-loop': { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -141,6 +170,19 @@ function readOptions(argv: string[], env: NodeJS.ProcessEnv): Options {
     scale,
     build: !(values['no-build'] ?? env.BENCH_BUILD === '0'),
     workers: values['no-workers'] ? 0 : integer('BENCH_WORKERS', values.workers, env.BENCH_WORKERS, 2, 0),
+    servers: ((): ComparisonServer[] => {
+      const raw = values.servers ?? (env.BENCH_SERVERS || undefined);
+      if (raw === undefined) return [...COMPARISON_SERVERS];
+      const named = raw
+        .split(',')
+        .map((name) => name.trim())
+        .filter(Boolean);
+      const unknown = named.filter((name) => !(COMPARISON_SERVERS as readonly string[]).includes(name));
+      if (unknown.length || named.length === 0)
+        throw new Error(`--servers: unknown ${unknown.join(', ') || '(none named)'}; choose among ${COMPARISON_SERVERS.join(',')}`);
+      return COMPARISON_SERVERS.filter((id) => named.includes(id));
+    })(),
+    openLoop: !(values['no-open-loop'] ?? env.BENCH_OPEN_LOOP === '0'),
     out: values.out ?? env.BENCH_OUT ?? (quick ? 'quick' : 'latest'),
     node: values.node ?? (env.BENCH_NODE || undefined),
     ledger: values['ledger-only'] ? 'only' : values['no-ledger'] || env.BENCH_LEDGER === '0' ? 'no' : 'yes',
@@ -169,7 +211,10 @@ async function main(): Promise<void> {
   const perPhase = (servers: number, scenarios: number): number => servers * scenarios * (options.warmup + options.rounds * (options.duration + 0.3));
   if (options.ledger === 'only') options.scale = [];
   const estimate =
-    (options.ledger === 'only' ? 0 : perPhase(6 + (options.before ? 1 : 0), 4) + options.warmup + Math.max(10, 2 * options.duration)) +
+    (options.ledger === 'only'
+      ? 0
+      : perPhase(options.servers.length + (options.before ? 1 : 0), 4) +
+        (options.openLoop ? 2 * (Math.max(10, options.warmup) + options.rounds * Math.max(10, 2 * options.duration)) : 0)) +
     (options.ledger === 'no'
       ? 0
       : 2 * 3 * (options.warmup + Math.max(options.rounds, options.mode === 'quick' ? 3 : 5) * (Math.min(options.duration, 4) + 0.3)) +
@@ -215,29 +260,46 @@ async function main(): Promise<void> {
       return startContender(projectSpec('project-before', 'project before', own, undefined, root), own.key);
     };
     if (options.ledger !== 'only') {
-      console.log(
-        `\ncomparison: starting A, B, naive, project (log to a file), project (log to a pipe), project (LOG_LEVEL=warn)${options.before ? ', project before' : ''}`,
-      );
-      const contenders = [
-        await startContender(baselineSpec('A', 'A node:http', 'node-http.mjs', petsFile), database.key),
-        await startContender(baselineSpec('B', 'B express', 'express-plain.mjs', petsFile), database.key),
-        await startContender(baselineSpec('naive', 'naive stack', 'naive.mjs', petsFile), database.key),
+      console.log(`\ncomparison: starting ${options.servers.join(', ')}${options.before ? ', project before' : ''}`);
+      const starts: Record<ComparisonServer, () => Promise<Contender>> = {
+        A: () => startContender(baselineSpec('A', 'A node:http', 'node-http.mjs', petsFile), database.key),
+        B: () => startContender(baselineSpec('B', 'B express', 'express-plain.mjs', petsFile), database.key),
+        naive: () => startContender(baselineSpec('naive', 'naive stack', 'naive.mjs', petsFile), database.key),
         // As shipped: NODE_ENV=production and nothing else, the access log appended to a file.
-        await startContender(projectSpec('project', 'project', database), database.key),
-        await startContender(projectSpec('project-pipe', 'project, log to a pipe', database, undefined, undefined, { stdout: 'drained-pipe' }), database.key),
-        await startContender(
-          projectSpec('project-warn', 'project, LOG_LEVEL=warn', database, undefined, undefined, { env: { LOG_LEVEL: 'warn' } }),
-          database.key,
-        ),
-        ...(options.before ? [await startBefore(options.before)] : []),
-      ];
+        project: () => startContender(projectSpec('project', 'project', database), database.key),
+        'project-pipe': () =>
+          startContender(projectSpec('project-pipe', 'project, log to a pipe', database, undefined, undefined, { stdout: 'drained-pipe' }), database.key),
+        'project-warn': () =>
+          startContender(projectSpec('project-warn', 'project, LOG_LEVEL=warn', database, undefined, undefined, { env: { LOG_LEVEL: 'warn' } }), database.key),
+        // The peers, on the project's database (the same pets, the same key).
+        'eov-peer': () => startContender(peerSpec('eov-peer', database), database.key),
+        'fastify-peer': () => startContender(peerSpec('fastify-peer', database), database.key),
+      };
+      // Each peer's packages from its own lockfile, when missing (a clean clone, CI), before any server starts.
+      for (const id of options.servers) if (id in PEERS) await installPeer(id as PeerId);
+      const contenders: Contender[] = [];
+      for (const id of options.servers) contenders.push(await starts[id]());
+      if (options.before) contenders.push(await startBefore(options.before));
       try {
+        // Before any load: the peers send what the project sends on every answer, or they do less work.
+        for (const { server, key } of contenders)
+          if (server.spec.id in PEERS || server.spec.id === 'project') await assertPerRequestHeaders(server, SCENARIOS.list20, key);
         compare = await runPhase('comparison', contenders, [SCENARIOS.list20, SCENARIOS.list100, SCENARIOS.get, SCENARIOS.create], options, errors);
       } finally {
         for (const { server } of contenders) await server.stop();
       }
+      // A peer that answered without logging did less work than the project: its figures would flatter it.
+      const accessLogLines: Record<string, number> = {};
+      for (const id of options.servers.filter((name): name is PeerId => name in PEERS)) {
+        const responses = compare.cells
+          .filter((cell) => cell.server === id)
+          .reduce((sum, cell) => sum + cell.rounds.reduce((total, round) => total + round.requests, 0), 0);
+        const lines = (accessLogLines[id] = await countLines(peerLogFile(id, database)));
+        if (!(lines >= responses)) errors.push(`${id}: ${lines} access-log lines for at least ${responses} responses`);
+      }
+      if (Object.keys(accessLogLines).length) setup.peerAccessLogLines = accessLogLines;
       const capacity = cellOf(compare, 'project', 'list20')?.rps;
-      if (capacity !== undefined && Number.isFinite(capacity)) {
+      if (options.openLoop && capacity !== undefined && Number.isFinite(capacity)) {
         const { seconds, warmupSeconds } = openLoopTimes(options);
         console.log(
           `\nopen loop: listPets limit=20 offered at 50 % of the project's capacity, ${fmt(capacity / 2)} req/s, ${options.rounds} windows of ${seconds} s after ${warmupSeconds} s of warm-up, ` +
@@ -330,6 +392,13 @@ async function main(): Promise<void> {
   const atHalf = openLoops.find((result) => result.server === 'project');
   const targets = compare ? targetsOf(compare, scale, atHalf, options) : [];
   const comparison = compare ? comparisonTables(compare) : [];
+  const peerIds = Object.keys(PEERS) as PeerId[];
+  const peers = compare
+    ? peersTable(
+        compare,
+        peerIds.map((id) => ({ id, label: PEERS[id].label })),
+      )
+    : undefined;
   const scaled = scale ? scaleTables(scale, options.scale) : [];
   const workerTables = workers ? workersTables(workers) : [];
   const ledgerTable = ledger ? table(ledgerHeader(ledger), ledgerRows(ledger)) : undefined;
@@ -387,6 +456,8 @@ async function main(): Promise<void> {
             projectOverA: ratio(cellOf(compare, 'project', scenario.id)?.rps, cellOf(compare, 'A', scenario.id)?.rps),
             projectOverB: ratio(cellOf(compare, 'project', scenario.id)?.rps, cellOf(compare, 'B', scenario.id)?.rps),
             projectOverNaive: ratio(cellOf(compare, 'project', scenario.id)?.rps, cellOf(compare, 'naive', scenario.id)?.rps),
+            projectOverEovPeer: ratio(cellOf(compare, 'project', scenario.id)?.rps, cellOf(compare, 'eov-peer', scenario.id)?.rps),
+            projectOverFastifyPeer: ratio(cellOf(compare, 'project', scenario.id)?.rps, cellOf(compare, 'fastify-peer', scenario.id)?.rps),
           },
         ]),
       )
@@ -428,6 +499,7 @@ async function main(): Promise<void> {
     heading,
     settings,
     ...comparison.map((section) => `\n${section.title}\n${section.text}`),
+    ...(peers ? ['\nTHE PROJECT AGAINST ITS PEERS (the same API and work on other stacks; req/s medians, project / peer)', peers.text] : []),
     ...(openLoopTable ? ["\nLATENCY AT 50 % OF THE PROJECT'S CAPACITY (open loop, listPets limit=20)", openLoopTable.text] : []),
     ...(ledgerTable ? ['\nCOST LEDGER (server CPU µs per request)', ledgerTable.text, ...standIns.map((line) => `  ${line}`)] : []),
     ...(workerTables.length
@@ -445,9 +517,19 @@ async function main(): Promise<void> {
     '',
     `${settings}.`,
     '',
-    `Servers: **A** bare node:http, **B** plain Express 5 (res.json, defaults), **naive** Express + express-openapi-validator + helmet + express-rate-limit (defaults; limit raised), all three serving the same JSON from memory; **project** \`node ${SERVER_NODE_FLAGS.join(' ')} dist/src/server.js\` as \`npm start\` runs it in production (NODE_ENV=production and nothing else: the access log on at info, appended to a file; enterprise key, SQLite); **project, log to a pipe**: the same with stdout a pipe this process drains, as a container runtime does; **project, LOG_LEVEL=warn**: the same without the access log. "project/this" is the project's median req/s divided by that server's. CPU µs/req: the server's CPU time (all its processes) per response. Loop delay: how late the server's event loop ran a 10 ms timer under the load (perf_hooks.monitorEventLoopDelay via its /metrics, less the 10 ms interval), p99 and max.`,
+    `Servers: **A** bare node:http, **B** plain Express 5 (res.json, defaults), **naive** Express + express-openapi-validator + helmet + express-rate-limit (defaults; limit raised), all three serving the same JSON from memory; **project** \`node ${SERVER_NODE_FLAGS.join(' ')} dist/src/server.js\` as \`npm start\` runs it in production (NODE_ENV=production and nothing else: the access log on at info, appended to a file; enterprise key, SQLite); **project, log to a pipe**: the same with stdout a pipe this process drains, as a container runtime does; **project, LOG_LEVEL=warn**: the same without the access log; **eov-peer** and **fastify-peer**: the same API and work on ${PEERS['eov-peer'].stack} and on ${PEERS['fastify-peer'].stack} (see "The project against its peers"). "project/this" is the project's median req/s divided by that server's. CPU µs/req: the server's CPU time (all its processes) per response. Loop delay: how late the server's event loop ran a 10 ms timer under the load (perf_hooks.monitorEventLoopDelay via its /metrics, less the 10 ms interval), p99 and max.`,
     '',
     ...(comparison.length ? ['## Comparison', ...comparison.flatMap((section) => ['', `### ${section.title}`, '', section.markdown])] : []),
+    ...(peers
+      ? [
+          '',
+          '## The project against its peers',
+          '',
+          `The same API doing the same work per request (Bearer key looked up by SHA-256 in the same SQLite file, cached 2 s; a minute and a day rate-limit window per key with the plan's limits and their headers; validation from \`openapi/v1/openapi.yaml\`; helmet's headers; an access-log line per request to a file; the same JSON), built as each stack's docs show, each from its own package.json: **eov-peer** ${PEERS['eov-peer'].stack} (\`bench/servers/eov-peer\`), **fastify-peer** ${PEERS['fastify-peer'].stack} (\`bench/servers/fastify-peer\`). "project / peer" is the project's median req/s divided by the peer's: above 1, the project serves more on the same core.`,
+          '',
+          peers.markdown,
+        ]
+      : []),
     ...(openLoopTable
       ? [
           '',

@@ -249,7 +249,7 @@ function loadWithAutocannon(server: ServerProcess, scenario: Scenario, key: stri
           p50Ms: p50,
           p99Ms: p99,
           maxMs: max,
-          requests: result.totalCompletedRequests,
+          requests: result.requests.total,
           peakRssMb,
           cpuUsPerRequest: undefined,
           errors: result.errors,
