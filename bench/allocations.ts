@@ -29,7 +29,7 @@ interface SamplingNode {
 }
 
 /** One call over the inspector protocol's WebSocket. */
-async function inspector(port: number): Promise<{ call: (method: string, params?: object) => Promise<any>; close: () => void }> {
+async function inspector(port: number): Promise<{ call: (method: string, params?: object) => Promise<unknown>; close: () => void }> {
   const targets = (await (await fetch(`http://127.0.0.1:${port}/json/list`)).json()) as Array<{ webSocketDebuggerUrl: string }>;
   const socket = new WebSocket(targets[0]!.webSocketDebuggerUrl);
   await new Promise((resolve, reject) => {

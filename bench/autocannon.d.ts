@@ -41,7 +41,7 @@ declare module 'autocannon' {
     interface Instance extends EventEmitter {
       stop(): void;
       on(event: 'response', listener: (client: unknown, statusCode: number, resBytes: number, responseTimeMs: number) => void): this;
-      on(event: string, listener: (...args: any[]) => void): this;
+      on(event: string, listener: (...args: unknown[]) => void): this;
     }
   }
 

@@ -90,7 +90,8 @@ export async function runLedger(database: ProjectDatabase, options: LedgerOption
         const order = (round + index) % 2 === 0 ? servers : [...servers].reverse();
         for (const [record, server] of order) {
           const result = await measure(server, scenario, options.duration, `round ${round + 1}`);
-          (record.rounds[scenario.id] ??= []).push(result);
+          record.rounds[scenario.id] ??= [];
+          record.rounds[scenario.id]!.push(result);
           log(
             `  [${round + 1}/${options.rounds}] ${scenario.label.padEnd(24)} ${server.spec.label.padEnd(22)} ` +
               `${(result.cpuUsPerRequest ?? NaN).toFixed(1).padStart(7)} µs CPU/request  ${Math.round(result.rps).toString().padStart(6)} req/s`,

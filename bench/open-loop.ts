@@ -184,7 +184,12 @@ interface ClientResult {
 function lineReader(lines: readline.Interface, child: ChildProcess): () => Promise<string> {
   const queue: string[] = [];
   let waiting: { resolve: (line: string) => void; reject: (error: Error) => void } | undefined;
-  lines.on('line', (line) => (waiting ? (waiting.resolve(line), (waiting = undefined)) : queue.push(line)));
+  lines.on('line', (line) => {
+    if (waiting) {
+      waiting.resolve(line);
+      waiting = undefined;
+    } else queue.push(line);
+  });
   child.on('exit', (code, signal) => waiting?.reject(new Error(`the open-loop client exited (${signal ?? code})`)));
   return () => (queue.length > 0 ? Promise.resolve(queue.shift()!) : new Promise((resolve, reject) => (waiting = { resolve, reject })));
 }

@@ -19,7 +19,7 @@
  */
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { formatReport, runContract, writeJsonReport } from './contract/index';
+import { formatReport, runContract, writeJsonReport, type ContractOptions } from './contract/index';
 import { loadBundledContract, resolveBaseUrl } from './contract/spec';
 import { contractVersions } from '../src/engine/contract/versions';
 
@@ -58,7 +58,7 @@ function integer(value: number | undefined, flag: string): number | undefined {
 }
 
 async function main(): Promise<number> {
-  let options;
+  let options: ContractOptions & { rate: number; timeLimitSeconds: number; report: string | undefined };
   try {
     const { values } = parseArgs({
       options: {

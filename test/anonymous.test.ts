@@ -4,12 +4,13 @@
  */
 import { startTestApp, type TestApp } from './support/test-app';
 import { loadSpec } from './support/contracts';
+import { objectAt } from './support/document-edits';
 
 describe('an operation with security: []', () => {
   let t: TestApp;
   beforeEach(async () => {
-    const spec = loadSpec() as any;
-    spec.paths['/pets'].get.security = [];
+    const spec = loadSpec();
+    objectAt(spec, 'paths', '/pets', 'get').security = [];
     t = await startTestApp({ contract: spec, rateLimits: { ipPerMinute: 3 } });
   });
   afterEach(() => t.close());
@@ -31,9 +32,9 @@ describe('an operation with security: []', () => {
 
 describe('a public template next to a concrete path that requires a key', () => {
   it('the concrete path still requires the key', async () => {
-    const spec = loadSpec() as any;
+    const spec = loadSpec();
     // /pets (requires a key) and a public GET /{section} template that would also match it.
-    spec.paths['/{section}'] = { get: { ...spec.paths['/store/orders'].get, operationId: 'listSection', security: [] } };
+    spec.paths['/{section}'] = { get: { ...objectAt(spec, 'paths', '/store/orders', 'get'), operationId: 'listSection', security: [] } };
     const t = await startTestApp({ contract: spec });
     try {
       await t.api.get('/v1/pets').expect(401);

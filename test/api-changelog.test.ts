@@ -12,9 +12,10 @@ import path from 'node:path';
 import { parse, stringify } from 'yaml';
 import { runApiChangelog } from '../scripts/lib/contract-diff/api-changelog-command';
 import { runApiRelease } from '../scripts/lib/contract-diff/api-release-command';
+import { arrayAt, objectAt } from './support/document-edits';
 import { PROJECT_ROOT, tempDir } from './support/paths';
 
-type Doc = any; // a parsed OpenAPI document, mutated freely by the edits
+type Doc = Record<string, unknown>; // a parsed OpenAPI document, edited through objectAt and arrayAt
 
 const CONTRACT: Doc = parse(readFileSync(path.join(PROJECT_ROOT, 'openapi', 'v1', 'openapi.yaml'), 'utf8'));
 
@@ -25,8 +26,8 @@ const RELEASES: Array<{ version: string; date: string; edit: (doc: Doc) => void 
     version: '1.1.0',
     date: '2027-01-15',
     edit: (d) => {
-      d.paths['/pets'].get.parameters.push({ name: 'sort', in: 'query', required: false, schema: { type: 'string', enum: ['id', 'name'] } });
-      d.paths['/pets/{petId}'].delete = {
+      arrayAt(d, 'paths', '/pets', 'get', 'parameters').push({ name: 'sort', in: 'query', required: false, schema: { type: 'string', enum: ['id', 'name'] } });
+      objectAt(d, 'paths', '/pets/{petId}').delete = {
         operationId: 'deletePet',
         parameters: [{ name: 'petId', in: 'path', required: true, schema: { $ref: '#/components/schemas/Id' } }],
         responses: { '204': { description: 'Deleted.' }, '404': { $ref: '#/components/responses/NotFound' } },
@@ -37,10 +38,10 @@ const RELEASES: Array<{ version: string; date: string; edit: (doc: Doc) => void 
     version: '2.0.0',
     date: '2027-06-01',
     edit: (d) => {
-      delete d.paths['/pets/{petId}'].get; // getPet, deprecated with x-sunset 2030-12-05: removed early, in a new major
-      d.paths['/pets'].get.parameters.push({ name: 'order', in: 'query', schema: { type: 'string', enum: ['asc', 'desc'] } });
-      d.paths['/pets'].get.parameters[0].schema.maximum = 50;
-      d.components.schemas.NewPet.properties.breed = { type: 'string' };
+      delete objectAt(d, 'paths', '/pets/{petId}').get; // getPet, deprecated with x-sunset 2030-12-05: removed early, in a new major
+      arrayAt(d, 'paths', '/pets', 'get', 'parameters').push({ name: 'order', in: 'query', schema: { type: 'string', enum: ['asc', 'desc'] } });
+      objectAt(d, 'paths', '/pets', 'get', 'parameters', 0, 'schema').maximum = 50;
+      objectAt(d, 'components', 'schemas', 'NewPet', 'properties').breed = { type: 'string' };
     },
   },
 ];
@@ -52,7 +53,7 @@ function releasedProject(count = RELEASES.length): { spec: string; dir: string; 
   const doc = structuredClone(CONTRACT);
   for (const release of RELEASES.slice(0, count)) {
     release.edit(doc);
-    doc.info.version = release.version;
+    objectAt(doc, 'info').version = release.version;
     writeFileSync(spec, stringify(doc));
     const outcome = runApiRelease(['--spec', spec, '--today', release.date], PROJECT_ROOT);
     expect({ version: release.version, ...outcome }).toMatchObject({ version: release.version, exitCode: 0, stderr: '' });
@@ -195,8 +196,8 @@ describe('api:changelog --check (CI)', () => {
 
   it('a new snapshot without a regenerated changelog is stale', () => {
     const { spec, dir } = releasedProject(2);
-    const doc = parse(readFileSync(path.join(dir, 'releases', '1.1.0.yaml'), 'utf8'));
-    doc.info.version = '1.2.0';
+    const doc: Doc = parse(readFileSync(path.join(dir, 'releases', '1.1.0.yaml'), 'utf8'));
+    objectAt(doc, 'info').version = '1.2.0';
     writeFileSync(path.join(dir, 'releases', '1.2.0.yaml'), stringify(doc)); // copied by hand, not with api:release
     expect(runApiChangelog(['--spec', spec, '--check'], PROJECT_ROOT)).toMatchObject({
       exitCode: 1,
@@ -228,8 +229,8 @@ describe('api:changelog --check (CI)', () => {
   it('api:release with a malformed index: exit 2 before writing anything', () => {
     const { spec, dir } = releasedProject(1);
     writeFileSync(path.join(dir, 'releases', 'index.json'), '{ not json');
-    const doc = parse(readFileSync(spec, 'utf8'));
-    doc.info.version = '1.0.1';
+    const doc: Doc = parse(readFileSync(spec, 'utf8'));
+    objectAt(doc, 'info').version = '1.0.1';
     writeFileSync(spec, stringify(doc));
     expect(runApiRelease(['--spec', spec, '--today', '2027-01-01'], PROJECT_ROOT)).toMatchObject({
       exitCode: 2,
@@ -248,8 +249,8 @@ describe('one changelog per major version (api:changelog with no --spec)', () =>
       ['v2', '2.0.0'],
     ] as const) {
       const doc = structuredClone(CONTRACT);
-      doc.info.version = version;
-      if (name === 'v2') delete doc.paths['/pets/{petId}'];
+      objectAt(doc, 'info').version = version;
+      if (name === 'v2') delete objectAt(doc, 'paths')['/pets/{petId}'];
       mkdirSync(path.join(root, 'openapi', name), { recursive: true });
       writeFileSync(path.join(root, 'openapi', name, 'openapi.yaml'), stringify(doc));
       expect(runApiRelease(['--version', name, '--today', '2027-01-15'], root, root)).toMatchObject({ exitCode: 0, stderr: '' });

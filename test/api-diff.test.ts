@@ -13,9 +13,10 @@ import path from 'node:path';
 import { parse, stringify } from 'yaml';
 import { runApiDiff } from '../scripts/lib/contract-diff/api-diff-command';
 import { runApiRelease } from '../scripts/lib/contract-diff/api-release-command';
+import { arrayAt, objectAt } from './support/document-edits';
 import { PROJECT_ROOT, tempDir } from './support/paths';
 
-type Doc = any; // a parsed OpenAPI document, mutated freely by the edits
+type Doc = Record<string, unknown>; // a parsed OpenAPI document, edited through objectAt and arrayAt
 
 /** The v1 contract as the fixture, its info.version pinned to 1.0.0 so that the rows do not move with each release of v1. */
 const CONTRACT_TEXT = readFileSync(path.join(PROJECT_ROOT, 'openapi', 'v1', 'openapi.yaml'), 'utf8').replace(/^( {2}version: ).*$/m, '$11.0.0');
@@ -37,9 +38,12 @@ interface EditCase {
   library: 'right' | 'wrong';
 }
 
-const pets = (doc: Doc) => doc.paths['/pets'];
-const limit = (doc: Doc) => pets(doc).get.parameters[0];
-const schemas = (doc: Doc) => doc.components.schemas;
+/** `/pets`, or the node at `keys` under it. */
+const pets = (doc: Doc, ...keys: string[]) => objectAt(doc, 'paths', '/pets', ...keys);
+/** listPets' `limit` parameter, or the node at `keys` under it. */
+const limit = (doc: Doc, ...keys: string[]) => objectAt(doc, 'paths', '/pets', 'get', 'parameters', 0, ...keys);
+/** `components.schemas`, or the node at `keys` under it. */
+const schemas = (doc: Doc, ...keys: string[]) => objectAt(doc, 'components', 'schemas', ...keys);
 const BODY = 'paths./pets.post.requestBody.content.application/json.schema';
 const GET_PET_200 = 'paths./pets/{petId}.get.responses.200.content.application/json.schema';
 const LIST_200 = 'paths./pets.get.responses.200.content.application/json.schema';
@@ -47,10 +51,16 @@ const LIST_200 = 'paths./pets.get.responses.200.content.application/json.schema'
 const TABLE: EditCase[] = [
   // Breaking: removals
   { name: 'removed operation', edit: (d) => delete pets(d).post, exit: 1, lines: ['BREAKING paths./pets.post: removed'], library: 'right' },
-  { name: 'removed path', edit: (d) => delete d.paths['/store/orders'], exit: 1, lines: ['BREAKING paths./store/orders.get: removed'], library: 'right' },
+  {
+    name: 'removed path',
+    edit: (d) => delete objectAt(d, 'paths')['/store/orders'],
+    exit: 1,
+    lines: ['BREAKING paths./store/orders.get: removed'],
+    library: 'right',
+  },
   {
     name: 'removed response status',
-    edit: (d) => delete d.paths['/pets/{petId}'].get.responses['404'],
+    edit: (d) => delete objectAt(d, 'paths', '/pets/{petId}', 'get', 'responses')['404'],
     exit: 1,
     lines: ['BREAKING paths./pets/{petId}.get.responses.404: removed'],
     library: 'right',
@@ -59,8 +69,8 @@ const TABLE: EditCase[] = [
   {
     name: 'new required request field',
     edit: (d) => {
-      schemas(d).NewPet.properties.breed = { type: 'string' };
-      schemas(d).NewPet.required.push('breed');
+      schemas(d, 'NewPet', 'properties').breed = { type: 'string' };
+      arrayAt(schemas(d, 'NewPet'), 'required').push('breed');
     },
     exit: 1,
     lines: [`BREAKING ${BODY}.required: added "breed"`],
@@ -68,7 +78,7 @@ const TABLE: EditCase[] = [
   },
   {
     name: 'new required query parameter',
-    edit: (d) => pets(d).get.parameters.push({ name: 'sort', in: 'query', required: true, schema: { type: 'string' } }),
+    edit: (d) => arrayAt(pets(d, 'get'), 'parameters').push({ name: 'sort', in: 'query', required: true, schema: { type: 'string' } }),
     exit: 1,
     lines: ['BREAKING paths./pets.get.parameters.sort: added'],
     library: 'right',
@@ -82,15 +92,15 @@ const TABLE: EditCase[] = [
   },
   {
     name: 'narrowed request type (number -> integer)',
-    base: (d) => (limit(d).schema.type = 'number'),
-    edit: (d) => (limit(d).schema.type = 'integer'),
+    base: (d) => (limit(d, 'schema').type = 'number'),
+    edit: (d) => (limit(d, 'schema').type = 'integer'),
     exit: 1,
     lines: ['BREAKING paths./pets.get.parameters.limit.schema.type: "number" → "integer" (requests that were valid are now refused)'],
     library: 'wrong',
   },
   {
     name: 'narrowed enum (request breaks, response does not)',
-    edit: (d) => (schemas(d).PetStatus.enum = ['available', 'pending']),
+    edit: (d) => (schemas(d, 'PetStatus').enum = ['available', 'pending']),
     exit: 1,
     lines: [
       'BREAKING paths./pets.get.parameters.status.schema.enum: removed "sold"',
@@ -101,51 +111,51 @@ const TABLE: EditCase[] = [
   },
   {
     name: 'lowered maximum on a request',
-    edit: (d) => (limit(d).schema.maximum = 50),
+    edit: (d) => (limit(d, 'schema').maximum = 50),
     exit: 1,
     lines: ['BREAKING paths./pets.get.parameters.limit.schema.maximum: 100 → 50 (requests that were valid are now refused)'],
     library: 'right',
   },
   {
     name: 'raised minimum on a request',
-    edit: (d) => (limit(d).schema.minimum = 5),
+    edit: (d) => (limit(d, 'schema').minimum = 5),
     exit: 1,
     lines: ['BREAKING paths./pets.get.parameters.limit.schema.minimum: 1 → 5'],
     library: 'right',
   },
   {
     name: 'lowered maxLength on a request',
-    edit: (d) => (schemas(d).NewPet.properties.name.maxLength = 100),
+    edit: (d) => (schemas(d, 'NewPet', 'properties', 'name').maxLength = 100),
     exit: 1,
     lines: [`BREAKING ${BODY}.properties.name.maxLength: 200 → 100`],
     library: 'right',
   },
   {
     name: 'pattern narrowed on a request',
-    edit: (d) => (schemas(d).NewPet.properties.name.pattern = '^[A-Z]'),
+    edit: (d) => (schemas(d, 'NewPet', 'properties', 'name').pattern = '^[A-Z]'),
     exit: 1,
-    lines: [`BREAKING ${BODY}.properties.name.pattern: ${JSON.stringify(schemas(CONTRACT).NewPet.properties.name.pattern)} → "^[A-Z]"`],
+    lines: [`BREAKING ${BODY}.properties.name.pattern: ${JSON.stringify(schemas(CONTRACT, 'NewPet', 'properties', 'name').pattern)} → "^[A-Z]"`],
     library: 'right',
   },
   {
     name: 'field removed from a request object without additional properties',
-    edit: (d) => delete schemas(d).NewPet.properties.status,
+    edit: (d) => delete schemas(d, 'NewPet', 'properties').status,
     exit: 1,
     lines: [`BREAKING ${BODY}.properties.status: removed`],
     library: 'wrong',
   },
   {
     name: 'request object closed (additionalProperties: false added)',
-    base: (d) => delete schemas(d).NewPet.additionalProperties,
-    edit: (d) => (schemas(d).NewPet.additionalProperties = false),
+    base: (d) => delete schemas(d, 'NewPet').additionalProperties,
+    edit: (d) => (schemas(d, 'NewPet').additionalProperties = false),
     exit: 1,
     lines: [`BREAKING ${BODY}.additionalProperties: added false`],
     library: 'wrong',
   },
   {
     name: 'required request body added',
-    base: (d) => delete pets(d).post.requestBody,
-    edit: (d) => (pets(d).post.requestBody = { required: true, content: { 'application/json': { schema: { $ref: '#/components/schemas/NewPet' } } } }),
+    base: (d) => delete pets(d, 'post').requestBody,
+    edit: (d) => (pets(d, 'post').requestBody = { required: true, content: { 'application/json': { schema: { $ref: '#/components/schemas/NewPet' } } } }),
     exit: 1,
     lines: ['BREAKING paths./pets.post.requestBody: added'],
     library: 'wrong',
@@ -154,8 +164,8 @@ const TABLE: EditCase[] = [
   {
     name: 'removed response field',
     edit: (d) => {
-      delete schemas(d).Pet.properties.categoryId;
-      schemas(d).Pet.required = ['id', 'name', 'status'];
+      delete schemas(d, 'Pet', 'properties').categoryId;
+      schemas(d, 'Pet').required = ['id', 'name', 'status'];
     },
     exit: 1,
     lines: [`BREAKING ${GET_PET_200}.properties.categoryId: removed`, `BREAKING ${LIST_200}.items.required: removed "categoryId"`],
@@ -163,56 +173,57 @@ const TABLE: EditCase[] = [
   },
   {
     name: 'response field made optional',
-    edit: (d) => (schemas(d).Pet.required = ['id', 'name', 'categoryId']),
+    edit: (d) => (schemas(d, 'Pet').required = ['id', 'name', 'categoryId']),
     exit: 1,
     lines: [`BREAKING ${GET_PET_200}.required: removed "status"`],
     library: 'right',
   },
   {
     name: 'widened enum (response breaks, request does not)',
-    edit: (d) => schemas(d).PetStatus.enum.push('adopted'),
+    edit: (d) => arrayAt(schemas(d, 'PetStatus'), 'enum').push('adopted'),
     exit: 1,
     lines: [`BREAKING ${GET_PET_200}.properties.status.enum: added "adopted"`, 'NON-BREAKING paths./pets.get.parameters.status.schema.enum: added "adopted"'],
     library: 'right',
   },
   {
     name: 'new field in a response object without additional properties',
-    edit: (d) => (schemas(d).Pet.properties.breed = { type: 'string' }),
+    edit: (d) => (schemas(d, 'Pet', 'properties').breed = { type: 'string' }),
     exit: 1,
     lines: [`BREAKING ${GET_PET_200}.properties.breed: added`, `BREAKING ${LIST_200}.items.properties.breed: added`],
     library: 'wrong',
   },
   {
     name: 'widened response type (nullable)',
-    edit: (d) => (schemas(d).Pet.properties.name.type = ['string', 'null']),
+    edit: (d) => (schemas(d, 'Pet', 'properties', 'name').type = ['string', 'null']),
     exit: 1,
     lines: [`BREAKING ${GET_PET_200}.properties.name.type: "string" → ["string","null"] (clients may now receive values they do not expect)`],
     library: 'wrong',
   },
   {
     name: 'changed response field type',
-    edit: (d) => (schemas(d).Pet.properties.name.type = 'integer'),
+    edit: (d) => (schemas(d, 'Pet', 'properties', 'name').type = 'integer'),
     exit: 1,
     lines: [`BREAKING ${GET_PET_200}.properties.name.type: "string" → "integer"`],
     library: 'wrong',
   },
   {
     name: 'lowered minimum on a response',
-    edit: (d) => (schemas(d).Error.properties.status.minimum = 100),
+    edit: (d) => (schemas(d, 'Error', 'properties', 'status').minimum = 100),
     exit: 1,
     lines: ['BREAKING paths./pets/{petId}.get.responses.404.content.application/json.schema.properties.status.minimum: 400 → 100'],
     library: 'wrong',
   },
   {
     name: 'changed $ref target with a different shape',
-    edit: (d) => (d.paths['/pets/{petId}'].get.responses['200'].content['application/json'].schema = { $ref: '#/components/schemas/Error' }),
+    edit: (d) =>
+      (objectAt(d, 'paths', '/pets/{petId}', 'get', 'responses', '200', 'content', 'application/json').schema = { $ref: '#/components/schemas/Error' }),
     exit: 1,
     lines: [`BREAKING ${GET_PET_200}.properties.id: removed`],
     library: 'right',
   },
   {
     name: 'response object opened (additionalProperties: false removed)',
-    edit: (d) => delete schemas(d).Pet.additionalProperties,
+    edit: (d) => delete schemas(d, 'Pet').additionalProperties,
     exit: 1,
     lines: [`BREAKING ${GET_PET_200}.additionalProperties: removed false`],
     library: 'right',
@@ -220,8 +231,8 @@ const TABLE: EditCase[] = [
   // Breaking: security added
   {
     name: "security added (an operation's security: [] removed, so it inherits bearerAuth)",
-    base: (d) => (d.paths['/store/orders'].get.security = []),
-    edit: (d) => delete d.paths['/store/orders'].get.security,
+    base: (d) => (objectAt(d, 'paths', '/store/orders', 'get').security = []),
+    edit: (d) => delete objectAt(d, 'paths', '/store/orders', 'get').security,
     exit: 1,
     lines: ['BREAKING paths./store/orders.get.security: [] → [{"bearerAuth":[]}]'],
     library: 'wrong',
@@ -229,7 +240,7 @@ const TABLE: EditCase[] = [
   {
     name: 'security added (a second scheme required with the first)',
     edit: (d) => {
-      d.components.securitySchemes.apiKey = { type: 'apiKey', in: 'header', name: 'X-Api-Key' };
+      objectAt(d, 'components', 'securitySchemes').apiKey = { type: 'apiKey', in: 'header', name: 'X-Api-Key' };
       d.security = [{ bearerAuth: [], apiKey: [] }];
     },
     exit: 1,
@@ -243,7 +254,7 @@ const TABLE: EditCase[] = [
   {
     name: 'new operation',
     edit: (d) =>
-      (d.paths['/pets/{petId}'].delete = {
+      (objectAt(d, 'paths', '/pets/{petId}').delete = {
         operationId: 'deletePet',
         parameters: [{ name: 'petId', in: 'path', required: true, schema: { $ref: '#/components/schemas/Id' } }],
         responses: { '204': { description: 'Deleted.' } },
@@ -254,79 +265,79 @@ const TABLE: EditCase[] = [
   },
   {
     name: 'new path',
-    edit: (d) => (d.paths['/categories'] = { get: { operationId: 'listCategories', responses: { '200': { description: 'The categories.' } } } }),
+    edit: (d) => (objectAt(d, 'paths')['/categories'] = { get: { operationId: 'listCategories', responses: { '200': { description: 'The categories.' } } } }),
     exit: 0,
     lines: ['NON-BREAKING paths./categories.get: added'],
     library: 'right',
   },
   {
     name: 'new optional request field',
-    edit: (d) => (schemas(d).NewPet.properties.breed = { type: 'string' }),
+    edit: (d) => (schemas(d, 'NewPet', 'properties').breed = { type: 'string' }),
     exit: 0,
     lines: [`NON-BREAKING ${BODY}.properties.breed: added`],
     library: 'right',
   },
   {
     name: 'new optional query parameter',
-    edit: (d) => pets(d).get.parameters.push({ name: 'sort', in: 'query', schema: { type: 'string' } }),
+    edit: (d) => arrayAt(pets(d, 'get'), 'parameters').push({ name: 'sort', in: 'query', schema: { type: 'string' } }),
     exit: 0,
     lines: ['NON-BREAKING paths./pets.get.parameters.sort: added'],
     library: 'right',
   },
   {
     name: 'widened request bound',
-    edit: (d) => (limit(d).schema.maximum = 200),
+    edit: (d) => (limit(d, 'schema').maximum = 200),
     exit: 0,
     lines: ['NON-BREAKING paths./pets.get.parameters.limit.schema.maximum: 100 → 200 (requests that were valid stay valid)'],
     library: 'right',
   },
   {
     name: 'widened request type (integer -> number)',
-    edit: (d) => (limit(d).schema.type = 'number'),
+    edit: (d) => (limit(d, 'schema').type = 'number'),
     exit: 0,
     lines: ['NON-BREAKING paths./pets.get.parameters.limit.schema.type: "integer" → "number"'],
     library: 'right',
   },
   {
     name: 'new response field where the schema allowed any',
-    base: (d) => delete schemas(d).Pet.additionalProperties,
-    edit: (d) => (schemas(d).Pet.properties.breed = { type: 'string' }),
+    base: (d) => delete schemas(d, 'Pet').additionalProperties,
+    edit: (d) => (schemas(d, 'Pet', 'properties').breed = { type: 'string' }),
     exit: 0,
     lines: [`NON-BREAKING ${GET_PET_200}.properties.breed: added`],
     library: 'right',
   },
   {
     name: 'narrowed response bound',
-    base: (d) => (schemas(d).Pets.maxItems = 100),
-    edit: (d) => (schemas(d).Pets.maxItems = 10),
+    base: (d) => (schemas(d, 'Pets').maxItems = 100),
+    edit: (d) => (schemas(d, 'Pets').maxItems = 10),
     exit: 0,
     lines: [`NON-BREAKING ${LIST_200}.maxItems: 100 → 10`],
     library: 'right',
   },
   {
     name: 'security removed (security: [] on one operation)',
-    edit: (d) => (d.paths['/store/orders'].get.security = []),
+    edit: (d) => (objectAt(d, 'paths', '/store/orders', 'get').security = []),
     exit: 0,
     lines: ['NON-BREAKING paths./store/orders.get.security: [{"bearerAuth":[]}] → []'],
     library: 'wrong',
   },
   {
     name: 'type written as a list of the same type',
-    edit: (d) => (limit(d).schema.type = ['integer']),
+    edit: (d) => (limit(d, 'schema').type = ['integer']),
     exit: 0,
     lines: ['ANNOTATION paths./pets.get.parameters.limit.schema.type: "integer" → ["integer"] (the same types, written differently)'],
     library: 'wrong',
   },
   {
     name: 'new response status',
-    edit: (d) => (d.paths['/pets/{petId}'].get.responses['410'] = { $ref: '#/components/responses/NotFound' }),
+    edit: (d) => (objectAt(d, 'paths', '/pets/{petId}', 'get', 'responses')['410'] = { $ref: '#/components/responses/NotFound' }),
     exit: 0,
     lines: ['NON-BREAKING paths./pets/{petId}.get.responses.410: added'],
     library: 'right',
   },
   {
     name: 'operation deprecated',
-    edit: (d) => (pets(d).post.deprecated = true),
+    edit: (d) => (pets(d, 'post').deprecated = true),
     exit: 0,
     lines: ['NON-BREAKING paths./pets.post.deprecated: added true'],
     library: 'right',
@@ -334,8 +345,8 @@ const TABLE: EditCase[] = [
   {
     name: '$ref target changed to one of the same shape (nothing for clients)',
     edit: (d) => {
-      schemas(d).Animal = structuredClone(schemas(d).Pet);
-      d.paths['/pets/{petId}'].get.responses['200'].content['application/json'].schema = { $ref: '#/components/schemas/Animal' };
+      schemas(d).Animal = structuredClone(schemas(d, 'Pet'));
+      objectAt(d, 'paths', '/pets/{petId}', 'get', 'responses', '200', 'content', 'application/json').schema = { $ref: '#/components/schemas/Animal' };
     },
     exit: 0,
     lines: [],
@@ -345,14 +356,14 @@ const TABLE: EditCase[] = [
   // Annotations, and components reported once where they are used
   {
     name: 'description changed',
-    edit: (d) => (pets(d).get.description = 'Lists the animals.'),
+    edit: (d) => (pets(d, 'get').description = 'Lists the animals.'),
     exit: 0,
     lines: ['ANNOTATION paths./pets.get.description: '],
     library: 'right',
   },
   {
     name: 'components description: reported where used, not under components/',
-    edit: (d) => (schemas(d).Id.description = 'An identifier.'),
+    edit: (d) => (schemas(d, 'Id').description = 'An identifier.'),
     exit: 0,
     lines: ['ANNOTATION paths./pets/{petId}.get.parameters.petId.schema.description: ', `ANNOTATION ${GET_PET_200}.properties.id.description: `],
     absent: ['ANNOTATION components.'],
@@ -360,7 +371,7 @@ const TABLE: EditCase[] = [
   },
   {
     name: 'components bound: breaking on the requests that use it, once each, not under components/',
-    edit: (d) => (schemas(d).Id.minimum = 2),
+    edit: (d) => (schemas(d, 'Id').minimum = 2),
     exit: 1,
     lines: [
       'BREAKING paths./pets/{petId}.get.parameters.petId.schema.minimum: 1 → 2',
@@ -374,8 +385,8 @@ const TABLE: EditCase[] = [
   {
     name: 'breaking change announced by a major bump',
     edit: (d) => {
-      limit(d).schema.maximum = 50;
-      d.info.version = '2.0.0';
+      limit(d, 'schema').maximum = 50;
+      objectAt(d, 'info').version = '2.0.0';
     },
     exit: 0,
     lines: [
@@ -387,8 +398,8 @@ const TABLE: EditCase[] = [
   {
     name: 'breaking change with only a minor bump',
     edit: (d) => {
-      limit(d).schema.maximum = 50;
-      d.info.version = '1.1.0';
+      limit(d, 'schema').maximum = 50;
+      objectAt(d, 'info').version = '1.1.0';
     },
     exit: 1,
     lines: [
@@ -407,7 +418,7 @@ function writeCase(testCase: EditCase): string {
   const head = structuredClone(base);
   testCase.edit(head);
   mkdirSync(path.join(dir, 'releases'));
-  writeFileSync(path.join(dir, 'releases', `${base.info.version}.yaml`), stringify(base));
+  writeFileSync(path.join(dir, 'releases', `${objectAt(base, 'info').version}.yaml`), stringify(base));
   writeFileSync(path.join(dir, 'openapi.yaml'), stringify(head));
   return path.join(dir, 'openapi.yaml');
 }
@@ -442,7 +453,8 @@ describe('api:diff classifies each edit (against the newest release next to the 
 });
 
 describe('api:diff output and errors', () => {
-  const breakingSpec = (): string => writeCase({ name: 'lowered maximum', edit: (d) => (limit(d).schema.maximum = 50), exit: 1, lines: [], library: 'right' });
+  const breakingSpec = (): string =>
+    writeCase({ name: 'lowered maximum', edit: (d) => (limit(d, 'schema').maximum = 50), exit: 1, lines: [], library: 'right' });
 
   it('--format json: every change with class, location, values and reason, and the verdict', () => {
     const outcome = runApiDiff(['--spec', breakingSpec(), '--format', 'json'], PROJECT_ROOT);
@@ -510,8 +522,8 @@ describe('the sunset rule: removing an operation deprecated with x-sunset (getPe
     writeCase({
       name: 'getPet removed',
       edit: (d) => {
-        delete d.paths['/pets/{petId}'];
-        d.info.version = version;
+        delete objectAt(d, 'paths')['/pets/{petId}'];
+        objectAt(d, 'info').version = version;
         also(d);
       },
       exit: 1,
@@ -545,13 +557,13 @@ describe('the sunset rule: removing an operation deprecated with x-sunset (getPe
 
   it('the sunset excuses only the removal: another breaking change in the same minor release is still refused', () => {
     const outcome = diffOn(
-      removal('1.1.0', (d) => (limit(d).schema.maximum = 50)),
+      removal('1.1.0', (d) => (limit(d, 'schema').maximum = 50)),
       '2031-01-01',
     );
     expect(outcome.stdout).toContain('\nFAIL: 1 breaking change and info.version 1.0.0 → 1.1.0 does not raise the major');
     expect(outcome.exitCode).toBe(1);
     const early = diffOn(
-      removal('1.1.0', (d) => (limit(d).schema.maximum = 50)),
+      removal('1.1.0', (d) => (limit(d, 'schema').maximum = 50)),
       '2030-01-01',
     );
     expect(early.stdout).toMatch(
@@ -563,10 +575,10 @@ describe('the sunset rule: removing an operation deprecated with x-sunset (getPe
   it('a deprecated operation without x-sunset promised no date: its removal needs a major bump, on any day', () => {
     const spec = writeCase({
       name: 'getPet without x-sunset removed',
-      base: (d) => delete d.paths['/pets/{petId}'].get['x-sunset'],
+      base: (d) => delete objectAt(d, 'paths', '/pets/{petId}', 'get')['x-sunset'],
       edit: (d) => {
-        delete d.paths['/pets/{petId}'];
-        d.info.version = '1.1.0';
+        delete objectAt(d, 'paths')['/pets/{petId}'];
+        objectAt(d, 'info').version = '1.1.0';
       },
       exit: 1,
       lines: [],
@@ -655,19 +667,19 @@ describe('api:diff --base <git ref> (a temporary repository with the contract co
     const spec = repository();
     expect(runApiDiff(['--spec', spec, '--base', 'HEAD'], PROJECT_ROOT)).toMatchObject({ exitCode: 0, stdout: expect.stringContaining('\nno changes\n') });
 
-    edit(spec, (d) => delete d.paths['/store/orders']);
+    edit(spec, (d) => delete objectAt(d, 'paths')['/store/orders']);
     const breaking = runApiDiff(['--spec', spec, '--base', 'HEAD'], PROJECT_ROOT);
     expect(breaking.stdout).toContain(
       'against HEAD:openapi/v1/openapi.yaml (1.0.0)\nBREAKING paths./store/orders.get: removed (clients calling it now fail)\n',
     );
     expect(breaking.exitCode).toBe(1);
 
-    edit(spec, (d) => (schemas(d).NewPet.properties.breed = { type: 'string' }));
+    edit(spec, (d) => (schemas(d, 'NewPet', 'properties').breed = { type: 'string' }));
     expect(runApiDiff(['--spec', spec, '--base', 'HEAD'], PROJECT_ROOT).exitCode).toBe(0);
 
     edit(spec, (d) => {
-      delete d.paths['/store/orders'];
-      d.info.version = '2.0.0';
+      delete objectAt(d, 'paths')['/store/orders'];
+      objectAt(d, 'info').version = '2.0.0';
     });
     expect(runApiDiff(['--spec', spec, '--base', 'HEAD'], PROJECT_ROOT).exitCode).toBe(0);
   });
@@ -819,7 +831,13 @@ describe('the real CLI', () => {
   });
 
   it('a breaking edit: the verdict line and exit 1; an unknown ref: one line per version and exit 2', () => {
-    const spec = writeCase({ name: 'new required field', edit: (d) => schemas(d).NewPet.required.push('status'), exit: 1, lines: [], library: 'right' });
+    const spec = writeCase({
+      name: 'new required field',
+      edit: (d) => arrayAt(schemas(d, 'NewPet'), 'required').push('status'),
+      exit: 1,
+      lines: [],
+      library: 'right',
+    });
     const breaking = cli('scripts/api-diff.ts', ['--spec', spec, '--base', path.join(path.dirname(spec), 'releases', '1.0.0.yaml')]);
     expect(breaking.stdout).toContain(`\nBREAKING ${BODY}.required: added "status" (requests that were valid are now refused)\n`);
     expect(breaking.status).toBe(1);
@@ -837,21 +855,21 @@ describe('one document per major version (a project with openapi/v1 and openapi/
   function twoVersions(): string {
     const root = tempDir();
     const v2 = contract();
-    delete v2.paths['/pets/{petId}'];
-    v2.info.version = '2.0.0';
+    delete objectAt(v2, 'paths')['/pets/{petId}'];
+    objectAt(v2, 'info').version = '2.0.0';
     for (const [name, doc] of [
       ['v1', contract()],
       ['v2', v2],
     ] as const) {
       mkdirSync(path.join(root, 'openapi', name, 'releases'), { recursive: true });
       writeFileSync(path.join(root, 'openapi', name, 'openapi.yaml'), stringify(doc));
-      writeFileSync(path.join(root, 'openapi', name, 'releases', `${doc.info.version}.yaml`), stringify(doc));
+      writeFileSync(path.join(root, 'openapi', name, 'releases', `${objectAt(doc, 'info').version}.yaml`), stringify(doc));
     }
     return root;
   }
   const editVersion = (root: string, name: string, change: (doc: Doc) => void): void => {
     const file = path.join(root, 'openapi', name, 'openapi.yaml');
-    const doc = parse(readFileSync(file, 'utf8'));
+    const doc: Doc = parse(readFileSync(file, 'utf8'));
     change(doc);
     writeFileSync(file, stringify(doc));
   };
@@ -867,7 +885,7 @@ describe('one document per major version (a project with openapi/v1 and openapi/
       stderr: '',
     });
 
-    editVersion(root, 'v2', (d) => (limit(d).schema.maximum = 50));
+    editVersion(root, 'v2', (d) => (limit(d, 'schema').maximum = 50));
     const failing = runApiDiff([], root, root);
     expect(failing.exitCode).toBe(1);
     const [v1, v2] = failing.stdout.split('\n=== v2: ');
@@ -932,8 +950,8 @@ describe('one document per major version (a project with openapi/v1 and openapi/
     expect(existsSync(path.join(root, 'openapi', 'v2', 'CHANGELOG.md'))).toBe(false);
 
     editVersion(root, 'v2', (d) => {
-      d.info.version = '2.1.0';
-      schemas(d).NewPet.properties.breed = { type: 'string' };
+      objectAt(d, 'info').version = '2.1.0';
+      schemas(d, 'NewPet', 'properties').breed = { type: 'string' };
     });
     const released = runApiRelease(['--version', 'v2', '--today', '2027-01-15'], root, root);
     expect(released).toMatchObject({
@@ -955,7 +973,7 @@ describe('api:release records the contract as openapi/v1/releases/<version>.yaml
     mkdirSync(releases);
     for (const version of released) {
       const doc = contract();
-      doc.info.version = version;
+      objectAt(doc, 'info').version = version;
       writeFileSync(path.join(releases, `${version}.yaml`), stringify(doc));
     }
     return { spec: path.join(dir, 'openapi.yaml'), releases };
@@ -973,8 +991,8 @@ describe('api:release records the contract as openapi/v1/releases/<version>.yaml
   it('writes a byte-for-byte copy for a new version, and never overwrites one', () => {
     const { spec, releases } = project(['1.0.0']);
     write(spec, (d) => {
-      d.info.version = '1.1.0';
-      schemas(d).NewPet.properties.breed = { type: 'string' };
+      objectAt(d, 'info').version = '1.1.0';
+      schemas(d, 'NewPet', 'properties').breed = { type: 'string' };
     });
     const first = runApiRelease(['--spec', spec, '--today', '2027-01-15'], PROJECT_ROOT);
     expect(first).toMatchObject({ exitCode: 0, stderr: '' });
@@ -992,8 +1010,8 @@ describe('api:release records the contract as openapi/v1/releases/<version>.yaml
   it('refuses a breaking change without a major bump, and accepts it with one', () => {
     const { spec, releases } = project(['1.0.0']);
     write(spec, (d) => {
-      d.info.version = '1.1.0';
-      limit(d).schema.maximum = 50;
+      objectAt(d, 'info').version = '1.1.0';
+      limit(d, 'schema').maximum = 50;
     });
     const refused = runApiRelease(['--spec', spec], PROJECT_ROOT);
     expect(refused.exitCode).toBe(1);
@@ -1002,8 +1020,8 @@ describe('api:release records the contract as openapi/v1/releases/<version>.yaml
     expect(existsSync(path.join(releases, '1.1.0.yaml'))).toBe(false);
 
     write(spec, (d) => {
-      d.info.version = '2.0.0';
-      limit(d).schema.maximum = 50;
+      objectAt(d, 'info').version = '2.0.0';
+      limit(d, 'schema').maximum = 50;
     });
     expect(runApiRelease(['--spec', spec], PROJECT_ROOT).exitCode).toBe(0);
     expect(existsSync(path.join(releases, '2.0.0.yaml'))).toBe(true);
@@ -1011,12 +1029,12 @@ describe('api:release records the contract as openapi/v1/releases/<version>.yaml
 
   it('refuses a version below the last release, and a version that is not semver', () => {
     const { spec } = project(['1.0.0', '1.2.0']);
-    write(spec, (d) => (d.info.version = '1.1.0'));
+    write(spec, (d) => (objectAt(d, 'info').version = '1.1.0'));
     expect(runApiRelease(['--spec', spec], PROJECT_ROOT)).toMatchObject({
       exitCode: 1,
       stderr: 'api:release: info.version 1.1.0 is not above the last release 1.2.0\n',
     });
-    write(spec, (d) => (d.info.version = 'v2'));
+    write(spec, (d) => (objectAt(d, 'info').version = 'v2'));
     expect(runApiRelease(['--spec', spec], PROJECT_ROOT)).toMatchObject({
       exitCode: 2,
       stderr: 'api:release: info.version "v2" is not a semver version (MAJOR.MINOR.PATCH)\n',
@@ -1026,7 +1044,7 @@ describe('api:release records the contract as openapi/v1/releases/<version>.yaml
   it('api:diff with no --base picks the newest release by semver (1.10.0 after 1.9.0), not by name', () => {
     const { spec, releases } = project(['1.0.0', '1.9.0', '1.10.0']);
     writeFileSync(path.join(releases, 'notes.txt'), 'not a release');
-    write(spec, (d) => (d.info.version = '1.10.0'));
+    write(spec, (d) => (objectAt(d, 'info').version = '1.10.0'));
     const outcome = runApiDiff(['--spec', spec], PROJECT_ROOT);
     expect(outcome.stdout).toContain(`against ${path.join(releases, '1.10.0.yaml')} (1.10.0)\nno changes`);
     expect(outcome.exitCode).toBe(0);

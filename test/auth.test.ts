@@ -117,7 +117,11 @@ describe('bearer authentication on every operation', () => {
 
   it('the logger redacts Authorization headers wherever they are logged', () => {
     let written = '';
-    const logger = createLogger('info', { write: (line: string) => void (written += line) });
+    const logger = createLogger('info', {
+      write: (line: string) => {
+        written += line;
+      },
+    });
     logger.info({ req: { headers: { authorization: t.auth } } }, 'a request');
     logger.info({ headers: { authorization: t.auth } }, 'some headers');
     expect(written).toContain('[redacted]');

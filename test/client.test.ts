@@ -71,7 +71,12 @@ describe('typed client (openapi-fetch over the generated paths)', () => {
     const client = checkedClient({
       baseUrl,
       apiKey: key,
-      retry: { sleep: async (ms) => (waits.push(ms), await clock.advance(ms)) },
+      retry: {
+        sleep: async (ms) => {
+          waits.push(ms);
+          await clock.advance(ms);
+        },
+      },
     });
     expect((await client.GET('/pets')).response.status).toBe(200);
     const started = Date.now();

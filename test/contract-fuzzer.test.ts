@@ -11,6 +11,7 @@ import { promisify } from 'node:util';
 import express, { type Express, type RequestHandler } from 'express';
 import { handlers } from '../src/service/handlers';
 import { loadSpec } from './support/contracts';
+import { arrayAt, objectAt } from './support/document-edits';
 import { runContract, type ContractOptions, type ContractResult } from '../scripts/contract/index';
 import { schemaErrors, type CheckName } from '../scripts/contract/checks';
 import { casesFor } from '../scripts/contract/cases';
@@ -234,8 +235,9 @@ describe('each planted fault is reported by the right check', () => {
   });
 
   it('a request bound not enforced (the validator sees maximum 1000, the contract says 100): negative_data_rejection', async () => {
-    const looser = structuredClone(loadSpec()) as any;
-    looser.paths['/pets'].get.parameters.find((p: { name: string }) => p.name === 'limit').schema.maximum = 1000;
+    const looser = structuredClone(loadSpec());
+    const limit = arrayAt(looser, 'paths', '/pets', 'get', 'parameters').find((p) => objectAt(p).name === 'limit');
+    objectAt(limit, 'schema').maximum = 1000;
     const result = await fuzz(await serve({ contract: looser }), { operations: ['listPets'] });
     expectReported(result, 'negative_data_rejection', 'listPets', /query\.limit: above maximum 100/);
   });
@@ -270,16 +272,14 @@ describe('each planted fault is reported by the right check', () => {
 describe('respecting the server', () => {
   it('stops at a ban (429 key_temporarily_banned): exit 1, told to use a bigger key', async () => {
     const ban: RequestHandler = (_req, res) => {
-      res
-        .status(429)
-        .set({
-          'Retry-After': '900',
-          'X-RateLimit-Limit': '60',
-          'X-RateLimit-Remaining': '0',
-          'X-RateLimit-Reset': '0',
-          'RateLimit-Policy': '"minute";q=60;w=60',
-          RateLimit: '"minute";r=0;t=900',
-        });
+      res.status(429).set({
+        'Retry-After': '900',
+        'X-RateLimit-Limit': '60',
+        'X-RateLimit-Remaining': '0',
+        'X-RateLimit-Reset': '0',
+        'RateLimit-Policy': '"minute";q=60;w=60',
+        RateLimit: '"minute";r=0;t=900',
+      });
       res.json({ code: 'key_temporarily_banned', message: 'planted ban', status: 429 });
     };
     const result = await fuzz(await serve({}, ban), { operations: ['listPets'] });
@@ -310,21 +310,19 @@ describe('respecting the server', () => {
     let count = 0;
     let refusedAt = 0;
     let retriedAt = 0;
-    const refuseOnce: RequestHandler = (req, res, next) => {
+    const refuseOnce: RequestHandler = (_req, res, next) => {
       count++;
       if (count === 3) {
         refusedAt = Date.now();
-        res
-          .status(429)
-          .set({
-            'X-Request-Id': 'planted-429',
-            'Retry-After': '1',
-            'X-RateLimit-Limit': '5',
-            'X-RateLimit-Remaining': '0',
-            'X-RateLimit-Reset': '0',
-            'RateLimit-Policy': '"minute";q=5;w=60',
-            RateLimit: '"minute";r=0;t=1',
-          });
+        res.status(429).set({
+          'X-Request-Id': 'planted-429',
+          'Retry-After': '1',
+          'X-RateLimit-Limit': '5',
+          'X-RateLimit-Remaining': '0',
+          'X-RateLimit-Reset': '0',
+          'RateLimit-Policy': '"minute";q=5;w=60',
+          RateLimit: '"minute";r=0;t=1',
+        });
         res.json({ code: 'rate_limited', message: 'planted 429', status: 429 });
         return;
       }
@@ -339,7 +337,11 @@ describe('respecting the server', () => {
 
   it('never sends more than --rate requests per second', async () => {
     const arrivals: number[] = [];
-    const result = await fuzz(await serve({}, (_req, _res, next) => (arrivals.push(Date.now()), next())), {
+    const arrive: RequestHandler = (_req, _res, next) => {
+      arrivals.push(Date.now());
+      next();
+    };
+    const result = await fuzz(await serve({}, arrive), {
       operations: ['listPets'],
       rate: 10,
       maxExamples: 1,

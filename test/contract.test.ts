@@ -4,6 +4,7 @@ import { spawnSync } from 'node:child_process';
 import { deprecationHeaders } from '../src/engine/contract/deprecation';
 import { listOperations } from '../src/engine/contract/document';
 import { loadSpec } from './support/contracts';
+import { objectAt } from './support/document-edits';
 import { projectVersions, scaffold } from '../scripts/scaffold';
 import { operationTable } from '../generated/v1/operations';
 import { PROJECT_ROOT, tempDir } from './support/paths';
@@ -47,18 +48,19 @@ describe('deprecation headers derive from the contract', () => {
   });
 
   it('any operation marked deprecated in the YAML gets them, with no code change', () => {
-    const edited = structuredClone(spec) as any;
-    Object.assign(edited.paths['/store/orders'].get, { deprecated: true, 'x-deprecated-at': '2027-01-01', 'x-sunset': '2028-02-29' });
+    const edited = structuredClone(spec);
+    Object.assign(objectAt(edited, 'paths', '/store/orders', 'get'), { deprecated: true, 'x-deprecated-at': '2027-01-01', 'x-sunset': '2028-02-29' });
     const headers = deprecationHeaders(edited, '/v1').get('listStoreOrders');
     expect(headers).toEqual({ Deprecation: '@1798761600', Sunset: 'Tue, 29 Feb 2028 00:00:00 GMT' });
   });
 
   it('a deprecated operation with a bad date or successor is refused at start', () => {
-    const edited = structuredClone(spec) as any;
-    edited.paths['/pets/{petId}'].get['x-sunset'] = 'next year';
+    const edited = structuredClone(spec);
+    const getPet = objectAt(edited, 'paths', '/pets/{petId}', 'get');
+    getPet['x-sunset'] = 'next year';
     expect(() => deprecationHeaders(edited, '/v1')).toThrow(/x-sunset must be a YYYY-MM-DD date/);
-    edited.paths['/pets/{petId}'].get['x-sunset'] = '2030-12-05';
-    edited.paths['/pets/{petId}'].get['x-successor'] = { operationId: 'nope' };
+    getPet['x-sunset'] = '2030-12-05';
+    getPet['x-successor'] = { operationId: 'nope' };
     expect(() => deprecationHeaders(edited, '/v1')).toThrow(/x-successor nope is not an operation/);
   });
 });

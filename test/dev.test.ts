@@ -33,7 +33,12 @@ function saveAtomically(file: string, text: string): void {
   writeFileSync(`${file}.saving`, text);
   renameSync(`${file}.saving`, file);
 }
-const readSpec = (): Record<string, any> => parse(readFileSync(specFile(), 'utf8')) as Record<string, any>;
+/** The contract as these tests edit it: paths added, the rest written back as read. */
+interface ContractDocument {
+  paths: Record<string, unknown>;
+  [member: string]: unknown;
+}
+const readSpec = (): ContractDocument => parse(readFileSync(specFile(), 'utf8')) as ContractDocument;
 const writeSpec = (document: unknown): void => writeFileSync(specFile(), stringify(document));
 
 const shelters = {
@@ -63,7 +68,7 @@ function api(pathname: string, init: RequestInit = {}): Promise<Response> {
 }
 
 /** Polls `pathname` until it answers `status` (and `body`, when given); returns the body. */
-function answers(pathname: string, status: number, body?: (value: any) => boolean, timeoutMs = 90_000): Promise<any> {
+function answers(pathname: string, status: number, body?: (value: unknown) => boolean, timeoutMs = 90_000): Promise<unknown> {
   let last = '';
   return pollUntil(
     `GET ${pathname} answering ${status}`,
@@ -305,7 +310,7 @@ describe('npm run dev -- --mock', () => {
     expect(await answers('/v1/shelters/featured', 200)).toEqual([{ name: 'Happy Paws' }]);
     await dev.waitFor(/DEV: the new contract: new listFeaturedShelters \(answers its example until implemented\): reloaded in /, { from });
     expect(existsSync(path.join(root, 'src/service/handlers/listFeaturedShelters.ts'))).toBe(true);
-    await answers('/v1/shelters', 200, (body) => body.length === 2); // implemented: real, not mocked
+    await answers('/v1/shelters', 200, (body) => (body as unknown[]).length === 2); // implemented: real, not mocked
     await interruptAndCheck(dev);
     dev = undefined;
   });

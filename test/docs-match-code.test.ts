@@ -52,14 +52,14 @@ function pattern(documented: string): RegExp {
       i += end;
     } else if (rest[0] === '{') {
       const end = rest.indexOf('}');
-      source += `(?:${rest.slice(1, end).split(',').map(escape).join('|')})`;
+      source += `(?:${rest.slice(1, end).split(',').map(escapeRegExp).join('|')})`;
       i += end;
     } else if (rest[0] === '*') source += '[^/]*';
-    else source += escape(rest[0]!);
+    else source += escapeRegExp(rest[0]!);
   }
   return new RegExp(`^${source}(?:/.*)?$`);
 }
-const escape = (text: string): string => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+const escapeRegExp = (text: string): string => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 describe('the docs match the code', () => {
   it.each(DOCS)('%s: every path it names exists', (doc) => {

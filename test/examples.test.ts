@@ -6,6 +6,7 @@
 import { PROJECT_ROOT } from '../src/project';
 import { listOperations } from '../src/engine/contract/document';
 import { loadSpec } from './support/contracts';
+import { objectAt } from './support/document-edits';
 import { buildOperationMocks } from '../src/engine/mock/mock-responses';
 import { invalidExamples } from './support/example-check';
 import { contractVersions } from '../src/engine/contract/versions';
@@ -21,11 +22,11 @@ describe('examples of openapi/v1/openapi.yaml', () => {
   );
 
   it('the check finds an invalid media type, named, schema and parameter example', () => {
-    const edited = structuredClone(spec) as any;
-    edited.components.schemas.Pet.examples = [{ id: 1, name: 'Rex', categoryId: 1, status: 'adopted' }];
-    edited.paths['/pets'].get.responses['200'].content['application/json'].examples.empty.value = {};
-    edited.components.responses.NotFound.content['application/json'].example = { code: 'missing', message: 'x', status: 404 };
-    edited.paths['/pets'].get.parameters[0].example = 500;
+    const edited = structuredClone(spec);
+    objectAt(edited, 'components', 'schemas', 'Pet').examples = [{ id: 1, name: 'Rex', categoryId: 1, status: 'adopted' }];
+    objectAt(edited, 'paths', '/pets', 'get', 'responses', '200', 'content', 'application/json', 'examples', 'empty').value = {};
+    objectAt(edited, 'components', 'responses', 'NotFound', 'content', 'application/json').example = { code: 'missing', message: 'x', status: 404 };
+    objectAt(edited, 'paths', '/pets', 'get', 'parameters', 0).example = 500;
     expect(invalidExamples(edited)).toEqual([
       expect.stringMatching(/^\/paths\/~1pets\/get\/parameters\/0\/example: data must be <= 100/),
       expect.stringMatching(/^\/paths\/~1pets\/get\/responses\/200\/content\/application~1json\/examples\/empty: data must be array/),

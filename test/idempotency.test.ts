@@ -66,7 +66,13 @@ describe('Idempotency-Key on createPet', () => {
     const gate = new Promise<void>((resolve) => (release = resolve));
     const slow: Storage = {
       ...t.storage,
-      pets: { ...t.storage.pets, create: async (...args) => (await gate, t.storage.pets.create(...args)) },
+      pets: {
+        ...t.storage.pets,
+        create: async (...args) => {
+          await gate;
+          return t.storage.pets.create(...args);
+        },
+      },
     };
     const slowApp = await appOn(slow);
     try {

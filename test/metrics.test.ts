@@ -1,6 +1,6 @@
 import crypto from 'node:crypto';
 import { startTestApp, type TestApp } from './support/test-app';
-import { samples, valueOf } from './support/prometheus';
+import { samples, sampleValue } from './support/prometheus';
 import { Redis } from 'ioredis';
 import { REDIS_URL, TEST_BACKEND } from './support/backend';
 import { openRedisState } from '../src/service/shared-state/redis-state';
@@ -32,44 +32,44 @@ describe('GET /metrics after traffic', () => {
 
     const { text, all } = await scrape();
     const histogram = 'pas_http_request_duration_seconds';
-    expect(valueOf(all, `${histogram}_count`, count('listPets', 'GET', 200))).toBe(2);
-    expect(valueOf(all, `${histogram}_count`, count('createPet', 'POST', 201))).toBe(1);
-    expect(valueOf(all, `${histogram}_count`, count('getPet', 'GET', 400))).toBe(1);
-    expect(valueOf(all, `${histogram}_count`, count('getPet', 'GET', 401))).toBe(1);
-    expect(valueOf(all, `${histogram}_count`, count('unmatched', 'DELETE', 405))).toBe(1);
-    expect(valueOf(all, `${histogram}_count`, count('healthz', 'GET', 200))).toBe(1);
-    expect(valueOf(all, `${histogram}_count`, count('unmatched', 'GET', 404))).toBe(1);
+    expect(sampleValue(all, `${histogram}_count`, count('listPets', 'GET', 200))).toBe(2);
+    expect(sampleValue(all, `${histogram}_count`, count('createPet', 'POST', 201))).toBe(1);
+    expect(sampleValue(all, `${histogram}_count`, count('getPet', 'GET', 400))).toBe(1);
+    expect(sampleValue(all, `${histogram}_count`, count('getPet', 'GET', 401))).toBe(1);
+    expect(sampleValue(all, `${histogram}_count`, count('unmatched', 'DELETE', 405))).toBe(1);
+    expect(sampleValue(all, `${histogram}_count`, count('healthz', 'GET', 200))).toBe(1);
+    expect(sampleValue(all, `${histogram}_count`, count('unmatched', 'GET', 404))).toBe(1);
     // Buckets for a service answering in 1–50 ms, cumulative up to +Inf.
     const buckets = all.filter((s) => s.name === `${histogram}_bucket` && s.labels.operation === 'listPets' && s.labels.method === 'GET');
     expect(buckets.map((s) => s.labels.le)).toEqual(['0.0005', '0.001', '0.0025', '0.005', '0.01', '0.025', '0.05', '0.1', '0.25', '1', '+Inf']);
     expect(buckets.at(-1)!.value).toBe(2);
-    expect(valueOf(all, `${histogram}_sum`, count('listPets', 'GET', 200))).toBeGreaterThan(0);
+    expect(sampleValue(all, `${histogram}_sum`, count('listPets', 'GET', 200))).toBeGreaterThan(0);
     expect(text).not.toContain('kittens');
 
-    expect(valueOf(all, 'pas_key_cache_lookups_total', { result: 'miss' })).toBe(1);
-    expect(valueOf(all, 'pas_key_cache_lookups_total', { result: 'hit' })).toBe(5);
+    expect(sampleValue(all, 'pas_key_cache_lookups_total', { result: 'miss' })).toBe(1);
+    expect(sampleValue(all, 'pas_key_cache_lookups_total', { result: 'hit' })).toBe(5);
 
-    const queries = (operation: string) => valueOf(all, 'pas_db_query_duration_seconds_count', { operation, backend: BACKEND });
+    const queries = (operation: string) => sampleValue(all, 'pas_db_query_duration_seconds_count', { operation, backend: BACKEND });
     expect(queries('apiKeys.findByHash')).toBe(1);
     expect(queries('pets.list')).toBe(2);
     expect(queries('pets.create')).toBe(1);
-    expect(valueOf(all, 'pas_db_query_duration_seconds_sum', { operation: 'pets.list', backend: BACKEND })).toBeGreaterThan(0);
+    expect(sampleValue(all, 'pas_db_query_duration_seconds_sum', { operation: 'pets.list', backend: BACKEND })).toBeGreaterThan(0);
 
     // PostgreSQL has a pool; the embedded SQLite has none.
     if (BACKEND === 'postgres') {
-      expect(valueOf(all, 'pas_db_pool_connections', { backend: 'postgres' })).toBeGreaterThanOrEqual(1);
-      expect(valueOf(all, 'pas_db_pool_idle_connections', { backend: 'postgres' })).toBeGreaterThanOrEqual(0);
-      expect(valueOf(all, 'pas_db_pool_waiting_requests', { backend: 'postgres' })).toBe(0);
+      expect(sampleValue(all, 'pas_db_pool_connections', { backend: 'postgres' })).toBeGreaterThanOrEqual(1);
+      expect(sampleValue(all, 'pas_db_pool_idle_connections', { backend: 'postgres' })).toBeGreaterThanOrEqual(0);
+      expect(sampleValue(all, 'pas_db_pool_waiting_requests', { backend: 'postgres' })).toBe(0);
     } else {
-      expect(valueOf(all, 'pas_db_pool_connections')).toBeUndefined();
+      expect(sampleValue(all, 'pas_db_pool_connections')).toBeUndefined();
     }
     // Present from the start (0 unless Redis had trouble: on a loaded machine a command may time out).
-    expect(valueOf(all, 'pas_redis_errors_total', { kind: 'connection' })).toBeGreaterThanOrEqual(0);
-    expect(valueOf(all, 'pas_redis_errors_total', { kind: 'command' })).toBeGreaterThanOrEqual(0);
+    expect(sampleValue(all, 'pas_redis_errors_total', { kind: 'connection' })).toBeGreaterThanOrEqual(0);
+    expect(sampleValue(all, 'pas_redis_errors_total', { kind: 'command' })).toBeGreaterThanOrEqual(0);
 
     // The default process and Node metrics.
     for (const name of ['process_resident_memory_bytes', 'process_cpu_seconds_total', 'nodejs_heap_size_used_bytes', 'nodejs_eventloop_lag_seconds']) {
-      expect(valueOf(all, name)).toBeGreaterThanOrEqual(0);
+      expect(sampleValue(all, name)).toBeGreaterThanOrEqual(0);
     }
     expect(text).toContain('# TYPE nodejs_gc_duration_seconds histogram');
   });
@@ -88,11 +88,11 @@ describe('GET /metrics after traffic', () => {
     await t.api.get('/v1/pets').expect(429);
 
     const { all } = await scrape();
-    expect(valueOf(all, 'pas_rate_limit_refusals_total', { plan: 'enterprise', window: 'minute' })).toBe(2);
-    expect(valueOf(all, 'pas_rate_limit_refusals_total', { plan: 'enterprise', window: 'ban' })).toBe(2);
-    expect(valueOf(all, 'pas_rate_limit_refusals_total', { plan: 'none', window: 'ip' })).toBe(1);
-    expect(valueOf(all, 'pas_rate_limit_bans_total', { plan: 'enterprise', window: 'minute' })).toBe(1);
-    expect(valueOf(all, 'pas_http_request_duration_seconds_count', count('listPets', 'GET', 429))).toBe(5);
+    expect(sampleValue(all, 'pas_rate_limit_refusals_total', { plan: 'enterprise', window: 'minute' })).toBe(2);
+    expect(sampleValue(all, 'pas_rate_limit_refusals_total', { plan: 'enterprise', window: 'ban' })).toBe(2);
+    expect(sampleValue(all, 'pas_rate_limit_refusals_total', { plan: 'none', window: 'ip' })).toBe(1);
+    expect(sampleValue(all, 'pas_rate_limit_bans_total', { plan: 'enterprise', window: 'minute' })).toBe(1);
+    expect(sampleValue(all, 'pas_http_request_duration_seconds_count', count('listPets', 'GET', 429))).toBe(5);
   });
 
   it('is never rate limited: scraped past the per-IP limit', async () => {

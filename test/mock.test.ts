@@ -11,6 +11,7 @@ import { handlers } from '../src/service/handlers';
 import { notImplementedHandler } from '../src/engine/handlers/stub';
 import { compose } from '../src/compose';
 import { loadSpec } from './support/contracts';
+import { objectAt } from './support/document-edits';
 import { loadConfig } from '../src/config';
 import { copyProject } from './support/project-copy';
 import { runServerToExit } from './support/processes';
@@ -72,9 +73,9 @@ describe.each([false, true])('mock mode (response validation %s)', (validateResp
 
 describe('a bad Prefer header on an operation that declares no 400 (response validation on)', () => {
   it('is still a 400 Error object, not a 500', async () => {
-    const spec = loadSpec() as any;
-    const { 400: _bad, default: _default, ...responses } = spec.paths['/pets/{petId}'].get.responses;
-    spec.paths['/pets/{petId}'].get.responses = responses;
+    const spec = loadSpec();
+    const { 400: _bad, default: _default, ...responses } = objectAt(spec, 'paths', '/pets/{petId}', 'get', 'responses');
+    objectAt(spec, 'paths', '/pets/{petId}', 'get').responses = responses;
     const t = await startTestApp({ contract: spec, handlers: registry, settings: { mockResponses: true, validateResponses: true } });
     try {
       const res = await t.api.get('/v1/pets/7').set('Authorization', t.auth).set('Prefer', 'code=418').expect(400);
@@ -102,8 +103,8 @@ describe('without mock mode', () => {
 
 describe('an invalid example in the YAML', () => {
   const broken = (): ReturnType<typeof loadSpec> => {
-    const spec = loadSpec() as any;
-    spec.components.schemas.Pet.examples = [{ id: 1, name: 'Rex', categoryId: 1, status: 'adopted' }];
+    const spec = loadSpec();
+    objectAt(spec, 'components', 'schemas', 'Pet').examples = [{ id: 1, name: 'Rex', categoryId: 1, status: 'adopted' }];
     return spec;
   };
 

@@ -163,7 +163,7 @@ it('a key revoked with the CLI is refused by both instances within 5 seconds, be
   // Through Redis, at once: each instance refused the key while its cached copy (KEY_CACHE_TTL_MS = 2 s
   // from the request that cached it) would still have served it. A margin of seconds, not a race with
   // the CLI's start-up: the cache was filled while the CLI waited on the key's row.
-  refused.forEach((at, i) => expect(at - filled[i]!).toBeLessThan(KEY_CACHE_TTL_MS));
+  for (const [i, at] of refused.entries()) expect(at - filled[i]!).toBeLessThan(KEY_CACHE_TTL_MS);
 });
 
 it('a key rotated with the CLI: the old secret is refused by both instances at once, the new one works with the same id and plan', async () => {
@@ -184,7 +184,7 @@ it('a key rotated with the CLI: the old secret is refused by both instances at o
     expect(rotated.status).toBe(0);
     expect(rotated.stderr).toContain('the old secret is refused at once');
     // Through Redis, at once: the 2 s key cache alone would still be serving the old secret (see the revocation test).
-    refused.forEach((at, i) => expect(at - filled[i]!).toBeLessThan(KEY_CACHE_TTL_MS));
+    for (const [i, at] of refused.entries()) expect(at - filled[i]!).toBeLessThan(KEY_CACHE_TTL_MS);
     const fresh = rotated.stdout.trim();
     for (const server of servers) {
       const res = await call(server, fresh);

@@ -24,7 +24,7 @@ describe('observability of the real entry point (src/server.ts)', () => {
     try {
       const metrics = await checkedFetch(`${server.url}/metrics`);
       expect(metrics.status).toBe(404);
-      expect(metrics.body.code).toBe('not_found');
+      expect((metrics.body as { code: string }).code).toBe('not_found');
       const health = await checkedFetch(`${server.url}/healthz`, { headers: { 'X-Request-Id': 'prod-check-1' } });
       expect(health.headers['x-request-id']).toBe('prod-check-1');
       expect((await checkedFetch(`${server.url}/v1/pets`)).status).toBe(401);

@@ -5,7 +5,9 @@
  */
 import { startTestApp, type TestApp } from './support/test-app';
 import { loadSpec } from './support/contracts';
+import { objectAt } from './support/document-edits';
 import { handlers } from '../src/service/handlers';
+import type { Handler } from '../src/service/handlers/types';
 import { routeTable } from '../src/engine/contract/route-table';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
@@ -15,9 +17,9 @@ import { PROJECT_ROOT } from './support/paths';
 describe('matching a request to its operation', () => {
   let t: TestApp;
   beforeAll(async () => {
-    const spec = loadSpec() as any;
+    const spec = loadSpec();
     // A static path next to a template it also matches, declaring another method.
-    spec.paths['/pets/mine'] = { post: { ...spec.paths['/pets'].post, operationId: 'adoptMine' } };
+    spec.paths['/pets/mine'] = { post: { ...objectAt(spec, 'paths', '/pets', 'post'), operationId: 'adoptMine' } };
     t = await startTestApp({ contract: spec });
   });
   afterAll(() => t.close());
@@ -98,8 +100,8 @@ describe('HEAD on a GET operation (answered 405 by the validator)', () => {
   });
 
   it('is never a 401 on a `security: []` operation, and is counted per IP', async () => {
-    const spec = loadSpec() as any;
-    spec.paths['/pets'].get.security = [];
+    const spec = loadSpec();
+    objectAt(spec, 'paths', '/pets', 'get').security = [];
     const t = await startTestApp({ contract: spec, rateLimits: { ipPerMinute: 5 } });
     try {
       const res = await t.api.head('/v1/pets').expect(405);
@@ -112,10 +114,10 @@ describe('HEAD on a GET operation (answered 405 by the validator)', () => {
 
 describe('a stage that fails without an error value', () => {
   it('is one 500, counted once: it never falls through to the routes after it', async () => {
-    const throwsNothing = (async () => {
+    const throwsNothing: Handler<'listPets'> = async () => {
       await Promise.resolve();
       throw undefined;
-    }) as any;
+    };
     const t = await startTestApp({ handlers: { ...handlers, listPets: throwsNothing } });
     try {
       const res = await t.api.get('/v1/pets').set('Authorization', t.auth).expect(500);

@@ -4,7 +4,7 @@ import type { RateLimitSettings } from '../src/config';
 import type { WallClock } from './support/clock';
 import { startTestAppWithFrozenClock } from './support/frozen-clock-app';
 import { randomBytes } from 'node:crypto';
-import { samples, valueOf } from './support/prometheus';
+import { samples, sampleValue } from './support/prometheus';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const nowSeconds = () => Math.floor(Date.now() / 1000);
@@ -218,7 +218,7 @@ describe('requests without a valid key are limited per client IP', () => {
 
   it('once an address is refused, its next unknown keys are refused without a database lookup; a key known valid keeps its own limits', async () => {
     await start({ ipPerMinute: 3 });
-    const lookups = async () => valueOf(samples(await t.metrics.render()), 'pas_db_query_duration_seconds_count', { operation: 'apiKeys.findByHash' }) ?? 0;
+    const lookups = async () => sampleValue(samples(await t.metrics.render()), 'pas_db_query_duration_seconds_count', { operation: 'apiKeys.findByHash' }) ?? 0;
     const randomKey = () => `Bearer pas_${randomBytes(32).toString('base64url')}`;
     await list(t.auth).expect(200);
     for (let i = 0; i < 3; i++) await list(randomKey()).expect(401);

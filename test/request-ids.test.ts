@@ -10,11 +10,18 @@ let t: TestApp;
 afterEach(() => t.close());
 
 const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
-const lines = (logs: string): Array<Record<string, any>> =>
+/** A line of the JSON log, as these tests read it. */
+interface LogLine {
+  level: number;
+  msg?: string;
+  requestId?: string;
+  [field: string]: unknown;
+}
+const lines = (logs: string): LogLine[] =>
   logs
     .split('\n')
     .filter(Boolean)
-    .map((line) => JSON.parse(line) as Record<string, any>);
+    .map((line) => JSON.parse(line) as LogLine);
 const accessLines = (logs: string) => lines(logs).filter((line) => line.msg === 'request');
 
 const down = () => Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' });

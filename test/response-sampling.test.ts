@@ -9,7 +9,7 @@ import { responseSampler } from '../src/observability/response-sampling';
 import { asMiddleware } from '../src/engine/stage/stage';
 import { startTestApp, type TestApp, type TestAppOptions } from './support/test-app';
 import { memoryLog } from './support/memory-log';
-import { samples, valueOf } from './support/prometheus';
+import { samples, sampleValue } from './support/prometheus';
 
 /** What the listPets handler below answers (undefined: the real handler's answer), switched by each test. */
 let answer: Awaited<ReturnType<Handler<'listPets'>>> | 'throw-unknown-code' | undefined;
@@ -73,8 +73,8 @@ describe('responses checked against the contract after they are sent (VALIDATE_R
     expect(first.body).toEqual([{ id: 1, name: 'Rex' }]);
     await countReaches('listPets', 'body', 1);
     const scraped = samples((await request(t.app).get('/metrics').expect(200)).text);
-    expect(valueOf(scraped, 'pas_contract_violations_total', { operation: 'listPets', kind: 'body' })).toBe(1);
-    expect(valueOf(scraped, 'pas_contract_violations_total', { operation: 'getPet', kind: 'body' })).toBe(0);
+    expect(sampleValue(scraped, 'pas_contract_violations_total', { operation: 'listPets', kind: 'body' })).toBe(1);
+    expect(sampleValue(scraped, 'pas_contract_violations_total', { operation: 'getPet', kind: 'body' })).toBe(0);
     expect(warnings()).toEqual([
       expect.objectContaining({
         level: 40,

@@ -307,13 +307,13 @@ describe('with every shape scaffolded', () => {
       ]);
       expect(valid.headers['x-ratelimit-limit']).toMatch(/^\d+$/);
       const bad = await call(server.url, shape, shape.bad, shape.public ? {} : auth);
-      expect([what, bad.status, bad.body.code]).toEqual([what, 400, 'invalid_request']);
+      expect([what, bad.status, (bad.body as { code: string }).code]).toEqual([what, 400, 'invalid_request']);
       const anonymous = await call(server.url, shape, shape.valid, { Authorization: 'Bearer not-a-key' }, shape.public ? [501] : []);
       expect([what, anonymous.status]).toEqual([what, shape.public ? 501 : 401]);
     }
     // The v2-only operation is not served under /v1.
     const underV1 = await call(server.url, V2_ONLY, V2_ONLY.valid, auth, [], 'v1');
-    expect([underV1.status, underV1.body.code]).toEqual([404, 'not_found']);
+    expect([underV1.status, (underV1.body as { code: string }).code]).toEqual([404, 'not_found']);
   });
 
   it('under MOCK_RESPONSES=true each stub answers a schema-valid example of its lowest 2xx', async () => {

@@ -41,9 +41,9 @@ describe('SQLite storage (the embedded default)', () => {
         { name: '0004_idempotency_owner_principal' },
       ]);
       const plan = db
-        .prepare("explain query plan select id from pets where status = 'sold' order by id limit 20")
+        .prepare<[], { detail: string }>("explain query plan select id from pets where status = 'sold' order by id limit 20")
         .all()
-        .map((row: any) => row.detail)
+        .map((row) => row.detail)
         .join('\n');
       expect(plan).toContain('pets_status_id');
       expect(plan).not.toContain('TEMP B-TREE'); // no sort step

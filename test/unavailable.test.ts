@@ -126,7 +126,13 @@ describeRedis('Redis unreachable (a private redis-server this test stops and res
       logLevel: 'silent',
       settings: { redisUrl: `redis://127.0.0.1:${port}`, redisKeyPrefix: 'pas:fault:', validateResponses: true },
     });
-    t = { ...base, close: async () => (await faulty.close(), await base.close()) };
+    t = {
+      ...base,
+      close: async () => {
+        await faulty.close();
+        await base.close();
+      },
+    };
     const { api } = faulty;
     await api.get('/v1/pets').set('Authorization', base.auth).expect(200);
 

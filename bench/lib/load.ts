@@ -140,9 +140,10 @@ export async function scrapeMetrics(server: ServerProcess): Promise<((name: stri
       signal: AbortSignal.timeout(5_000),
     });
     const text = await response.text();
-    const escape = (text: string): string => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+    /** `text` as the source of a regular expression that matches it literally. */
+    const literal = (text: string): string => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
     return (name, labels) =>
-      Number(new RegExp(`^${escape(name)}${labels === undefined ? '(?:\\{[^}]*\\})?' : `\\{[^}]*${escape(labels)}[^}]*\\}`} (\\S+)`, 'm').exec(text)?.[1]);
+      Number(new RegExp(`^${literal(name)}${labels === undefined ? '(?:\\{[^}]*\\})?' : `\\{[^}]*${literal(labels)}[^}]*\\}`} (\\S+)`, 'm').exec(text)?.[1]);
   } catch {
     return undefined;
   }

@@ -266,7 +266,9 @@ export function casesFor(operation: Operation, options: { seed: number; maxExamp
   const seen = new Set<string>();
   return all.filter((test, index) => {
     const key = JSON.stringify([test.kind, test.input, test.usesKnownIds && picksId ? index : null]);
-    return seen.has(key) ? false : (seen.add(key), true);
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
   });
 }
 

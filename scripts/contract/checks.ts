@@ -231,6 +231,8 @@ function dedupe(failures: CheckFailure[]): CheckFailure[] {
   const seen = new Set<string>();
   return failures.filter((failure) => {
     const key = `${failure.check}|${failure.expected}|${failure.got}`;
-    return seen.has(key) ? false : (seen.add(key), true);
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
   });
 }

@@ -275,7 +275,8 @@ export async function runContract(options: ContractOptions): Promise<ContractRes
 
   const byOperation: ContractResult['byOperation'] = {};
   for (const result of results) {
-    const counts = (byOperation[result.operationId] ??= { passed: 0, failed: 0, skipped: 0 });
+    byOperation[result.operationId] ??= { passed: 0, failed: 0, skipped: 0 };
+    const counts = byOperation[result.operationId]!;
     counts[result.outcome]++;
   }
   const count = (outcome: CaseResult['outcome']): number => results.filter((r) => r.outcome === outcome).length;

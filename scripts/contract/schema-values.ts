@@ -83,7 +83,7 @@ function stringFits(schema: Schema, text: string): boolean {
  * @example sendableAsHeader('8e03978e-40d5') // true
  * @example sendableAsHeader('a\u0000b')     // false
  */
-export const sendableAsHeader = (text: string): boolean => /^(?:[\x21-\x7E](?:[\x20\x09\x21-\x7E]*[\x21-\x7E])?)?$/.test(text);
+export const sendableAsHeader = (text: string): boolean => /^(?:[\x21-\x7E](?:[\x20\t\x21-\x7E]*[\x21-\x7E])?)?$/.test(text);
 
 /** `text` with every code point that a header cannot carry as is replaced by `x` (lengths in code points are kept). */
 const toSendable = (text: string): string => [...text].map((char) => (/^[\x21-\x7E]$/.test(char) ? char : 'x')).join('');

@@ -99,7 +99,56 @@ export interface Contract {
   errorSchema?: Schema;
 }
 
-const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'];
+const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'] as const;
+
+/**
+ * The members of a dereferenced OpenAPI document read here, as the document
+ * declares them (nothing is checked: a member may be missing).
+ */
+interface RawDocument {
+  openapi?: unknown;
+  security?: Array<Record<string, string[]>>;
+  servers?: Parameters<typeof basePathOf>[0];
+  components?: { securitySchemes?: Record<string, RawSecurityScheme>; schemas?: Record<string, Schema> };
+  paths?: Record<string, RawPathItem>;
+}
+
+type RawPathItem = { [method in (typeof METHODS)[number]]?: RawOperation } & { parameters?: RawParameter[] };
+
+interface RawOperation {
+  operationId?: string;
+  parameters?: RawParameter[];
+  requestBody?: { required?: unknown; content: Record<string, RawMediaType | undefined> };
+  responses?: Record<string, RawResponse | undefined>;
+  security?: Array<Record<string, string[]>>;
+}
+
+interface RawParameter {
+  name: string;
+  in: Parameter['in'];
+  required?: unknown;
+  schema?: Schema;
+  content?: Record<string, RawMediaType | undefined>;
+  style?: string;
+  explode?: boolean;
+  'x-issued-by'?: unknown;
+}
+
+interface RawResponse {
+  headers?: Record<string, { required?: unknown; schema?: Schema }>;
+  content?: Record<string, RawMediaType | undefined>;
+}
+
+interface RawMediaType {
+  schema?: Schema;
+}
+
+interface RawSecurityScheme {
+  type: string;
+  scheme?: string;
+  in?: string;
+  name?: string;
+}
 
 /**
  * Replaces every `$ref` (local, `#/...`) by a copy of its target; keywords next
@@ -112,9 +161,9 @@ function dereference(document: unknown): unknown {
       .slice(2)
       .split('/')
       .map((part) => decodeURIComponent(part).replace(/~1/g, '/').replace(/~0/g, '~'))
-      .reduce<any>((node, key) => {
-        if (node === undefined || !(key in node)) throw new Error(`unresolvable $ref ${ref}`);
-        return node[key];
+      .reduce<unknown>((node, key) => {
+        if (node === undefined || !(key in (node as object))) throw new Error(`unresolvable $ref ${ref}`);
+        return (node as Record<string, unknown>)[key];
       }, document);
   };
   const walk = (node: unknown, depth: number): unknown => {
@@ -198,13 +247,13 @@ function bodyKindOf(mediaType: string): BodyKind | 'xml' {
   return 'binary';
 }
 
-function responseOf(raw: any): DeclaredResponse {
+function responseOf(raw: RawResponse | undefined): DeclaredResponse {
   const headers: Record<string, ResponseHeader> = {};
-  for (const [name, header] of Object.entries<any>(raw?.headers ?? {})) {
+  for (const [name, header] of Object.entries(raw?.headers ?? {})) {
     headers[name] = { required: header.required === true, schema: header.schema ?? {} };
   }
   const content: Record<string, Schema | undefined> = {};
-  for (const [mediaType, media] of Object.entries<any>(raw?.content ?? {})) content[mediaType] = media?.schema && directional(media.schema, 'writeOnly');
+  for (const [mediaType, media] of Object.entries(raw?.content ?? {})) content[mediaType] = media?.schema && directional(media.schema, 'writeOnly');
   return { headers, content };
 }
 
@@ -233,33 +282,33 @@ export async function loadBundledContract(file: string, basePath?: string): Prom
 
 /** The contract of a parsed document. */
 export function contractOf(parsed: unknown, basePath?: string): Contract {
-  const document = dereference(parsed) as any;
+  const document = dereference(parsed) as RawDocument;
   if (String(document.openapi).startsWith('3.0')) as2020(document);
   const globalSecurity: Array<Record<string, string[]>> = document.security ?? [];
-  const schemes: Record<string, any> = document.components?.securitySchemes ?? {};
+  const schemes: Record<string, RawSecurityScheme | undefined> = document.components?.securitySchemes ?? {};
   const operations: Operation[] = [];
-  for (const [route, item] of Object.entries<any>(document.paths ?? {})) {
+  for (const [route, item] of Object.entries(document.paths ?? {})) {
     // `/path#variant`: no request can reach it (the server refuses it by name).
     if (/[#?]/.test(route)) continue;
     for (const method of METHODS) {
       const raw = item[method];
       if (!raw) continue;
       // Operation parameters override path-level ones with the same name and location.
-      const byKey = new Map<string, any>();
+      const byKey = new Map<string, RawParameter>();
       for (const parameter of [...(item.parameters ?? []), ...(raw.parameters ?? [])]) {
         byKey.set(`${parameter.in}:${parameter.name}`, parameter);
       }
-      const content = Object.entries<any>(raw.requestBody?.content ?? {}).filter(([type]) => bodyKindOf(type) !== 'xml');
+      const content = Object.entries(raw.requestBody?.content ?? {}).filter(([type]) => bodyKindOf(type) !== 'xml');
       const chosen = content.find(([type]) => isJson(type)) ?? content[0];
       const responses: Record<string, DeclaredResponse> = {};
-      for (const [status, response] of Object.entries<any>(raw.responses ?? {})) responses[status] = responseOf(response);
+      for (const [status, response] of Object.entries(raw.responses ?? {})) responses[status] = responseOf(response);
       const requirements: Array<Record<string, string[]>> = raw.security ?? globalSecurity;
       const security = requirements.map((requirement) =>
         Object.keys(requirement).map((name): SecurityScheme => {
-          const declared = schemes[name] ?? {};
+          const declared: Partial<RawSecurityScheme> = schemes[name] ?? {};
           return {
             name,
-            type: declared.type,
+            type: declared.type as string,
             ...(declared.scheme && { scheme: String(declared.scheme).toLowerCase() }),
             ...(declared.in && { in: declared.in, parameter: declared.name }),
           };
@@ -275,7 +324,7 @@ export function contractOf(parsed: unknown, basePath?: string): Contract {
             name: parameter.name,
             in: parameter.in,
             required: parameter.in === 'path' || parameter.required === true,
-            schema: parameter.schema ?? (Object.values<any>(parameter.content ?? {})[0]?.schema as Schema | undefined) ?? {},
+            schema: parameter.schema ?? Object.values(parameter.content ?? {})[0]?.schema ?? {},
             style,
             explode: parameter.explode ?? style === 'form',
             issuedByServer: parameter['x-issued-by'] === 'server',
@@ -283,8 +332,8 @@ export function contractOf(parsed: unknown, basePath?: string): Contract {
         }),
         ...(chosen && {
           body: {
-            required: raw.requestBody.required === true,
-            mediaTypes: Object.keys(raw.requestBody.content),
+            required: raw.requestBody!.required === true,
+            mediaTypes: Object.keys(raw.requestBody!.content),
             mediaType: chosen[0],
             kind: bodyKindOf(chosen[0]) as BodyKind,
             schema: directional(chosen[1]?.schema ?? {}, 'readOnly'),

@@ -64,7 +64,9 @@ export class Transport {
           signal: AbortSignal.timeout(this.options.requestTimeoutMs),
         });
         const headers: Record<string, string> = {};
-        answer.headers.forEach((value, name) => (headers[name] = value));
+        answer.headers.forEach((value, name) => {
+          headers[name] = value;
+        });
         response = { status: answer.status, headers, text: await answer.text(), durationMs: Date.now() - started };
       } catch (error) {
         // fetch wraps the socket error: the code is on its cause (or the cause's first error).

@@ -33,6 +33,7 @@ export async function renderContract(root: string): Promise<Map<string, string>>
     said.push(
       args
         .join(' ')
+        // biome-ignore lint/suspicious/noControlCharactersInRegex: strips the ANSI colour codes (ESC [ ... m) openapi-typescript prints
         .replace(/\x1b\[[0-9;]*m/g, '')
         .trim(),
     );

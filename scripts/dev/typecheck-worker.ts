@@ -14,7 +14,7 @@ import path from 'node:path';
 import { parentPort, workerData } from 'node:worker_threads';
 import ts from 'typescript';
 
-export interface TypeError {
+export interface TypeCheckError {
   /** Relative to the project; undefined for a global error (tsconfig). */
   file?: string;
   line?: number;
@@ -26,9 +26,9 @@ export interface TypeError {
 export type CheckerMessage =
   | { type: 'checking' }
   /** Errors of files just checked, while the check goes on. */
-  | { type: 'found'; errors: TypeError[] }
+  | { type: 'found'; errors: TypeCheckError[] }
   /** The check is over: all errors of the project. */
-  | { type: 'checked'; errors: TypeError[]; ms: number; files: number };
+  | { type: 'checked'; errors: TypeCheckError[]; ms: number; files: number };
 
 export type CheckerControl = 'hold' | 'release';
 
@@ -57,7 +57,7 @@ let started = performance.now();
 
 const isError = (diagnostic: ts.Diagnostic): boolean => diagnostic.category === ts.DiagnosticCategory.Error;
 
-const toError = (diagnostic: ts.Diagnostic): TypeError => {
+const toError = (diagnostic: ts.Diagnostic): TypeCheckError => {
   const message = ts.flattenDiagnosticMessageText(diagnostic.messageText, '\n');
   if (!diagnostic.file || diagnostic.start === undefined) return { code: diagnostic.code, message };
   const { line, character } = diagnostic.file.getLineAndCharacterOfPosition(diagnostic.start);

@@ -9,22 +9,22 @@
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { event, took } from './log';
-import type { CheckerControl, CheckerMessage, TypeError } from './typecheck-worker';
+import type { CheckerControl, CheckerMessage, TypeCheckError } from './typecheck-worker';
 
 const MAX_SHOWN = 20;
 
-function format(error: TypeError): string[] {
+function format(error: TypeCheckError): string[] {
   const where = error.file ? `${error.file}:${error.line}:${error.col}` : 'tsconfig';
   const [first, ...rest] = error.message.split('\n');
   return [`${where}  TS${error.code}: ${first}`, ...rest.map((line) => `  ${line}`)];
 }
 
-const key = (error: TypeError): string => `${error.file}:${error.line}:${error.col}:${error.code}:${error.message}`;
+const key = (error: TypeCheckError): string => `${error.file}:${error.line}:${error.col}:${error.code}:${error.message}`;
 
 export class TypeChecker {
   private worker: Worker | undefined;
   /** The errors of the last complete check (undefined before the first). */
-  private last: TypeError[] | undefined;
+  private last: TypeCheckError[] | undefined;
   /** Errors printed and, as of the last check, still there. */
   private printed = new Set<string>();
   /** Errors printed during the check under way. */
@@ -48,7 +48,7 @@ export class TypeChecker {
   }
 
   /** Prints the errors not printed yet (in this check or an earlier one still showing them), as they come. */
-  private printNew(errors: TypeError[]): void {
+  private printNew(errors: TypeCheckError[]): void {
     for (const error of errors) {
       const id = key(error);
       if (this.printed.has(id) || this.printedNow.has(id)) continue;

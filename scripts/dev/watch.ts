@@ -19,7 +19,7 @@
  * `remember` so they do not come back as changes.
  */
 import { createHash } from 'node:crypto';
-import { readdirSync, readFileSync, statSync, watch, type FSWatcher } from 'node:fs';
+import { readdirSync, readFileSync, statSync, watch, type Dirent, type FSWatcher } from 'node:fs';
 import path from 'node:path';
 import { isEditorNoise } from './contract-documents';
 
@@ -78,7 +78,7 @@ export class ContentWatcher {
     }
     watcher.on('error', () => this.unwatchTree(folder));
     this.folderWatchers.set(folder, watcher);
-    let entries;
+    let entries: Dirent[];
     try {
       entries = readdirSync(folder, { withFileTypes: true });
     } catch {

@@ -33,6 +33,7 @@ export function keyView(record: ApiKeyRecord, now: Date): KeyView {
 const NONE = '-';
 
 /** Control characters (a label may hold anything) would move the terminal's cursor or colour it. */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: matching the C0 and C1 control characters is the point
 const printable = (text: string): string => text.replace(/[\u0000-\u001f\u007f-\u009f]/g, '?');
 
 interface Column {

@@ -11,13 +11,100 @@ import Ajv2020 from 'ajv/dist/2020';
 import AjvDraft04 from 'ajv-draft-04';
 import addFormats from 'ajv-formats';
 
-/* eslint-disable @typescript-eslint/no-explicit-any -- documents are data of any shape */
-export type Schema = Record<string, any>;
-export type Document = Record<string, any>;
-/** What `fetch` sends as a body here. */
-export type RequestBody = string | Blob | FormData;
+/*
+ * The members of a dereferenced document read here, typed as OpenAPI declares
+ * them. Documents are data of any shape: nothing is checked, any member may be
+ * missing, and the others are there as `unknown`.
+ */
+
+/** A schema (JSON Schema 2020-12 for 3.1, OpenAPI's dialect of draft-04 for 3.0). */
+export interface Schema {
+  type?: string | string[];
+  format?: string;
+  const?: unknown;
+  enum?: unknown[];
+  default?: unknown;
+  example?: unknown;
+  examples?: unknown[];
+  allOf?: Schema[];
+  oneOf?: Schema[];
+  anyOf?: Schema[];
+  /** A number in 3.1, a boolean beside `minimum` in 3.0. */
+  exclusiveMinimum?: number | boolean;
+  minimum?: number;
+  minLength?: number;
+  minItems?: number;
+  items?: Schema;
+  properties?: Record<string, Schema>;
+  required?: string[];
+  readOnly?: boolean;
+  writeOnly?: boolean;
+  contentMediaType?: string;
+  contentEncoding?: string;
+  [keyword: string]: unknown;
+}
+
+/** A media type of a request body, a response or a parameter's `content`. */
+export interface MediaType {
+  schema?: Schema;
+  [member: string]: unknown;
+}
+
+export interface Parameter {
+  name: string;
+  in: string;
+  required?: boolean;
+  schema?: Schema;
+  content?: Record<string, MediaType>;
+  style?: string;
+  explode?: boolean;
+  example?: unknown;
+  [member: string]: unknown;
+}
+
+export interface ResponseObject {
+  content?: Record<string, MediaType>;
+  [member: string]: unknown;
+}
+
+export interface OperationObject {
+  operationId?: string;
+  parameters?: Parameter[];
+  requestBody?: { content?: Record<string, MediaType>; [member: string]: unknown };
+  responses?: Record<string, ResponseObject>;
+  security?: SecurityRequirement[];
+  [member: string]: unknown;
+}
+
+/** `{ schemeName: [scopes] }`. */
+export type SecurityRequirement = Record<string, string[]>;
+
+export interface SecurityScheme {
+  type?: string;
+  /** `http`: bearer or basic. */
+  scheme?: string;
+  /** `apiKey`: where it is carried, and its name. */
+  in?: string;
+  name?: string;
+  /** `oauth2`: its flows and their scopes. */
+  flows?: Record<string, { scopes?: Record<string, string>; [member: string]: unknown }>;
+  [member: string]: unknown;
+}
 
 export const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'] as const;
+
+export type PathItem = { [method in (typeof METHODS)[number]]?: OperationObject } & { parameters?: Parameter[]; [member: string]: unknown };
+
+export interface Document {
+  openapi?: string;
+  paths?: Record<string, PathItem>;
+  security?: SecurityRequirement[];
+  components?: { securitySchemes?: Record<string, SecurityScheme>; [member: string]: unknown };
+  [member: string]: unknown;
+}
+
+/** What `fetch` sends as a body here. */
+export type RequestBody = string | Blob | FormData;
 
 /** One operation of a dereferenced document. */
 export interface DocumentOperation {
@@ -25,8 +112,8 @@ export interface DocumentOperation {
   path: string;
   /** The operationId, or `METHOD path`. */
   name: string;
-  operation: Record<string, any>;
-  parameters: Schema[];
+  operation: OperationObject;
+  parameters: Parameter[];
 }
 
 /** The document with every `$ref` (local and external) replaced by what it points to. */
@@ -37,21 +124,21 @@ export async function dereferencedDocument(file: string): Promise<Document> {
 
 /** Every operation a client can call (paths with a fragment or query cannot be requested). */
 export function operationsOf(document: Document): DocumentOperation[] {
-  return Object.entries(document['paths'] ?? {}).flatMap(([route, item]: [string, any]) =>
+  return Object.entries(document['paths'] ?? {}).flatMap(([route, item]) =>
     /[#?]/.test(route)
       ? []
       : METHODS.filter((method) => item[method]).map((method) => {
-          const operation = item[method];
-          const own = (operation.parameters ?? []) as Schema[];
-          const inherited = ((item.parameters ?? []) as Schema[]).filter((p) => !own.some((o) => o['name'] === p['name'] && o['in'] === p['in']));
+          const operation = item[method]!;
+          const own = operation.parameters ?? [];
+          const inherited = (item.parameters ?? []).filter((p) => !own.some((o) => o['name'] === p['name'] && o['in'] === p['in']));
           return { method, path: route, name: operation.operationId ?? `${method.toUpperCase()} ${route}`, operation, parameters: [...inherited, ...own] };
         }),
   );
 }
 
 /** The security requirements in force (OR of ANDs); `[]` or a `{}` among them admits anyone. */
-export function requirementsOf(document: Document, op: DocumentOperation): Array<Record<string, string[]>> {
-  return (op.operation['security'] ?? document['security'] ?? []) as Array<Record<string, string[]>>;
+export function requirementsOf(document: Document, op: DocumentOperation): SecurityRequirement[] {
+  return op.operation['security'] ?? document['security'] ?? [];
 }
 
 export const isAnonymousAllowed = (requirements: Array<Record<string, string[]>>): boolean =>
@@ -63,7 +150,8 @@ export function sampleOf(schema: Schema | undefined, direction: 'request' | 'res
   if ('const' in schema) return schema['const'];
   if (Array.isArray(schema['enum'])) return schema['enum'].find((value: unknown) => value !== null) ?? schema['enum'][0];
   if (schema['allOf']) return Object.assign({}, ...schema['allOf'].map((part: Schema) => sampleOf(part, direction, depth + 1)));
-  if (schema['oneOf'] ?? schema['anyOf']) return sampleOf((schema['oneOf'] ?? schema['anyOf'])[0], direction, depth + 1);
+  const alternatives = schema['oneOf'] ?? schema['anyOf'];
+  if (alternatives) return sampleOf(alternatives[0], direction, depth + 1);
   if (schema['default'] !== undefined) return schema['default'];
   const type = Array.isArray(schema['type'])
     ? schema['type'].find((t: string) => t !== 'null')
@@ -82,7 +170,7 @@ export function sampleOf(schema: Schema | undefined, direction: 'request' | 'res
       return Array.from({ length: Math.max(1, schema['minItems'] ?? 1) }, () => sampleOf(schema['items'], direction, depth + 1));
     case 'object': {
       const skipped = direction === 'request' ? 'readOnly' : 'writeOnly';
-      const properties = Object.entries((schema['properties'] ?? {}) as Record<string, Schema>).filter(
+      const properties = Object.entries(schema['properties'] ?? {}).filter(
         ([name, property]) => !property[skipped] && (schema['required']?.includes(name) || depth === 0),
       );
       return Object.fromEntries(properties.map(([name, property]) => [name, sampleOf(property, direction, depth + 1)]));
@@ -103,22 +191,23 @@ function stringSample(schema: Schema): string {
     hostname: 'example.com',
     ipv4: '192.0.2.1',
   };
-  const text = byFormat[schema['format']] ?? (schema['examples']?.[0] as string | undefined) ?? (schema['example'] as string | undefined) ?? 'sample';
+  const text = byFormat[String(schema['format'])] ?? (schema['examples']?.[0] as string | undefined) ?? (schema['example'] as string | undefined) ?? 'sample';
   const min = schema['minLength'] ?? 0;
   return String(text).padEnd(min, 'x');
 }
 
 /** A parameter's value in its request form, per its style and explode (OpenAPI's serialization table). */
-export function serializeParameter(parameter: Schema, value: unknown): { query?: string; path?: string; header?: string; cookie?: string } {
-  const name = parameter['name'] as string;
-  const where = parameter['in'] as string;
+export function serializeParameter(parameter: Parameter, value: unknown): { query?: string; path?: string; header?: string; cookie?: string } {
+  const name = parameter['name'];
+  const where = parameter['in'];
   const style = parameter['style'] ?? (where === 'query' || where === 'cookie' ? 'form' : 'simple');
   const explode = parameter['explode'] ?? style === 'form';
   const e = encodeURIComponent;
   const entries = (object: object): Array<[string, string]> => Object.entries(object).map(([k, v]) => [k, String(v)]);
   if (where === 'query' || where === 'cookie') {
     if (Array.isArray(value)) {
-      const separator = { form: ',', spaceDelimited: '%20', pipeDelimited: '|' }[style as string] ?? ',';
+      const separators: Record<string, string> = { form: ',', spaceDelimited: '%20', pipeDelimited: '|' };
+      const separator = separators[style] ?? ',';
       const pairs = explode ? value.map((item) => `${e(name)}=${e(String(item))}`) : [`${e(name)}=${value.map((item) => e(String(item))).join(separator)}`];
       return { [where]: pairs.join(where === 'query' ? '&' : '; ') };
     }
@@ -175,7 +264,7 @@ export function present(
   request: { headers: Record<string, string>; query: string[]; cookies: string[] },
 ): boolean {
   for (const name of Object.keys(requirement)) {
-    const scheme = document['components']?.['securitySchemes']?.[name] as Schema | undefined;
+    const scheme = document['components']?.['securitySchemes']?.[name];
     if (!scheme) return false;
     if (scheme['type'] === 'http' && String(scheme['scheme']).toLowerCase() === 'bearer') {
       if (!credentials.apiKey) return false;
@@ -185,7 +274,7 @@ export function present(
       request.headers['authorization'] = `Basic ${Buffer.from(`${credentials.apiKey}:`).toString('base64')}`;
     } else if (scheme['type'] === 'apiKey') {
       if (!credentials.apiKey) return false;
-      const carried = scheme['name'] as string;
+      const carried = scheme['name']!;
       if (scheme['in'] === 'header') request.headers[carried.toLowerCase()] = credentials.apiKey;
       else if (scheme['in'] === 'query') request.query.push(`${encodeURIComponent(carried)}=${encodeURIComponent(credentials.apiKey)}`);
       else request.cookies.push(`${carried}=${credentials.apiKey}`);
@@ -208,7 +297,7 @@ export function bodyFor(mediaType: string, schema: Schema | undefined): { body: 
   }
   if (essence === 'multipart/form-data') {
     const form = new FormData();
-    for (const [name, property] of Object.entries((schema?.['properties'] ?? {}) as Record<string, Schema>)) {
+    for (const [name, property] of Object.entries(schema?.['properties'] ?? {})) {
       if (property['format'] === 'binary' || property['contentMediaType'] || (property['type'] === 'string' && property['contentEncoding'])) {
         form.append(name, new Blob([PNG_1X1], { type: 'image/png' }), `${name}.png`);
       } else if (property['type'] === 'array' && property['items']?.['format'] === 'binary') {
@@ -248,7 +337,7 @@ export function validRequest(
   const cookies: string[] = [];
   for (const parameter of op.parameters) {
     if (!parameter['required'] && parameter['in'] !== 'path') continue;
-    const schema = parameter['schema'] ?? (Object.values(parameter['content'] ?? {}) as Schema[])[0]?.['schema'];
+    const schema = parameter['schema'] ?? Object.values(parameter['content'] ?? {})[0]?.['schema'];
     const value = parameter['example'] ?? sampleOf(schema);
     const serialized = parameter['content']
       ? {
@@ -281,7 +370,7 @@ export function validRequest(
     url: `${base}${route}${[...query, ...extraQuery].length > 0 ? `?${[...query, ...extraQuery].join('&')}` : ''}`,
     headers,
   };
-  const content = Object.entries((op.operation['requestBody']?.['content'] ?? {}) as Record<string, Schema>).find(([mediaType]) => servedMediaType(mediaType));
+  const content = Object.entries(op.operation['requestBody']?.['content'] ?? {}).find(([mediaType]) => servedMediaType(mediaType));
   if (content) {
     const { body, contentType } = bodyFor(content[0], content[1]['schema']);
     request.body = body;
@@ -313,23 +402,28 @@ export function schemaChecker(document: Document): (schema: Schema, value: unkno
   const compiled = new WeakMap<object, ReturnType<typeof ajv.compile>>();
   return (schema, value) => {
     let validate = compiled.get(schema);
-    if (!validate) compiled.set(schema, (validate = ajv.compile(asResponseSchema(schema, is30))));
+    if (!validate) {
+      validate = ajv.compile(asResponseSchema(schema, is30) as Schema);
+      compiled.set(schema, validate);
+    }
     return validate(value) ? undefined : ajv.errorsText(validate.errors);
   };
 }
 
-/** A copy of a schema as a response is checked against it (cycles kept). */
-function asResponseSchema(schema: any, is30: boolean, seen = new Map<object, any>()): any {
+/** A copy of a schema (or of any value in it) as a response is checked against it (cycles kept). */
+function asResponseSchema(schema: unknown, is30: boolean, seen = new Map<object, unknown>()): unknown {
   if (schema === null || typeof schema !== 'object') return schema;
   if (seen.has(schema)) return seen.get(schema);
-  const copy: any = Array.isArray(schema) ? [] : {};
+  // An array's copy is filled by index ('0', '1', ...), as an object's by key.
+  const copy: Schema = Array.isArray(schema) ? ([] as unknown as Schema) : {};
   seen.set(schema, copy);
   for (const [key, value] of Object.entries(schema)) copy[key] = asResponseSchema(value, is30, seen);
   if (Array.isArray(schema)) return copy;
-  if (is30 && schema.nullable === true) {
+  if (is30 && (schema as Schema)['nullable'] === true) {
     if (typeof copy.type === 'string') copy.type = [copy.type, 'null'];
     if (Array.isArray(copy.enum) && !copy.enum.includes(null)) copy.enum = [...copy.enum, null];
   }
-  if (Array.isArray(copy.required) && copy.properties) copy.required = copy.required.filter((name: string) => !copy.properties[name]?.writeOnly);
+  const properties = copy.properties;
+  if (Array.isArray(copy.required) && properties) copy.required = copy.required.filter((name) => !properties[name]?.writeOnly);
   return copy;
 }

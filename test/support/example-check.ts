@@ -2,7 +2,7 @@ import type { OpenApiDocument } from '../../src/engine/contract/document';
 import { schemaValidator } from '../../src/engine/contract/schemas';
 import { escapePointer } from '../../src/engine/contract/refs';
 
-type Node = Record<string, any>;
+type Node = Record<string, unknown>;
 
 /** Keywords whose values are data, not schemas: never searched for examples. */
 const DATA_KEYWORDS = new Set(['example', 'examples', 'enum', 'const', 'default']);
@@ -22,12 +22,12 @@ export function invalidExamples(spec: OpenApiDocument): string[] {
     const problem = validator.explain(schemaPointer, value);
     if (problem) problems.push(`${where}: ${problem}`);
   };
-  const resolve = (node: Node): Node => {
+  const resolve = (node: Node | undefined): Node | undefined => {
     while (typeof node?.['$ref'] === 'string') {
-      node = (node['$ref'] as string)
+      node = node['$ref']
         .replace(/^#\//, '')
         .split('/')
-        .reduce<any>((value, key) => value?.[key.replace(/~1/g, '/').replace(/~0/g, '~')], spec);
+        .reduce<unknown>((value, key) => (value as Node | undefined)?.[key.replace(/~1/g, '/').replace(/~0/g, '~')], spec) as Node | undefined;
     }
     return node;
   };
@@ -37,12 +37,14 @@ export function invalidExamples(spec: OpenApiDocument): string[] {
     const object = node as Node;
     const isArray = Array.isArray(node);
     if (inSchema && !isArray) {
-      if (Array.isArray(object['examples'])) object['examples'].forEach((value, i) => check(pointer, value, `${pointer}/examples/${i}`));
+      if (Array.isArray(object['examples'])) {
+        for (const [i, value] of object['examples'].entries()) check(pointer, value, `${pointer}/examples/${i}`);
+      }
       if ('example' in object) check(pointer, object['example'], `${pointer}/example`);
     } else if (!isArray && typeof object['schema'] === 'object') {
       // A media type, parameter or header object: its examples follow its schema.
       if ('example' in object) check(`${pointer}/schema`, object['example'], `${pointer}/example`);
-      for (const [name, example] of Object.entries<Node>(object['examples'] ?? {})) {
+      for (const [name, example] of Object.entries((object['examples'] ?? {}) as Record<string, Node | undefined>)) {
         const resolved = resolve(example);
         if (resolved && 'value' in resolved) check(`${pointer}/schema`, resolved['value'], `${pointer}/examples/${name}`);
       }

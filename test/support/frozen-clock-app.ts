@@ -26,7 +26,11 @@ export async function startTestAppWithFrozenClock(options: Parameters<typeof sta
     const clock = freezeWallClock();
     try {
       const t = await startTestApp(options);
-      return { t, clock, close: async () => (clock.restore(), await t.close()) };
+      const close = async (): Promise<void> => {
+        clock.restore();
+        await t.close();
+      };
+      return { t, clock, close };
     } catch (error) {
       clock.restore();
       throw error;

@@ -25,7 +25,7 @@ export interface CheckedResponse {
   /** The body text ('' when none). */
   text: string;
   /** The parsed body when the content-type is JSON, else undefined. */
-  body: any;
+  body: unknown;
   /** The original response (its body already read). */
   response: Response;
 }
@@ -41,7 +41,7 @@ export interface CheckedResponse {
 export function checkObservedResponse(
   observed: { method: string; url: string; status: number; headers: Record<string, string | string[] | undefined>; text: string },
   options: CheckOptions = {},
-): any {
+): unknown {
   const contentType = String(observed.headers['content-type'] ?? '');
   let body: unknown;
   if (/^application\/([\w.-]+\+)?json\b/i.test(contentType) && observed.text !== '') {

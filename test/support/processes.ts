@@ -41,8 +41,14 @@ export async function startServer(
   let output = '';
   let stdout = '';
   let stderr = '';
-  child.stdout!.on('data', (chunk) => ((output += chunk), (stdout += chunk)));
-  child.stderr!.on('data', (chunk) => ((output += chunk), (stderr += chunk)));
+  child.stdout!.on('data', (chunk) => {
+    output += chunk;
+    stdout += chunk;
+  });
+  child.stderr!.on('data', (chunk) => {
+    output += chunk;
+    stderr += chunk;
+  });
   let exitSignal: NodeJS.Signals | null = null;
   const exited = new Promise<number | null>((resolve) =>
     child.once('exit', (code, signal) => {

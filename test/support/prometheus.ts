@@ -24,7 +24,7 @@ export function samples(text: string): Sample[] {
 }
 
 /** The value of the one sample with this name and (at least) these labels; undefined when absent. */
-export function valueOf(all: Sample[], name: string, labels: Record<string, string> = {}): number | undefined {
+export function sampleValue(all: Sample[], name: string, labels: Record<string, string> = {}): number | undefined {
   const found = all.filter((sample) => sample.name === name && Object.entries(labels).every(([k, v]) => sample.labels[k] === v));
   if (found.length > 1) throw new Error(`${found.length} samples of ${name} match ${JSON.stringify(labels)}`);
   return found[0]?.value;

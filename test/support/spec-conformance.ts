@@ -57,7 +57,10 @@ const escapeRegExp = (text: string): string => text.replace(/[.*+?^${}()|[\]\\]/
 
 function checkerFor({ document, basePath }: ServedContract): Checker {
   let byBase = checkers.get(document);
-  if (!byBase) checkers.set(document, (byBase = new Map()));
+  if (!byBase) {
+    byBase = new Map();
+    checkers.set(document, byBase);
+  }
   let checker = byBase.get(basePath);
   if (!checker) {
     // contractOf reads a copy: the document a test serves is never changed.
@@ -68,7 +71,8 @@ function checkerFor({ document, basePath }: ServedContract): Checker {
       const source = segments.map((segment) => (/^\{[^}]+\}$/.test(segment) ? '[^/]+' : escapeRegExp(segment))).join('/');
       return { operation, pattern: new RegExp(`^/${source}/?$`, 'i'), literals: segments.filter((segment) => !segment.startsWith('{')).length };
     });
-    byBase.set(basePath, (checker = { contract, routes }));
+    checker = { contract, routes };
+    byBase.set(basePath, checker);
   }
   return checker;
 }
@@ -110,7 +114,7 @@ export interface ObservedResponse {
   /** Header names in lower case. */
   headers: Record<string, string | string[] | undefined>;
   /** The parsed JSON body (undefined when none or not JSON). */
-  body: any;
+  body: unknown;
   /** The raw body text. */
   text: string;
 }

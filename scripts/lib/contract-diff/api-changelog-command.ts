@@ -9,7 +9,7 @@ import { parseArgs } from 'node:util';
 import { PROJECT_ROOT } from '../../../src/project';
 import { planChangelog, type ChangelogPlan } from './changelog';
 import type { CommandOutcome } from './command-io';
-import { chooseDocuments } from './contract-choice';
+import { chooseDocuments, type ChoiceFlags } from './contract-choice';
 import { ContractSourceError, displayPath } from './load-contract';
 import { releasesDirOf } from './releases';
 
@@ -33,7 +33,7 @@ function firstDifferentLine(a: string, b: string): number {
  * runApiChangelog(['--check', '--version', 'v2'], process.cwd()); // openapi/v2/CHANGELOG.md only
  */
 export function runApiChangelog(args: readonly string[], cwd: string, root: string = PROJECT_ROOT): CommandOutcome {
-  let values;
+  let values: ChoiceFlags & { check: boolean };
   try {
     ({ values } = parseArgs({
       args: [...args],
@@ -46,7 +46,7 @@ export function runApiChangelog(args: readonly string[], cwd: string, root: stri
   }
   const choice = chooseDocuments(values, cwd, root);
   if ('error' in choice) return { exitCode: 2, stdout: '', stderr: `api:changelog: ${choice.error}\n${API_CHANGELOG_USAGE}\n` };
-  const outcomes = ('single' in choice ? [choice.single] : choice.every).map((document) => changelogOf(document.specPath, values.check!, cwd));
+  const outcomes = ('single' in choice ? [choice.single] : choice.every).map((document) => changelogOf(document.specPath, values.check, cwd));
   const codes = outcomes.map((outcome) => outcome.exitCode);
   return {
     exitCode: codes.includes(2) ? 2 : codes.includes(1) ? 1 : 0,

@@ -12,7 +12,7 @@ import { parseArgs } from 'node:util';
 import { PROJECT_ROOT } from '../../../src/project';
 import type { CommandOutcome } from './command-io';
 import { compareContracts } from './compare-contracts';
-import { chooseDocuments, type ChosenDocument } from './contract-choice';
+import { chooseDocuments, type ChoiceFlags, type ChosenDocument } from './contract-choice';
 import { ContractSourceError, displayPath, loadBase, loadContractFile } from './load-contract';
 import { RENDERERS, REPORT_FORMATS, type ComparisonResult, type ReportFormat } from './report';
 import { resolveToday } from './today';
@@ -34,7 +34,7 @@ const worst = (codes: Array<0 | 1 | 2>): 0 | 1 | 2 => (codes.includes(2) ? 2 : c
  * runApiDiff(['--version', 'v1', '--today', '2030-12-05'], process.cwd()); // a removal of getPet (x-sunset 2030-12-05) is now allowed in 1.x
  */
 export function runApiDiff(args: readonly string[], cwd: string, root: string = PROJECT_ROOT): CommandOutcome {
-  let values;
+  let values: ChoiceFlags & { base?: string | undefined; format: string; 'library-only': boolean; today?: string | undefined };
   try {
     ({ values } = parseArgs({
       args: [...args],

@@ -17,7 +17,7 @@ import { PROJECT_ROOT } from '../../../src/project';
 import { planChangelog } from './changelog';
 import { compareContracts } from './compare-contracts';
 import type { CommandOutcome } from './command-io';
-import { chooseDocuments, whichVersionMessage } from './contract-choice';
+import { chooseDocuments, whichVersionMessage, type ChoiceFlags } from './contract-choice';
 import { bundledText, ContractSourceError, displayPath, hasExternalRefs, loadContractFile } from './load-contract';
 import { RELEASE_INDEX, recordReleaseDate } from './release-dates';
 import { newestRelease, releasesDirOf } from './releases';
@@ -38,7 +38,7 @@ const badInput = (message: string): CommandOutcome => ({ exitCode: 2, stdout: ''
  * runApiRelease([], process.cwd()); // exit 2 when there are several versions: it says to pass --version vN
  */
 export function runApiRelease(args: readonly string[], cwd: string, root: string = PROJECT_ROOT): CommandOutcome {
-  let values;
+  let values: ChoiceFlags & { today?: string | undefined };
   try {
     ({ values } = parseArgs({
       args: [...args],
