@@ -73,7 +73,6 @@ import {
   cpuPlan,
   useLoader,
   maxOf,
-  median,
   peerLogFile,
   peerSpec,
   prepareProjectDatabase,
@@ -294,7 +293,8 @@ async function main(): Promise<void> {
         const responses = compare.cells
           .filter((cell) => cell.server === id)
           .reduce((sum, cell) => sum + cell.rounds.reduce((total, round) => total + round.requests, 0), 0);
-        const lines = (accessLogLines[id] = await countLines(peerLogFile(id, database)));
+        const lines = await countLines(peerLogFile(id, database));
+        accessLogLines[id] = lines;
         if (!(lines >= responses)) errors.push(`${id}: ${lines} access-log lines for at least ${responses} responses`);
       }
       if (Object.keys(accessLogLines).length) setup.peerAccessLogLines = accessLogLines;

@@ -148,7 +148,10 @@ function announceDeprecation(req, res) {
   const operation = req.openapi?.schema;
   if (!operation?.operationId) return;
   let headers = deprecated.get(operation.operationId);
-  if (headers === undefined) deprecated.set(operation.operationId, (headers = deprecationHeaders(operation, (id) => PATHS[id]) ?? null));
+  if (headers === undefined) {
+    headers = deprecationHeaders(operation, (id) => PATHS[id]) ?? null;
+    deprecated.set(operation.operationId, headers);
+  }
   if (headers) res.set(headers);
 }
 

@@ -153,7 +153,10 @@ await fastify.register(
       },
       async getPet(request, reply) {
         let headers = deprecated.get('getPet');
-        if (headers === undefined) deprecated.set('getPet', (headers = deprecationHeaders(request.routeOptions.schema, (id) => PATHS[id]) ?? null));
+        if (headers === undefined) {
+          headers = deprecationHeaders(request.routeOptions.schema, (id) => PATHS[id]) ?? null;
+          deprecated.set('getPet', headers);
+        }
         if (headers) reply.headers(headers);
         const pet = pets.get(request.params.petId);
         if (!pet) return reply.code(404).send(errorBody(404, 'not_found', `pet ${request.params.petId} does not exist`));
