@@ -100,7 +100,7 @@ function stageOf(chain: CallFrame[]): string {
  * Self time per function and per library, and "owner" time: each sample is
  * charged to the innermost frame that belongs to a package or to src/ (so
  * JSON.stringify called by res.json is Express's, a SHA-256 called by
- * src/auth is src/auth's). Only samples within [fromUs, toUs] count.
+ * src/service/keys is src/service/keys'). Only samples within [fromUs, toUs] count.
  */
 export function summarise(profile: CpuProfile, fromUs = -Infinity, toUs = Infinity, top = 25): ProfileSummary {
   const byId = new Map(profile.nodes.map((node) => [node.id, node]));

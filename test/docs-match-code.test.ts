@@ -28,6 +28,21 @@ const DOCS = [
  * what generate writes only for a document that declares webhooks or callbacks.
  */
 const WALK_THROUGH = [/^openapi\/v3\b/, /^generated\/v3\b/, /^src\/service\/handlers\/listShelters\.ts$/, /^generated\/vN\/events\.ts$/];
+/** A path of the repository named in prose: a top-level folder of the tree, then its path. */
+const PATH_NAMED = /(?<![\w./-])((?:src|test|bench|scripts|docs|openapi|generated|deploy|\.ci)\/[\w./*{},<>-]*[\w*}>])/g;
+/**
+ * Paths code comments name on purpose although the tree has none: placeholders
+ * (`src/X`, `bench/results/NAME.md`), what a tool writes when it runs (a peer's
+ * node_modules, an operation a walk-through adds), the `/docs` and `/health`
+ * routes read as a path.
+ */
+const COMMENT_EXAMPLES = [
+  /^src\/(?:engine\/|service\/)?X$/,
+  /node_modules$/,
+  /^src\/service\/handlers\/adoptPet\.ts$/,
+  /^docs\/health$/,
+  /^bench\/results\/NAME\./,
+];
 const VERSIONS = readdirSync(path.join(PROJECT_ROOT, 'openapi')).filter((name) => /^v\d+$/.test(name));
 
 /** Every file of the repository (tracked or new), as paths relative to its root. */
@@ -64,9 +79,7 @@ const escapeRegExp = (text: string): string => text.replace(/[.*+?^${}()|[\]\\]/
 describe('the docs match the code', () => {
   it.each(DOCS)('%s: every path it names exists', (doc) => {
     const text = read(doc);
-    const named = new Set(
-      [...text.matchAll(/(?<![\w./-])((?:src|test|bench|scripts|docs|openapi|generated|deploy|\.ci)\/[\w./*{},<>-]*[\w*}>])/g)].map((match) => match[1]!),
-    );
+    const named = new Set([...text.matchAll(PATH_NAMED)].map((match) => match[1]!));
     const missing = [...named].filter(
       (documented) => !WALK_THROUGH.some((example) => example.test(documented)) && !TREE.some((file) => pattern(documented).test(file)),
     );
@@ -109,6 +122,36 @@ describe('the docs match the code', () => {
       return text.includes(checkout) || /(?<![\w.])\/tmp\/[\w-]/.test(text);
     });
     expect(named).toEqual([]);
+  });
+
+  it('every path a code comment names exists (src, scripts, test, bench)', () => {
+    const sources = TREE.filter((file) => /^(src|scripts|test|bench)\//.test(file) && /\.(ts|mjs|cjs)$/.test(file) && !file.startsWith('test/fixtures/'));
+    const missing: string[] = [];
+    for (const file of sources) {
+      const comments = [...read(file).matchAll(/\/\*[\s\S]*?\*\/|\/\/[^\n]*/g)].map((match) => match[0]).join('\n');
+      for (const [, named] of comments.matchAll(PATH_NAMED)) {
+        if (COMMENT_EXAMPLES.some((example) => example.test(named!)) || WALK_THROUGH.some((example) => example.test(named!))) continue;
+        if (!TREE.some((tracked) => pattern(named!).test(tracked))) missing.push(`${file}: ${named}`);
+      }
+    }
+    expect(missing).toEqual([]);
+  });
+
+  it('every contract version the docs name was released (openapi/vN/releases/) or is the current one', () => {
+    const known = new Set(
+      VERSIONS.flatMap((version) => [
+        (parse(read(`openapi/${version}/openapi.yaml`)) as { info: { version: string } }).info.version,
+        ...readdirSync(path.join(PROJECT_ROOT, `openapi/${version}/releases`))
+          .filter((name) => name.endsWith('.yaml'))
+          .map((name) => name.replace(/\.yaml$/, '')),
+      ]),
+    );
+    const unknown = DOCS.flatMap((doc) =>
+      [...read(doc).matchAll(/\b[Vv]ersion (\d+)\.(\d+)(?:\.(\d+))?\b/g)]
+        .filter((match) => !known.has([match[1], match[2], match[3] ?? '0'].join('.')))
+        .map((match) => `${doc}: "${match[0]}"`),
+    );
+    expect(unknown).toEqual([]);
   });
 
   it('the patterns can fail: a renamed path, script, variable or code is caught', () => {

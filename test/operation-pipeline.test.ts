@@ -1,5 +1,5 @@
 /**
- * The compiled per-operation pipelines (src/pipeline/operation-pipeline.ts): a
+ * The compiled per-operation pipelines (src/engine/pipeline/operation-pipeline.ts): a
  * request is matched once, as the validator would match it; and how the cost
  * ledger charges a profile's samples to the layers of a request.
  */

@@ -18,7 +18,7 @@ import path from 'node:path';
 import { parseDocument } from 'yaml';
 
 export interface Problem {
-  /** Relative to the project, e.g. `openapi/openapi.yaml`. */
+  /** Relative to the project, e.g. `openapi/v1/openapi.yaml`. */
   file: string;
   line?: number;
   col?: number;
@@ -169,7 +169,7 @@ export async function checkDocuments(root: string, files: readonly string[]): Pr
   return problems;
 }
 
-/** `openapi/openapi.yaml:238:11 no-unresolved-refs: Can't resolve $ref`, then its details. */
+/** `openapi/v1/openapi.yaml:238:11 no-unresolved-refs: Can't resolve $ref`, then its details. */
 export function formatProblem(problem: Problem): string[] {
   const where = problem.line === undefined ? problem.file : `${problem.file}:${problem.line}:${problem.col ?? 1}`;
   const kind = problem.blocking ? 'error' : 'lint';

@@ -2,10 +2,10 @@
  * Which files are the contract, and the last good copy of them.
  *
  * The contract documents are found, not listed: every `openapi.yaml` under
- * `openapi/`, at any depth, except under `openapi/releases/` (published
- * snapshots written by `npm run api:release`, never edited). Today that is
- * `openapi/openapi.yaml`; with one folder per major version it is
- * `openapi/v1/openapi.yaml` and `openapi/v2/openapi.yaml`, with no change here.
+ * `openapi/`, at any depth: one per major version, `openapi/v1/openapi.yaml`
+ * and `openapi/v2/openapi.yaml` today. The release snapshots that
+ * `npm run api:release` writes beside them are named by their version, so
+ * they are never taken for a document.
  * Any other file under `openapi/` (a fragment a document `$ref`s, the lint
  * rules in `redocly.yaml`) is part of the contract too: a change to it
  * re-checks every document.
@@ -36,7 +36,7 @@ function filesUnder(folder: string): string[] {
 /** Every file of `openapi/` (relative to the project). */
 const contractFolderFiles = (root: string): string[] => filesUnder(path.join(root, CONTRACT_FOLDER)).map((file) => `${CONTRACT_FOLDER}/${file}`);
 
-/** The contract documents (relative paths, sorted): every openapi/**\/openapi.yaml outside openapi/releases/. */
+/** The contract documents (relative paths, sorted): every openapi.yaml under openapi/. */
 export function findContractDocuments(root: string): string[] {
   return contractFolderFiles(root).filter((file) => path.posix.basename(file) === DOCUMENT_NAME && !isRelease(file));
 }

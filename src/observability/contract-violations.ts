@@ -21,7 +21,7 @@ const LOG_INTERVAL_MS = 60_000;
 
 /**
  * Judges a response already sent by the contract's rule
- * (src/contract/response-conformance.ts) and reports what breaks it: every
+ * (src/engine/contract/response-conformance.ts) and reports what breaks it: every
  * violation counted in `pas_contract_violations_total{operation,kind}`, and
  * logged (warn) at most once a minute per operation and kind, with the
  * request id, the status and the explanation, and how many were counted

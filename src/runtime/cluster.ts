@@ -21,7 +21,7 @@ export interface PrimaryOptions {
 /**
  * `WORKERS=N`: this process becomes the node:cluster primary. It prepares the
  * database once, holds the rate-limit counts and relays bans and key changes
- * (src/shared-state/cluster-state.ts) unless REDIS_URL shares them, gathers
+ * (src/service/shared-state/cluster-state.ts) unless REDIS_URL shares them, gathers
  * the workers' metrics for GET /metrics (src/observability/cluster-metrics.ts), starts N
  * workers (each the whole server, on the shared port), replaces a worker
  * that dies, and on SIGTERM / SIGINT lets every worker drain, then exits 0.
