@@ -4,6 +4,7 @@ import { execFileSync } from 'node:child_process';
 import { parse } from 'yaml';
 import { PROJECT_ROOT } from './support/paths';
 import { ENVIRONMENT_VARIABLES } from '../src/config';
+import { PLAN_LIMITS } from '../src/service/plans/plans';
 
 /**
  * The docs name paths, npm scripts, environment variables and error codes; a
@@ -152,6 +153,18 @@ describe('the docs match the code', () => {
         .map((match) => `${doc}: "${match[0]}"`),
     );
     expect(unknown).toEqual([]);
+  });
+
+  it("the plans' limits the contracts and docs/using-the-api.md state are plans.ts's", () => {
+    const figure = (text: string): number => Number(text.replace(/,/g, ''));
+    const stated = (text: string, pattern: RegExp): Record<string, { perMinute: number; perDay: number }> =>
+      Object.fromEntries([...text.matchAll(pattern)].map((match) => [match[1]!.toLowerCase(), { perMinute: figure(match[2]!), perDay: figure(match[3]!) }]));
+    const expected = { ...PLAN_LIMITS };
+    for (const version of VERSIONS) {
+      const description = (parse(read(`openapi/${version}/openapi.yaml`)) as { info: { description: string } }).info.description.replace(/\s+/g, ' ');
+      expect([version, stated(description, /\b(Free|Pro|Business) ([\d,]+) \/ ([\d,]+)/g)]).toEqual([version, expected]);
+    }
+    expect(stated(read('docs/using-the-api.md'), /^\| (free|pro|business) \| ([\d,]+) \| ([\d,]+) \|$/gm)).toEqual(expected);
   });
 
   it('the patterns can fail: a renamed path, script, variable or code is caught', () => {
