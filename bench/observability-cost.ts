@@ -12,10 +12,10 @@ import pino from 'pino';
 import { createMetrics } from '../src/observability/metrics';
 import { assignRequestId } from '../src/observability/request-id';
 import { requestObserver } from '../src/observability/request-observer';
-import { asMiddleware } from '../src/engine/stage/stage';
+import { asMiddleware } from '../src/engine/stage';
 import { operationResolver } from '../src/observability/operation-names';
 import { loadSpec } from '../test/support/contracts';
-import { routeTable } from '../src/engine/contract/route-table';
+import { routeTable } from '../src/engine/contract';
 
 const REQUESTS = 100_000;
 const operationOf = operationResolver([{ name: 'v1', table: routeTable(loadSpec(), '/v1') }]);

@@ -14,12 +14,8 @@ import { parseArgs } from 'node:util';
 import path from 'node:path';
 import ts from 'typescript';
 import openapiTS, { astToString, type OpenAPI3, type SchemaObject, type TransformNodeOptions } from 'openapi-typescript';
-import { listOperations, type OpenApiDocument, type SpecOperation } from '../src/engine/contract/document';
-import { loadContract } from '../src/engine/contract/load';
-import { deref } from '../src/engine/contract/refs';
-import { authenticationOf, effectiveSecurity } from '../src/engine/security/requirements';
-import { contractVersions } from '../src/engine/contract/versions';
-import { mediaKind } from '../src/engine/contract/media-types';
+import { listOperations, type OpenApiDocument, type SpecOperation, loadContract, deref, contractVersions, mediaKind } from '../src/engine/contract';
+import { authenticationOf, effectiveSecurity } from '../src/engine/security';
 import { PROJECT_ROOT, SPEC_PATH } from '../src/project';
 
 const ROOT = PROJECT_ROOT;

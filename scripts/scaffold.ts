@@ -11,9 +11,7 @@
  */
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { listOperations } from '../src/engine/contract/document';
-import { loadContract } from '../src/engine/contract/load';
-import { contractVersions } from '../src/engine/contract/versions';
+import { listOperations, loadContract, contractVersions } from '../src/engine/contract';
 import { PROJECT_ROOT } from '../src/project';
 
 const HANDLERS_DIR = path.join(PROJECT_ROOT, 'src', 'service', 'handlers');

@@ -5,30 +5,24 @@ import type { Logger } from 'pino';
 import type { DestinationStream } from 'pino';
 import type { Config } from './config';
 import { OPENAPI_DIR } from './project';
-import type { OpenApiDocument } from './engine/contract/document';
-import { loadContract } from './engine/contract/load';
-import { contractVersionsIn } from './engine/contract/versions';
-import { servedApi, type ServedApi } from './engine/contract/served-api';
-import { contractRefusals } from './engine/pipeline/refusals';
-import { schemaValidator } from './engine/contract/schemas';
-import { sunsetStage } from './engine/pipeline/sunset';
-import { stubbedOperations } from './engine/handlers/stub';
-import type { AnyHandlerRegistry } from './engine/handlers/types';
-import { buildOperationMocks } from './engine/mock/mock-responses';
-import type { PhaseImplementations } from './engine/pipeline/phases';
-import { assemblePipeline, routeOf } from './engine/pipeline/operation-pipeline';
-import { handleStage, serializeStage } from './engine/pipeline/respond';
-import { precomputeHeaders } from './engine/pipeline/security-headers';
-import { errorMapper, unknownRoute } from './engine/pipeline/error-response';
-import { parametersStage } from './engine/request/parameters';
-import { bodyStage } from './engine/request/body';
-import { requestValidator } from './engine/request/validator';
-import { limitUrlLength } from './engine/request/url-length';
-import { negotiation, representations } from './engine/response/representations';
-import { authenticate, requireCaller } from './engine/security/authenticate';
-import { resolvedSecurity } from './engine/security/requirements';
-import { servedSchemes } from './engine/security/schemes';
-import { tokenVerifier } from './engine/security/tokens';
+import { type OpenApiDocument, loadContract, contractVersionsIn, servedApi, type ServedApi, schemaValidator } from './engine/contract';
+import {
+  contractRefusals,
+  sunsetStage,
+  type PhaseImplementations,
+  assemblePipeline,
+  routeOf,
+  handleStage,
+  serializeStage,
+  precomputeHeaders,
+  errorMapper,
+  unknownRoute,
+} from './engine/pipeline';
+import { stubbedOperations, type AnyHandlerRegistry } from './engine/handlers';
+import { buildOperationMocks } from './engine/mock';
+import { parametersStage, bodyStage, requestValidator, limitUrlLength } from './engine/request';
+import { negotiation, representations } from './engine/response';
+import { authenticate, requireCaller, resolvedSecurity, servedSchemes, tokenVerifier } from './engine/security';
 import { registries } from './service/handlers';
 import type { HandlerRegistry, Version } from './service/handlers/types';
 import { keyCheck } from './service/keys/key-check';

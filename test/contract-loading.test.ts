@@ -9,8 +9,7 @@
 import { cpSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { parse, stringify } from 'yaml';
-import { derivedName, identifierOf, operationNames } from '../src/engine/contract/names';
-import { ContractLoadError, loadContract } from '../src/engine/contract/load';
+import { derivedName, identifierOf, operationNames, ContractLoadError, loadContract } from '../src/engine/contract';
 import { copyProject, runNpm } from './support/project-copy';
 import { startServer } from './support/processes';
 import { createKeyWithCli } from './support/server-env';

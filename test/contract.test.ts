@@ -1,8 +1,7 @@
 import { mkdtempSync, readFileSync, writeFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { spawnSync } from 'node:child_process';
-import { deprecationHeaders } from '../src/engine/contract/deprecation';
-import { listOperations } from '../src/engine/contract/document';
+import { deprecationHeaders, listOperations } from '../src/engine/contract';
 import { loadSpec } from './support/contracts';
 import { objectAt } from './support/document-edits';
 import { projectVersions, scaffold } from '../scripts/scaffold';

@@ -4,12 +4,11 @@
  * mode can answer every operation of the contract from it.
  */
 import { PROJECT_ROOT } from '../src/project';
-import { listOperations } from '../src/engine/contract/document';
+import { listOperations, contractVersions } from '../src/engine/contract';
 import { loadSpec } from './support/contracts';
 import { objectAt } from './support/document-edits';
-import { buildOperationMocks } from '../src/engine/mock/mock-responses';
+import { buildOperationMocks } from '../src/engine/mock';
 import { invalidExamples } from './support/example-check';
-import { contractVersions } from '../src/engine/contract/versions';
 
 const spec = loadSpec();
 

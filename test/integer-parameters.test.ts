@@ -1,4 +1,4 @@
-import type { OpenApiDocument } from '../src/engine/contract/document';
+import type { OpenApiDocument } from '../src/engine/contract';
 import { startTestApp, type TestApp } from './support/test-app';
 
 /**

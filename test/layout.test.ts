@@ -98,6 +98,19 @@ describe('the layout of src/', () => {
     expect(cycles(unitEdges)).toEqual([]);
   });
 
+  it('code outside the engine reaches it through the index.ts of each of its parts, never a file behind it', () => {
+    const outside = [...sources(SRC), ...['scripts', 'test', 'bench'].flatMap((dir) => sources(path.join(PROJECT_ROOT, dir)))].filter(
+      (file) => !relative(file).startsWith('src/engine/') && !relative(file).startsWith('test/fixtures/'),
+    );
+    const deep = outside.flatMap((file) =>
+      importsOf(file)
+        .map(relative)
+        .filter((target) => target.startsWith('src/engine/') && !/^src\/engine\/[a-z-]+\/index\.ts$/.test(target))
+        .map((target) => `${relative(file)} -> ${target}`),
+    );
+    expect(deep).toEqual([]);
+  });
+
   it('the checks can fail: a cycle is found', () => {
     expect(
       cycles(

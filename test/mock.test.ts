@@ -8,7 +8,7 @@ import path from 'node:path';
 import { parse, stringify } from 'yaml';
 import { startTestApp, testConfig, type TestApp } from './support/test-app';
 import { handlers } from '../src/service/handlers';
-import { notImplementedHandler } from '../src/engine/handlers/stub';
+import { notImplementedHandler } from '../src/engine/handlers';
 import { compose } from '../src/compose';
 import { loadSpec } from './support/contracts';
 import { objectAt } from './support/document-edits';

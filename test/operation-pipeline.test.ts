@@ -8,7 +8,7 @@ import { loadSpec } from './support/contracts';
 import { objectAt } from './support/document-edits';
 import { handlers } from '../src/service/handlers';
 import type { Handler } from '../src/service/handlers/types';
-import { routeTable } from '../src/engine/contract/route-table';
+import { routeTable } from '../src/engine/contract';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { LAYER_CODE, LAYERS, layerTimes, REST } from '../bench/cpu-profile';

@@ -6,7 +6,7 @@
  * is a 400 naming the parameter; a non-array parameter given twice stays a
  * 400; the integer guard holds inside styled arrays.
  */
-import type { OpenApiDocument } from '../src/engine/contract/document';
+import type { OpenApiDocument } from '../src/engine/contract';
 import { startTestApp, type TestApp } from './support/test-app';
 
 const ints = { type: 'array', items: { type: 'integer', format: 'int32' } };

@@ -16,9 +16,7 @@ import path from 'node:path';
 import { parse, stringify } from 'yaml';
 import { copyProject, runNpm } from './support/project-copy';
 import { startServer, type RunningServer } from './support/processes';
-import { schemaValidator } from '../src/engine/contract/schemas';
-import { escapePointer } from '../src/engine/contract/refs';
-import type { OpenApiDocument } from '../src/engine/contract/document';
+import { schemaValidator, escapePointer, type OpenApiDocument } from '../src/engine/contract';
 import { loadSpec } from './support/contracts';
 import { checkedFetch } from './support/http';
 

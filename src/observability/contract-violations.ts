@@ -1,10 +1,9 @@
 import type { Request } from 'express';
 import type { Logger } from 'pino';
-import { responseConformance, VIOLATION_KINDS, type SentResponse } from '../engine/contract/response-conformance';
-import type { ServedApi } from '../engine/pipeline/operation-pipeline';
+import { responseConformance, VIOLATION_KINDS, type SentResponse, type ServedApi } from '../engine/contract';
 import type { Metrics } from './metrics';
 import { UNMATCHED } from './operation-names';
-import { loggedPath } from '../engine/pipeline/logged-path';
+import { loggedPath } from '../engine/pipeline';
 
 export interface ContractViolationsOptions {
   apis: readonly ServedApi[];

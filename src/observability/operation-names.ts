@@ -1,6 +1,5 @@
 import type { Request } from 'express';
-import type { RouteTable } from '../engine/contract/route-table';
-import { HTTP_METHODS } from '../engine/contract/document';
+import { type RouteTable, HTTP_METHODS } from '../engine/contract';
 
 /** Routes outside the contract get fixed names; anything else is `unmatched`. Never a raw URL. */
 const PUBLIC_ROUTES: ReadonlyArray<readonly [RegExp, string]> = [

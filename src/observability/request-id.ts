@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Express } from 'express';
-import type { Stage } from '../engine/stage/stage';
+import type { Stage } from '../engine/stage';
 import type { Logger } from 'pino';
 
 /** 1 to 128 printable ASCII characters (0x21–0x7E): safe in a header, a log line and a terminal. */

@@ -1,9 +1,9 @@
 import type { Request, Response } from 'express';
 import type { Logger } from 'pino';
 import type { Metrics } from './metrics';
-import type { Stage } from '../engine/stage/stage';
-import { asErrorBody } from '../engine/errors/api-error';
-import { loggedPath } from '../engine/pipeline/logged-path';
+import type { Stage } from '../engine/stage';
+import { asErrorBody } from '../engine/errors';
+import { loggedPath } from '../engine/pipeline';
 import { methodLabel, NO_VERSION } from './operation-names';
 
 /** nginx's "client closed request": the client went away before the response was sent. */

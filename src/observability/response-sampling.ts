@@ -1,7 +1,7 @@
 import type { Request, Response } from 'express';
 import type { Logger } from 'pino';
-import type { SentResponse } from '../engine/contract/response-conformance';
-import type { Stage } from '../engine/stage/stage';
+import type { SentResponse } from '../engine/contract';
+import type { Stage } from '../engine/stage';
 
 export interface ResponseSamplingOptions {
   /** The share of requests whose response is checked, above 0 and up to 1. */

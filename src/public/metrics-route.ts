@@ -1,7 +1,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { RequestHandler } from 'express';
-import { ApiError } from '../engine/errors/api-error';
-import { bearerToken } from '../engine/security/bearer';
+import { ApiError } from '../engine/errors';
+import { bearerToken } from '../engine/security';
 import type { Metrics } from '../observability/metrics';
 import type { Config } from '../config';
 

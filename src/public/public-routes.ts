@@ -1,10 +1,10 @@
 import type { Express } from 'express';
 import type { Logger } from 'pino';
-import type { OpenApiDocument } from '../engine/contract/document';
+import type { OpenApiDocument } from '../engine/contract';
 import type { Metrics } from '../observability/metrics';
-import { limitUrlLength } from '../engine/request/url-length';
-import { asMiddleware } from '../engine/stage/stage';
-import { mountDocs } from '../engine/publish/docs';
+import { limitUrlLength } from '../engine/request';
+import { asMiddleware } from '../engine/stage';
+import { mountDocs } from '../engine/publish';
 import { metricsRoute, type MetricsAccess } from './metrics-route';
 import { readinessRoute } from './readiness';
 

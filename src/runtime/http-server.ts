@@ -22,9 +22,9 @@ import http, { type RequestListener, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { ipKeyGenerator } from 'express-rate-limit';
-import { errorBody, type ErrorBody } from '../engine/errors/api-error';
+import { errorBody, type ErrorBody } from '../engine/errors';
 import type { Config } from '../config';
-import { sendJson } from '../engine/response/send-json';
+import { sendJson } from '../engine/response';
 
 /** Timeouts and the connection cap, as configured. */
 export type HttpLimits = Config['httpLimits'];

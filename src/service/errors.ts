@@ -1,5 +1,5 @@
 import type { components } from '../../generated/v1/openapi';
-import { errorBody, type EngineErrorCode } from '../engine/errors/api-error';
+import { errorBody, type EngineErrorCode } from '../engine/errors';
 
 /** The codes of the Error objects the service answers with itself (the engine has its own). */
 export const SERVICE_ERROR_CODES = ['rate_limited', 'key_temporarily_banned', 'idempotency_key_in_use', 'idempotency_key_reused'] as const;

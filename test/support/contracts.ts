@@ -1,5 +1,4 @@
-import { readBundledContract } from '../../src/engine/contract/load';
-import type { OpenApiDocument } from '../../src/engine/contract/document';
+import { readBundledContract, type OpenApiDocument } from '../../src/engine/contract';
 import { SPEC_PATH } from '../../src/project';
 
 /** A contract of the project (one file, local `$ref`s only), read synchronously; v1's by default. */

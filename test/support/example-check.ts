@@ -1,6 +1,4 @@
-import type { OpenApiDocument } from '../../src/engine/contract/document';
-import { schemaValidator } from '../../src/engine/contract/schemas';
-import { escapePointer } from '../../src/engine/contract/refs';
+import { type OpenApiDocument, schemaValidator, escapePointer } from '../../src/engine/contract';
 
 type Node = Record<string, unknown>;
 

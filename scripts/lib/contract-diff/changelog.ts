@@ -6,7 +6,7 @@
  * the same text (`npm run api:changelog -- --check` relies on it).
  */
 import path from 'node:path';
-import { HTTP_METHODS, type OpenApiDocument, type OperationObject } from '../../../src/engine/contract/document';
+import { HTTP_METHODS, type OpenApiDocument, type OperationObject } from '../../../src/engine/contract';
 import { operationLabel, type ContractChange } from './change';
 import { compareContracts } from './compare-contracts';
 import { ContractSourceError, displayPath } from './load-contract';

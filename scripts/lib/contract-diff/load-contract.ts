@@ -9,7 +9,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs
 import os from 'node:os';
 import path from 'node:path';
 import { parse } from 'yaml';
-import type { OpenApiDocument } from '../../../src/engine/contract/document';
+import type { OpenApiDocument } from '../../../src/engine/contract';
 import { newestRelease, releasesDirOf } from './releases';
 
 export class ContractSourceError extends Error {}

@@ -6,7 +6,7 @@
  * it through without a major bump; removing it earlier breaks the promise, and
  * within a major version the gate refuses it, naming the date.
  */
-import type { OperationObject, OpenApiDocument } from '../../../src/engine/contract/document';
+import type { OperationObject, OpenApiDocument } from '../../../src/engine/contract';
 import type { ContractChange } from './change';
 import { isIsoDate } from './today';
 

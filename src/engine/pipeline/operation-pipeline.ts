@@ -14,8 +14,6 @@ declare module 'express-serve-static-core' {
   }
 }
 
-export type { ServedApi };
-
 const ROUTE = PHASES.indexOf('route');
 const EVERY_REQUEST = PHASES.slice(0, ROUTE);
 const UNDER_BASE_PATH = PHASES.slice(ROUTE + 1);

@@ -11,15 +11,16 @@
  * };
  */
 import type { Contracts } from '../../../generated/versions';
-import type {
-  AnyOperationIdOf,
-  HandlerOf,
-  HandlerRequest as EngineRequest,
-  HandlerResponse as EngineResponse,
-  OperationId as OperationIdOf,
-  RegistryOf,
-} from '../../engine/handlers/types';
-import { notImplementedHandler as stubOf, type Stub } from '../../engine/handlers/stub';
+import {
+  type AnyOperationIdOf,
+  type HandlerOf,
+  type HandlerRequest as EngineRequest,
+  type HandlerResponse as EngineResponse,
+  type OperationId as OperationIdOf,
+  type RegistryOf,
+  notImplementedHandler as stubOf,
+  type Stub,
+} from '../../engine/handlers';
 import type { Repositories } from '../storage/storage';
 import type { PageLinks } from '../paging/page-links';
 import type { IdempotentRequests } from '../idempotency/idempotent-requests';

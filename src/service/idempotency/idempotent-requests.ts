@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { ApiError } from '../../engine/errors/api-error';
+import { ApiError } from '../../engine/errors';
 import type { IdempotencyRepository } from '../storage/storage';
 
 /** A response as a handler returns it (status and JSON body). */

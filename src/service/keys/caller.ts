@@ -21,7 +21,7 @@ declare module '../../engine/security/authenticate' {
   }
 }
 
-export type { Principal as Caller } from '../../engine/security/authenticate';
+export type { Principal as Caller } from '../../engine/security';
 
 /** The principal of an API key: `key:12` (also the rate-limit counter's name, unchanged since keys were the only callers). */
 export const keyPrincipal = (keyId: number): string => `key:${keyId}`;

@@ -1,8 +1,8 @@
 import type { Request } from 'express';
 import { LRUCache } from 'lru-cache';
 import type { ApiKeyRepository } from '../storage/storage';
-import { ApiError } from '../../engine/errors/api-error';
-import type { CredentialCheck } from '../../engine/security/authenticate';
+import { ApiError } from '../../engine/errors';
+import type { CredentialCheck } from '../../engine/security';
 import type { Plan } from '../plans/plans';
 import { keyPrincipal, tokenPrincipal, type Caller } from './caller';
 import type { KeyChanges } from './key-changes';

@@ -1,11 +1,10 @@
 import type { Request, Response } from 'express';
 import { MemoryStore, type ClientRateLimitInfo, type Options, type Store } from 'express-rate-limit';
-import type { Stage } from '../../engine/stage/stage';
-import { ApiError } from '../../engine/errors/api-error';
+import type { Stage } from '../../engine/stage';
+import { ApiError, isUnavailable, UNAVAILABLE_RETRY_AFTER_SECONDS } from '../../engine/errors';
 import type { Logger as PinoLogger } from 'pino';
 import type { BanList } from './ban-list';
 import { limitsOf } from '../plans/plans';
-import { isUnavailable, UNAVAILABLE_RETRY_AFTER_SECONDS } from '../../engine/errors/unavailable';
 import type { Plan } from '../plans/plans';
 import type { RateLimitSettings } from '../../config';
 import { addressKey, type RefusedAddresses } from './refused-addresses';
