@@ -46,6 +46,7 @@ import { requestObserver } from './observability/request-observer';
 import { responseSampler } from './observability/response-sampling';
 import { contractViolations } from './observability/contract-violations';
 import { mountPublicRoutes } from './public/public-routes';
+import { contextOf } from './engine/context';
 
 /** The realm of every authentication challenge. */
 const REALM = 'pet-adoption';
@@ -219,7 +220,7 @@ export async function compose(config: Config, seams: CompositionSeams = {}): Pro
         return sunsetStage(op, {
           now,
           deprecatedCall: (operation, req) => {
-            const plan = req.caller?.plan ?? 'none';
+            const plan = contextOf(req).caller?.plan ?? 'none';
             let child = byPlan.get(plan);
             if (!child) {
               child = metrics.deprecatedCalls.labels({ operation, plan, version: api.name });

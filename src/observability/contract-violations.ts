@@ -4,10 +4,11 @@ import { responseConformance, VIOLATION_KINDS, type SentResponse, type ServedApi
 import type { Metrics } from './metrics';
 import { UNMATCHED } from './operation-names';
 import { loggedPath } from '../engine/pipeline';
+import { contextOf } from '../engine/context';
 
 export interface ContractViolationsOptions {
   apis: readonly ServedApi[];
-  /** The service's operation names: it also sets `req.apiVersion`, the version whose base path the request is under. */
+  /** The service's operation names: it also sets `contextOf(req).apiVersion`, the version whose base path the request is under. */
   operationOf: (req: Request) => string;
   metrics: Metrics;
   logger: Logger;
@@ -47,7 +48,8 @@ export function contractViolations({ apis, operationOf, metrics, logger, now }: 
 
   return (req, response) => {
     operationOf(req);
-    const api = req.apiVersion === undefined ? undefined : served.get(req.apiVersion);
+    const { apiVersion } = contextOf(req);
+    const api = apiVersion === undefined ? undefined : served.get(apiVersion);
     if (!api) return;
     const url = req.originalUrl;
     const query = url.indexOf('?');
@@ -66,7 +68,7 @@ export function contractViolations({ apis, operationOf, metrics, logger, now }: 
         {
           requestId: req.id,
           operation,
-          version: req.apiVersion,
+          version: contextOf(req).apiVersion,
           kind,
           status: response.status,
           method: req.method,

@@ -1,5 +1,6 @@
 import type { Request } from 'express';
 import { type RouteTable, HTTP_METHODS } from '../engine/contract';
+import { contextOf } from '../engine/context';
 
 /** Routes outside the contract get fixed names; anything else is `unmatched`. Never a raw URL. */
 const PUBLIC_ROUTES: ReadonlyArray<readonly [RegExp, string]> = [
@@ -28,18 +29,18 @@ export const NO_VERSION = 'none';
  * the request: refused with 401 or 429 before the validator ran, or invalid),
  * a fixed name for the public routes, else `unmatched` (an undeclared method,
  * such as `GET` on a path that declares only `POST`, is unmatched even if a
- * later template would match). It also sets `req.apiVersion`: the version
+ * later template would match). It also sets `contextOf(req).apiVersion`: the version
  * whose base path the request is under, else `none`. Cached on the request;
  * the compiled pipelines set both at once.
  *
  * @example
  * const operationOf = operationResolver([{ name: 'v1', table: routeTable(spec) }]);
- * operationOf(req) // 'getPet' for GET /v1/pets/12 (req.apiVersion: 'v1')
+ * operationOf(req) // 'getPet' for GET /v1/pets/12 (its context's apiVersion: 'v1')
  */
 export function operationResolver(apis: ReadonlyArray<{ name: string; table: RouteTable }>): (req: Request) => string {
   const bases = apis.map(({ name, table }) => ({ name, prefix: new RegExp(`^${table.basePath.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}(/|$)`, 'i') }));
   const resolve = (req: Request, method: string, path: string): string => {
-    req.apiVersion ??= bases.find((base) => base.prefix.test(path))?.name ?? NO_VERSION;
+    contextOf(req).apiVersion ??= bases.find((base) => base.prefix.test(path))?.name ?? NO_VERSION;
     for (const { table } of apis) {
       const operation = table.match(method, path)?.operation;
       if (operation) return operation.operationId;
@@ -49,18 +50,12 @@ export function operationResolver(apis: ReadonlyArray<{ name: string; table: Rou
   };
 
   return (req) => {
-    if (req.operationName === undefined) {
+    const context = contextOf(req);
+    if (context.operationName === undefined) {
       const url = req.originalUrl;
       const query = url.indexOf('?');
-      req.operationName = resolve(req, req.method, query === -1 ? url : url.slice(0, query));
+      context.operationName = resolve(req, req.method, query === -1 ? url : url.slice(0, query));
     }
-    return req.operationName;
+    return context.operationName;
   };
-}
-
-declare module 'express-serve-static-core' {
-  interface Request {
-    /** The operationId (or fixed route name) of the request, once resolved. */
-    operationName?: string;
-  }
 }

@@ -5,6 +5,7 @@ import type { Stage } from '../engine/stage';
 import { asErrorBody } from '../engine/errors';
 import { loggedPath } from '../engine/pipeline';
 import { methodLabel, NO_VERSION } from './operation-names';
+import { contextOf } from '../engine/context';
 
 /** nginx's "client closed request": the client went away before the response was sent. */
 const CLIENT_CLOSED = 499;
@@ -41,7 +42,8 @@ export function requestObserver({ metrics, operationOf, accessLog }: RequestObse
     const durationMs = performance.now() - startedAt;
     const status = res.headersSent ? res.statusCode : CLIENT_CLOSED;
     const operation = operationOf(req);
-    const version = req.apiVersion ?? NO_VERSION;
+    const context = contextOf(req);
+    const version = context.apiVersion ?? NO_VERSION;
     const method = methodLabel(req.method);
     const key = `${version} ${operation} ${method} ${status}`;
     let child = children.get(key);
@@ -53,7 +55,8 @@ export function requestObserver({ metrics, operationOf, accessLog }: RequestObse
     if (!accessLog) return;
     const length = res.getHeader('content-length');
     // Thrown refusals went through the error mapper; a handler's own (404, a bad cursor) are in its answer.
-    const refusal = status >= 400 ? (req.refusal ?? asErrorBody(req.answer?.body)) : undefined;
+    const refusal = status >= 400 ? (context.refusal ?? asErrorBody(context.answer?.body)) : undefined;
+    const { caller } = context;
     accessLog.info(
       {
         requestId: req.id,
@@ -64,10 +67,10 @@ export function requestObserver({ metrics, operationOf, accessLog }: RequestObse
         status,
         durationMs: Math.round(durationMs * 100) / 100,
         responseBytes: length === undefined ? undefined : Number(length),
-        keyId: req.caller?.keyId,
+        keyId: caller?.keyId,
         // A caller without a key (an access token) is named by its principal.
-        ...(req.caller && req.caller.keyId === undefined && { principal: req.caller.principal }),
-        plan: req.caller?.plan,
+        ...(caller && caller.keyId === undefined && { principal: caller.principal }),
+        plan: caller?.plan,
         ip: req.ip,
         ...(refusal && { reason: refusal.code, detail: refusal.message }),
         ...(res.writableFinished ? {} : { aborted: true }),

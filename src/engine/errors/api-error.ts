@@ -39,13 +39,6 @@ export interface ErrorBody {
   status: number;
 }
 
-declare module 'express-serve-static-core' {
-  interface Request {
-    /** The Error object this request was refused with, when the error mapper answered it, as the access log tells it (its `logDetail` as the message). */
-    refusal?: ErrorBody;
-  }
-}
-
 /** The Error object of an answer body, or undefined when the body is not one. */
 export function asErrorBody(body: unknown): ErrorBody | undefined {
   if (typeof body !== 'object' || body === null) return undefined;

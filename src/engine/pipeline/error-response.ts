@@ -4,6 +4,7 @@ import { noSuchRoute } from '../errors/api-error';
 import { toApiError } from '../errors/to-api-error';
 import { loggedPath } from './logged-path';
 import { sendJson } from '../response/send-json';
+import { contextOf } from '../context/request-context';
 
 /**
  * The one place errors become responses: every failure is an Error object
@@ -35,7 +36,7 @@ export function errorMapper(logger: Logger, operationOf?: (req: Request) => stri
       return;
     }
     const body = apiError.toBody();
-    req.refusal = apiError.logDetail === undefined ? body : { ...body, message: apiError.logDetail };
+    contextOf(req).refusal = apiError.logDetail === undefined ? body : { ...body, message: apiError.logDetail };
     sendJson(res, apiError.status, body, apiError.headers);
   };
 }

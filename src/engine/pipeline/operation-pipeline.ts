@@ -6,13 +6,7 @@ import { deprecationHeaders } from '../contract/deprecation';
 import { ApiError, noSuchRoute } from '../errors/api-error';
 import { isPerOperation, PHASES, type PerOperation, type PhaseImplementations, type PhaseName } from './phases';
 import { runStages, type Stage } from '../stage/stage';
-
-declare module 'express-serve-static-core' {
-  interface Request {
-    /** The major version (`v1`) whose operation the request is for. */
-    apiVersion?: string;
-  }
-}
+import { contextOf } from '../context/request-context';
 
 const ROUTE = PHASES.indexOf('route');
 const EVERY_REQUEST = PHASES.slice(0, ROUTE);
@@ -57,8 +51,9 @@ export function assemblePipeline(apis: readonly ServedApi[], phases: PhaseImplem
       const headers = Object.entries(deprecated.get(op.operationId) ?? {});
       const { operationId } = op;
       return (req, res) => {
-        req.operationName = operationId;
-        req.apiVersion = version;
+        const context = contextOf(req);
+        context.operationName = operationId;
+        context.apiVersion = version;
         for (const [name, value] of headers) res.setHeader(name, value);
       };
     };
@@ -93,7 +88,7 @@ export function assemblePipeline(apis: readonly ServedApi[], phases: PhaseImplem
   const toOperation: RequestHandler = (req, res, next) => {
     const match = route(req);
     if (match) {
-      req.rawPathParams = match.params;
+      contextOf(req).rawPathParams = match.params;
       const pipeline = match.operation ? pipelines.get(match.operation) : otherMethods.get(match.path);
       if (pipeline) return pipeline(req, res, next);
     }
@@ -109,7 +104,7 @@ export function assemblePipeline(apis: readonly ServedApi[], phases: PhaseImplem
 const versionOnly =
   (version: string): Stage =>
   (req) => {
-    req.apiVersion = version;
+    contextOf(req).apiVersion = version;
   };
 
 /**

@@ -8,27 +8,9 @@ import { jsonFirst, type Representations } from '../response/representations';
 import { sendBody } from '../response/send-body';
 import { sendJson } from '../response/send-json';
 import type { Stage } from '../stage/stage';
+import { contextOf, type OutgoingResponse } from '../context/request-context';
 
-/** What is sent: a handler's response, or a mock's. */
-export interface OutgoingResponse {
-  status: number;
-  body?: unknown;
-  headers?: Record<string, string>;
-  /** The media type of `body`, one the contract declares for `status`; JSON (or the only declared type) when omitted. */
-  mediaType?: string;
-  /**
-   * Written as it is, never judged by response validation: the framework's
-   * own answers, such as a stub's 400 for a bad `Prefer` header.
-   */
-  direct?: boolean;
-}
-
-declare module 'express-serve-static-core' {
-  interface Request {
-    /** The response the handle phase produced, for the serialize phase to write. */
-    answer?: OutgoingResponse;
-  }
-}
+export type { OutgoingResponse };
 
 /**
  * What a handler receives: the validated request of its operation. Typed per
@@ -84,7 +66,7 @@ export function handleStage(op: SpecOperation, entry: unknown, options: HandleOp
       } catch (error) {
         if (!(error instanceof ApiError)) throw error;
         // A bad Prefer header is the framework's 400, declared or not.
-        req.answer = { status: error.status, headers: { ...error.headers }, body: error.toBody(), direct: true };
+        contextOf(req).answer = { status: error.status, headers: { ...error.headers }, body: error.toBody(), direct: true };
         return;
       }
       if (!response) throw new ApiError(501, 'not_implemented', notImplemented(operationId).message);
@@ -92,23 +74,24 @@ export function handleStage(op: SpecOperation, entry: unknown, options: HandleOp
       const headers = Object.fromEntries(Object.entries(response.headers ?? {}).filter(([name]) => !res.hasHeader(name)));
       // Says the answer is the contract's example, not stored data (a client, or the contract fuzzer, reads nothing back from it).
       headers['X-Mock'] = 'example';
-      req.answer = { ...response, headers };
+      contextOf(req).answer = { ...response, headers };
     };
   }
   const handler = entry as AnyHandler;
   const shared = options.context;
   return async (req) => {
-    const parameters = req.parameters;
+    const context = contextOf(req);
+    const { parameters } = context;
     const input: HandlerInput = {
       params: parameters?.path ?? NONE,
       query: parameters?.query ?? NONE,
       headers: parameters?.header ?? NONE,
       cookies: parameters?.cookie ?? NONE,
       body: req.body,
-      mediaType: req.received?.mediaType,
-      accept: req.preferredMediaType,
+      mediaType: context.received?.mediaType,
+      accept: context.preferredMediaType,
     };
-    req.answer = await handler(input, { ...shared, caller: req.caller });
+    context.answer = await handler(input, { ...shared, caller: context.caller });
   };
 }
 
@@ -127,7 +110,7 @@ export function handleStage(op: SpecOperation, entry: unknown, options: HandleOp
  */
 export function serializeStage(declared: Representations, validateResponses: boolean): Stage {
   return (req, res) => {
-    const answer = req.answer;
+    const answer = contextOf(req).answer;
     if (!answer) throw new Error(`the handle phase produced no response for ${req.method} ${req.path}`);
     if (answer.body === undefined || answer.direct) {
       if (validateResponses && !answer.direct) return sendThroughValidator(res, answer);

@@ -2,11 +2,14 @@ import express, { type Request, type RequestHandler } from 'express';
 import { isUtf8 } from 'node:buffer';
 import multer from 'multer';
 import type { OpenApiDocument, SpecOperation } from '../contract/document';
-import { essence, mediaKind, selectDeclared, type MediaKind } from '../contract/media-types';
+import { essence, mediaKind, selectDeclared } from '../contract/media-types';
 import { resolveRef } from '../contract/refs';
 import { ApiError } from '../errors/api-error';
 import { fromMiddleware, type Stage } from '../stage/stage';
 import { formFields } from './form-fields';
+import { contextOf, type ReceivedBody } from '../context/request-context';
+
+export type { ReceivedBody };
 
 /** Largest body read, whatever its media type; a larger one gets 413 (also when sent chunked). */
 export const MAX_BODY_BYTES = 1_048_576;
@@ -24,24 +27,6 @@ const MAX_FIELD_NESTING = 2;
  * a bound, `tags[50000000]` would build an array of that length for one part.
  */
 const MAX_FIELD_ARRAY_INDEX = MAX_PARTS - 1;
-
-/** A body as the handler receives it, with the declared media type it was sent as. */
-export interface ReceivedBody {
-  /** The key of the operation's `requestBody.content` the request's Content-Type selected (`application/json`, `image/*`). */
-  mediaType: string;
-  /** The media type the client sent, without parameters (`image/png`). */
-  sentAs: string;
-  kind: MediaKind;
-}
-
-declare module 'express-serve-static-core' {
-  interface Request {
-    /** Set by the body phase when the request has a body. */
-    received?: ReceivedBody;
-    /** The files of a multipart body, by field name, put into the body once it is validated. */
-    uploads?: Map<string, File[]>;
-  }
-}
 
 /** An operation's request body as declared: its media types and whether it is required. */
 export interface DeclaredBody {
@@ -127,7 +112,7 @@ export function bodyStage(spec: OpenApiDocument, op: SpecOperation): Stage {
     }
     const sentAs = essence(contentType!);
     if (Number(req.headers['content-length']) > MAX_BODY_BYTES) throw tooLarge();
-    req.received = { mediaType: declaredType, sentAs, kind: mediaKind(declaredType) };
+    contextOf(req).received = { mediaType: declaredType, sentAs, kind: mediaKind(declaredType) };
     return read(req, res);
   };
 }
@@ -180,7 +165,7 @@ function readerFor(spec: OpenApiDocument, declared: DeclaredBody, mediaType: str
         await parse(req, res).catch((error: unknown) => Promise.reject(multipartError(error)));
         const { body, uploads } = fields.fromMultipart((req.body ?? {}) as Record<string, unknown>, (req.files ?? []) as Express.Multer.File[]);
         req.body = body;
-        req.uploads = uploads;
+        contextOf(req).uploads = uploads;
       };
     }
     case 'binary':
@@ -188,7 +173,7 @@ function readerFor(spec: OpenApiDocument, declared: DeclaredBody, mediaType: str
       const parse = fromMiddleware(express.raw({ limit: MAX_BODY_BYTES, type: ANY }));
       return async (req, res) => {
         await parse(req, res);
-        req.body = new Blob([req.body as Buffer], { type: req.received!.sentAs });
+        req.body = new Blob([req.body as Buffer], { type: contextOf(req).received!.sentAs });
       };
     }
   }

@@ -7,26 +7,12 @@ import { issuesOfAjv, describeIssues } from '../errors/validation-issues';
 import type { Stage } from '../stage/stage';
 import { cookiePairs } from './cookies';
 import { deserializeSimple, fromCookies, fromPath, fromQuery, IGNORED_HEADERS, PREFIX, queryPairs, setOwn, shapeOf, take, type Parameter } from './styles';
+import { contextOf, type RequestParameters } from '../context/request-context';
+
+export type { RequestParameters };
 
 /** Where a parameter is, as OpenAPI names it. */
 export type ParameterLocation = 'path' | 'query' | 'header' | 'cookie';
-
-/** The parameters of a request once deserialized, coerced to their schema types and validated. */
-export interface RequestParameters {
-  path: Record<string, unknown>;
-  query: Record<string, unknown>;
-  header: Record<string, unknown>;
-  cookie: Record<string, unknown>;
-}
-
-declare module 'express-serve-static-core' {
-  interface Request {
-    /** The path parameters as the route table found them, not decoded. */
-    rawPathParams?: Readonly<Record<string, string>>;
-    /** The operation's parameters, typed and validated (the parameters phase). */
-    parameters?: RequestParameters;
-  }
-}
 
 /**
  * The parameters phase of one operation: every declared path, query, header
@@ -34,7 +20,7 @@ declare module 'express-serve-static-core' {
  * spaceDelimited, pipeDelimited, deepObject, simple, label, matrix; or JSON
  * `content`), its text coerced to the types its schema declares, defaults
  * applied, and validated against its schema. The result is
- * `req.parameters`, which the handler receives. Refused with 400:
+ * `contextOf(req).parameters`, which the handler receives. Refused with 400:
  *
  * - a query parameter the operation does not declare (an API key's query
  *   parameter, `apiKeyQueryNames`, is known);
@@ -60,7 +46,7 @@ export function parametersStage(spec: OpenApiDocument, op: SpecOperation, valida
   return (req) => {
     const result: RequestParameters = { path: {}, query: {}, header: {}, cookie: {} };
     if (path.length > 0) {
-      const raw = req.rawPathParams ?? {};
+      const raw = contextOf(req).rawPathParams ?? {};
       for (const parameter of path) {
         const text = raw[parameter.name];
         if (text !== undefined) take(result.path, parameter, fromPath(parameter, text, req));
@@ -78,7 +64,7 @@ export function parametersStage(spec: OpenApiDocument, op: SpecOperation, valida
       for (const parameter of cookie) take(result.cookie, parameter, fromCookies(parameter, cookies));
     }
     for (const parameter of parameters) check(result, parameter, validator);
-    req.parameters = result;
+    contextOf(req).parameters = result;
   };
 }
 

@@ -6,6 +6,7 @@ import { mediaKind } from '../contract/media-types';
 import { chain, fromMiddleware, type Stage } from '../stage/stage';
 import { withUploads } from './form-fields';
 import { resolveRef } from '../contract/refs';
+import { contextOf } from '../context/request-context';
 
 export interface ValidatorOptions {
   /** Every response goes through the validator before it is sent (strict mode: VALIDATE_RESPONSES=true). */
@@ -109,8 +110,10 @@ export function requestValidator(spec: OpenApiDocument, basePath: string, op: Sp
   const validate = chain(middlewares.map(fromMiddleware));
   return (req, res) => {
     // A binary body has no schema to check beyond being there; an absent optional body has nothing.
-    const bytes = req.received !== undefined && (req.received.kind === 'binary' || mediaKind(req.received.mediaType) === 'xml');
-    if (!options.validateResponses && (!req.received || bytes)) return;
+    const context = contextOf(req);
+    const { received } = context;
+    const bytes = received !== undefined && (received.kind === 'binary' || mediaKind(received.mediaType) === 'xml');
+    if (!options.validateResponses && (!received || bytes)) return;
     // Bytes have no schema to check beyond being there: the validator sees an empty string in their place.
     const sent = req.body as unknown;
     if (bytes) req.body = '';
@@ -118,7 +121,7 @@ export function requestValidator(spec: OpenApiDocument, basePath: string, op: Sp
     showDeclaredType(req);
     const restore = (): void => {
       req.headers['content-type'] = contentType;
-      req.body = bytes ? sent : withUploads(req.body, req.uploads);
+      req.body = bytes ? sent : withUploads(req.body, context.uploads);
     };
     let done: void | Promise<void>;
     try {
@@ -159,6 +162,7 @@ const withoutExtensions = (node: Record<string, unknown>): Record<string, unknow
  * compile each; declared types are a fixed set.
  */
 function showDeclaredType(req: Parameters<Stage>[0]): void {
-  if (req.received) req.headers['content-type'] = req.received.mediaType;
+  const { received } = contextOf(req);
+  if (received) req.headers['content-type'] = received.mediaType;
   else delete req.headers['content-type'];
 }

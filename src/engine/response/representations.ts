@@ -3,17 +3,7 @@ import { essence, mediaKind, negotiate } from '../contract/media-types';
 import { resolveRef } from '../contract/refs';
 import { ApiError } from '../errors/api-error';
 import type { Stage } from '../stage/stage';
-
-declare module 'express-serve-static-core' {
-  interface Request {
-    /**
-     * The media type the client accepts best among those the operation's
-     * successful responses declare (and the engine serves): what a handler
-     * should answer in, and what it is answered in when it does not say.
-     */
-    preferredMediaType?: string;
-  }
-}
+import { contextOf } from '../context/request-context';
 
 /** The media types a response of `status` may be sent as (XML left out: refused when the contract is loaded), in document order. */
 export interface Representations {
@@ -87,6 +77,6 @@ export function negotiation(declared: Representations): Stage | undefined {
     const accept = req.headers.accept;
     const chosen = accept === undefined || accept === '*/*' ? only : negotiate(offered, accept);
     if (chosen === undefined) throw new ApiError(406, 'not_acceptable', `Accept allows none of the media types this operation answers with: ${describe}`);
-    req.preferredMediaType = chosen;
+    contextOf(req).preferredMediaType = chosen;
   };
 }

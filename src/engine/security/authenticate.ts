@@ -7,25 +7,9 @@ import type { Stage } from '../stage/stage';
 import type { Authentication } from './requirements';
 import { challengeOf, credentialNoun, credentialOf, howToSend, type Credential, type SecurityScheme } from './schemes';
 import { TokenKeysUnavailable, TokenRejected, type VerifiedToken } from './tokens';
+import { contextOf, type Principal } from '../context/request-context';
 
-/**
- * Who called: what the service makes of a verified credential. The service
- * adds its own members by declaration merging (its callers have a plan and
- * limits); the engine only carries it to the handler.
- */
-export interface Principal {
-  /** Stable across requests, restarts and instances: what rate limits, bans and idempotency records are keyed by. */
-  readonly principal: string;
-}
-
-declare module 'express-serve-static-core' {
-  interface Request {
-    /** Who called, once a credential verified. */
-    caller?: Principal;
-    /** Why the request is refused (401, 403, 503), recorded by `authenticate` and answered by `requireCaller`, so the rate limits count it first. */
-    authFailure?: ApiError;
-  }
-}
+export type { Principal };
 
 /**
  * What the service plugs in: the caller of a key (API keys are the service's),
@@ -68,7 +52,7 @@ type SchemeResult =
  * The authenticate phase of one operation, by its security requirements: a
  * list is OR, the schemes of one requirement are AND, each scheme's
  * credential taken from where the document says. The caller is
- * `req.caller`; a refusal is recorded in `req.authFailure` and answered
+ * the context's `caller`; a refusal is recorded as its `authFailure` and answered
  * by `requireCaller` after the rate limits counted the request:
  *
  * - no credential, or a wrong one: 401 with a `WWW-Authenticate` challenge
@@ -97,7 +81,7 @@ export function authenticate(options: AuthenticationOptions): Stage {
     });
     if (mode === 'optional') return () => undefined;
     return (req) => {
-      req.authFailure = refusal;
+      contextOf(req).authFailure = refusal;
     };
   }
   const schemes = [...new Map(requirements.flat().map(({ scheme }) => [scheme.name, scheme])).values()];
@@ -113,12 +97,13 @@ export function authenticate(options: AuthenticationOptions): Stage {
 
   /** The verdict once every requirement has a result. */
   const decide = (req: Request, results: SchemeResult[][]): void => {
+    const context = contextOf(req);
     const passed = results.find((result) => result.every((scheme) => scheme.ok));
     if (passed) {
       const principals = passed.map((scheme) => (scheme as { principal: Principal }).principal);
-      if (principals.every((principal) => principal.principal === principals[0]!.principal)) req.caller = principals[0]!;
+      if (principals.every((principal) => principal.principal === principals[0]!.principal)) context.caller = principals[0]!;
       else
-        req.authFailure = new ApiError(401, 'unauthorized', 'the credentials of this request identify different callers', {
+        context.authFailure = new ApiError(401, 'unauthorized', 'the credentials of this request identify different callers', {
           'WWW-Authenticate': challenges().join(', '),
         });
       return;
@@ -129,8 +114,8 @@ export function authenticate(options: AuthenticationOptions): Stage {
       const scopes = [...new Set(short.flatMap((scheme) => scheme.missing))];
       // RFC 6750: the challenge's scope is what the resource needs, all of it; the message says what was missing.
       const needed = [...new Set(short.flatMap((scheme) => scheme.required))];
-      req.caller = short[0]!.principal;
-      req.authFailure = new ApiError(
+      context.caller = short[0]!.principal;
+      context.authFailure = new ApiError(
         403,
         'insufficient_scope',
         `the access token lacks the scope${scopes.length > 1 ? 's' : ''} ${scopes.join(', ')} this operation requires`,
@@ -142,11 +127,11 @@ export function authenticate(options: AuthenticationOptions): Stage {
     }
     const failures = results.flat().filter((scheme): scheme is Extract<SchemeResult, { why: 'invalid' }> => !scheme.ok && scheme.why === 'invalid');
     if (failures.length === 0) {
-      if (mode !== 'optional') req.authFailure = missing();
+      if (mode !== 'optional') context.authFailure = missing();
       return;
     }
     const [first] = failures;
-    req.authFailure =
+    context.authFailure =
       first!.error.status === 401
         ? new ApiError(
             401,
@@ -255,7 +240,8 @@ function settle(check: () => Principal | Promise<Principal>): SchemeResult | Pro
  * @example stages.push(requireCaller);
  */
 export const requireCaller: Stage = (req) => {
-  if (req.authFailure) throw req.authFailure;
+  const { authFailure } = contextOf(req);
+  if (authFailure) throw authFailure;
 };
 
 export type { SecurityRequirement };

@@ -7,7 +7,7 @@ import type { Plan } from '../plans/plans';
  * plan decides its rate limits; `principal` keys its counters, bans and
  * Idempotency-Keys, whichever way it authenticated.
  */
-declare module '../../engine/security/authenticate' {
+declare module '../../engine/context/request-context' {
   interface Principal {
     /** The API key's id; undefined for a token. */
     readonly keyId: number | undefined;

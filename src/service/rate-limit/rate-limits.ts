@@ -8,6 +8,8 @@ import { limitsOf } from '../plans/plans';
 import type { Plan } from '../plans/plans';
 import type { RateLimitSettings } from '../../config';
 import { addressKey, type RefusedAddresses } from './refused-addresses';
+import { contextOf } from '../../engine/context';
+import type { Caller } from '../keys/caller';
 
 /** Told about each refusal (429) and each new ban, for metrics. `plan` is `none` without a valid key. */
 export interface RateLimitObserver {
@@ -87,34 +89,35 @@ export function rateLimits(
     resetMs: info.resetTime?.getTime() ?? now() + windowMs[name],
   });
 
-  const checkBan = async (req: Request): Promise<void> => {
-    if (!req.caller) return;
-    const stored = req.caller.bannedUntil ? Date.parse(req.caller.bannedUntil) : 0;
-    const until = Math.max(stored, (await bans.bannedUntil(req.caller.principal, now())) ?? 0);
-    if (until > now()) req.bannedUntil = until;
+  /** Until when the caller's key is banned (ms since epoch), or undefined: the stored ban, or one this process or the shared state knows. */
+  const bannedUntilOf = async (caller: Caller | undefined): Promise<number | undefined> => {
+    if (!caller) return undefined;
+    const stored = caller.bannedUntil ? Date.parse(caller.bannedUntil) : 0;
+    const until = Math.max(stored, (await bans.bannedUntil(caller.principal, now())) ?? 0);
+    return until > now() ? until : undefined;
   };
 
   /** Sets the headers and throws the 429 when a window is exhausted; store calls happen in `count`. */
-  const decide = (req: Request, res: Response, windows: Window[]): void => {
-    if (req.bannedUntil !== undefined) {
-      const { perMinute } = limitsOf(req.caller!);
+  const decide = (caller: Caller | undefined, counted: Counted, res: Response): void => {
+    if (counted.bannedUntil !== undefined) {
+      const { perMinute } = limitsOf(caller!);
       const window: Window = {
         name: 'minute',
         limit: perMinute,
         used: perMinute,
         windowSeconds: Math.round(settings.minuteWindowMs / 1000),
-        resetMs: req.bannedUntil,
+        resetMs: counted.bannedUntil,
       };
       setHeaders(res, [window], window, now());
-      observer.refused(req.caller!.plan, 'ban');
+      observer.refused(caller!.plan, 'ban');
       throw tooMany('key_temporarily_banned', 'API key temporarily banned for repeated requests over the rate limit', window.resetMs);
     }
     // After a refusal the exhausted windows have 0 left and bind; the latest of them tells when to retry.
-    const binding = bindingWindow(windows);
-    setHeaders(res, windows, binding, now());
+    const binding = bindingWindow(counted.windows);
+    setHeaders(res, counted.windows, binding, now());
     if (binding.used <= binding.limit) return;
-    observer.refused(req.caller?.plan ?? 'none', binding.name);
-    const scope = req.caller ? `API key's ${binding.name} limit` : 'limit for requests without a valid API key';
+    observer.refused(caller?.plan ?? 'none', binding.name);
+    const scope = caller ? `API key's ${binding.name} limit` : 'limit for requests without a valid API key';
     throw tooMany('rate_limited', `rate limit exceeded: the ${scope} is ${binding.limit} requests`, binding.resetMs);
   };
 
@@ -125,13 +128,13 @@ export function rateLimits(
    * later of `banSeconds` from now and the end of its exhausted windows, so it
    * is not banned again on its first request after the ban.
    */
-  const count = async (req: Request): Promise<Window[]> => {
-    await checkBan(req);
-    if (req.bannedUntil !== undefined) return []; // a banned key's requests are not counted
+  const count = async (req: Request, caller: Caller | undefined): Promise<Counted> => {
+    const bannedUntil = await bannedUntilOf(caller);
+    if (bannedUntil !== undefined) return { windows: [], bannedUntil }; // a banned key's requests are not counted
     let windows: Window[];
-    if (req.caller) {
-      const key = req.caller.principal;
-      const { perMinute, perDay } = limitsOf(req.caller);
+    if (caller) {
+      const key = caller.principal;
+      const { perMinute, perDay } = limitsOf(caller);
       // Both windows at once: one round trip to a shared store, not two.
       const [minute, day] = stores.incrementKey ? await stores.incrementKey(key) : await Promise.all([stores.minute.increment(key), stores.day.increment(key)]);
       windows = [windowOf('minute', key, perMinute, minute), windowOf('day', key, perDay, day)];
@@ -140,20 +143,20 @@ export function rateLimits(
       windows = [windowOf('ip', key, settings.ipPerMinute, await stores.ip.increment(key))];
     }
     const exhausted = windows.filter((window) => window.used > window.limit);
-    if (exhausted.length === 0) return windows;
-    if (!req.caller) refused?.remember(windows[0]!.key!, windows[0]!.resetMs);
+    if (exhausted.length === 0) return { windows, bannedUntil: undefined };
+    if (!caller) refused?.remember(windows[0]!.key!, windows[0]!.resetMs);
     for (const window of windows.filter((candidate) => candidate.used <= candidate.limit)) {
       await stores[window.name].decrement(window.key!);
       window.used -= 1;
     }
     const refusals = Math.max(...exhausted.map((window) => window.used - window.limit));
-    if (req.caller && refusals > settings.banAfter) {
+    if (caller && refusals > settings.banAfter) {
       const until = Math.max(now() + settings.banSeconds * 1000, ...exhausted.map((window) => window.resetMs));
-      await bans.ban(req.caller, until);
-      req.bannedUntil = until;
-      for (const window of exhausted) observer.banned(req.caller.plan, window.name as 'minute' | 'day');
+      await bans.ban(caller, until);
+      for (const window of exhausted) observer.banned(caller.plan, window.name as 'minute' | 'day');
+      return { windows, bannedUntil: until };
     }
-    return windows;
+    return { windows, bannedUntil: undefined };
   };
 
   const tooMany = (code: 'rate_limited' | 'key_temporarily_banned', message: string, untilMs: number): ApiError =>
@@ -164,13 +167,13 @@ export function rateLimits(
    * cannot be checked, the request is refused with 503 rather than served
    * unlimited: fail closed. Its headers say "nothing left until Retry-After".
    */
-  const unavailable = (req: Request, res: Response, error: ApiError): ApiError => {
-    const limit = req.caller ? limitsOf(req.caller).perMinute : settings.ipPerMinute;
+  const unavailable = (caller: Caller | undefined, res: Response, error: ApiError): ApiError => {
+    const limit = caller ? limitsOf(caller).perMinute : settings.ipPerMinute;
     const window: Window = {
-      name: req.caller ? 'minute' : 'ip',
+      name: caller ? 'minute' : 'ip',
       limit,
       used: limit,
-      windowSeconds: Math.round((req.caller ? settings.minuteWindowMs : settings.ipWindowMs) / 1000),
+      windowSeconds: Math.round((caller ? settings.minuteWindowMs : settings.ipWindowMs) / 1000),
       resetMs: now() + UNAVAILABLE_RETRY_AFTER_SECONDS * 1000,
     };
     setHeaders(res, [window], window, now());
@@ -182,23 +185,23 @@ export function rateLimits(
     });
 
   return async (req, res) => {
+    const { caller, authFailure } = contextOf(req);
     // The key could not be checked (database down): not counted against the IP, answered 503.
-    if (req.authFailure?.code === 'unavailable') throw unavailable(req, res, req.authFailure);
-    let windows: Window[];
+    if (authFailure?.code === 'unavailable') throw unavailable(caller, res, authFailure);
+    let counted: Counted;
     try {
-      windows = await count(req);
+      counted = await count(req, caller);
     } catch (error) {
-      throw isUnavailable(error) ? unavailable(req, res, storeUnavailable()) : error;
+      throw isUnavailable(error) ? unavailable(caller, res, storeUnavailable()) : error;
     }
-    decide(req, res, windows);
+    decide(caller, counted, res);
   };
 }
 
-declare module 'express-serve-static-core' {
-  interface Request {
-    /** Set while the calling key is banned (ms since epoch of the ban's end). */
-    bannedUntil?: number;
-  }
+/** What counting a request found: its windows, and the end of the key's ban while it is banned (ms since epoch). */
+interface Counted {
+  windows: Window[];
+  bannedUntil: number | undefined;
 }
 
 /** The window with the fewest requests remaining; on a tie, the one that resets last. */

@@ -1,0 +1,99 @@
+import type { Request } from 'express';
+import type { MediaKind } from '../contract/media-types';
+import type { ApiError, ErrorBody } from '../errors/api-error';
+
+/**
+ * Who called: what the service makes of a verified credential. The service
+ * adds its own members by declaration merging (its callers have a plan and
+ * limits); the engine only carries it to the handler.
+ */
+export interface Principal {
+  /** Stable across requests, restarts and instances: what rate limits, bans and idempotency records are keyed by. */
+  readonly principal: string;
+}
+
+/** The operation's parameters once deserialized, coerced to their schema types and validated. */
+export interface RequestParameters {
+  path: Record<string, unknown>;
+  query: Record<string, unknown>;
+  header: Record<string, unknown>;
+  cookie: Record<string, unknown>;
+}
+
+/** A body as the handler receives it, with the declared media type it was sent as. */
+export interface ReceivedBody {
+  /** The key of the operation's `requestBody.content` the request's Content-Type selected (`application/json`, `image/*`). */
+  mediaType: string;
+  /** The media type the client sent, without parameters (`image/png`). */
+  sentAs: string;
+  kind: MediaKind;
+}
+
+/** What is sent: a handler's response, or a mock's. */
+export interface OutgoingResponse {
+  status: number;
+  body?: unknown;
+  headers?: Record<string, string>;
+  /** The media type of `body`, one the contract declares for `status`; JSON (or the only declared type) when omitted. */
+  mediaType?: string;
+  /**
+   * Written as it is, never judged by response validation: the framework's
+   * own answers, such as a stub's 400 for a bad `Prefer` header.
+   */
+  direct?: boolean;
+}
+
+/**
+ * What the phases of one request tell each other, made once per request (by
+ * `observe`, the first phase) and read through `contextOf`. Each field says
+ * which phase writes it and which read it, in the order of
+ * src/engine/pipeline/phases.ts. Every field exists from the start, so every
+ * context has the same shape.
+ *
+ * @example const context = contextOf(req); if (context.caller) context.caller.principal;
+ */
+export class RequestContext {
+  /** The operationId (or fixed route name) of the request. Written by the route's operation facts (or the observer, for routes outside the contract); read by the metrics, the access log and the error mapper. */
+  operationName: string | undefined = undefined;
+  /** The major version (`v1`) the request is for. Written with `operationName`; read by the same. */
+  apiVersion: string | undefined = undefined;
+  /** The path parameters as the route table found them, not decoded. Written by `route`; read by `parameters`. */
+  rawPathParams: Readonly<Record<string, string>> | undefined = undefined;
+  /** Who called, once a credential verified. Written by `authenticate`; read by `rate-limit`, `handle` and the access log. */
+  caller: Principal | undefined = undefined;
+  /** Why the request is refused (401, 403, 503). Written by `authenticate`; read by `rate-limit` (which counts it first) and answered by `require-caller`. */
+  authFailure: ApiError | undefined = undefined;
+  /** The operation's parameters, typed and validated. Written by `parameters`; read by `handle`. */
+  parameters: RequestParameters | undefined = undefined;
+  /** The body's declared media type, when the request has a body. Written by `body`; read by `validate` and `handle`. */
+  received: ReceivedBody | undefined = undefined;
+  /** The files of a multipart body, by field name. Written by `body`; put into the body by `validate`. */
+  uploads: Map<string, File[]> | undefined = undefined;
+  /** The media type the client accepts best among the successful responses'. Written by `negotiate`; read by `handle`. */
+  preferredMediaType: string | undefined = undefined;
+  /** The response the handler (or a mock) produced. Written by `handle`; read by `serialize` and the access log. */
+  answer: OutgoingResponse | undefined = undefined;
+  /** The Error object the request was refused with, as the access log tells it. Written by the error mapper; read by the access log. */
+  refusal: ErrorBody | undefined = undefined;
+}
+
+declare module 'express-serve-static-core' {
+  interface Request {
+    /** What the phases of this request tell each other (read it through `contextOf`). */
+    context?: RequestContext;
+  }
+}
+
+/**
+ * The request's context, made on first use: the observe phase makes it first,
+ * and code that runs without the pipeline (an error mapper mounted alone)
+ * still gets one.
+ */
+export function contextOf(req: Request): RequestContext {
+  let context = req.context;
+  if (context === undefined) {
+    context = new RequestContext();
+    req.context = context;
+  }
+  return context;
+}
