@@ -1,5 +1,5 @@
 import cluster from 'node:cluster';
-import express, { type Express } from 'express';
+import express, { type Express, type Request } from 'express';
 import helmet from 'helmet';
 import type { Logger } from 'pino';
 import type { DestinationStream } from 'pino';
@@ -46,16 +46,16 @@ import { requestObserver } from './observability/request-observer';
 import { responseSampler } from './observability/response-sampling';
 import { contractViolations } from './observability/contract-violations';
 import { mountPublicRoutes } from './public/public-routes';
-import { contextOf } from './engine/context';
+import { contextOf, RequestContext } from './engine/context';
 
 /** The realm of every authentication challenge. */
 const REALM = 'pet-adoption';
 
 /**
- * What the tests and benchmarks may put in place of the defaults. The
- * server passes none.
+ * What the tests and benchmarks may put in place of the defaults (a contract,
+ * handlers, a storage with a fault injected, a clock). The server passes none.
  */
-export interface CompositionSeams {
+export interface ComposeOverrides {
   /** The document of the first version (v1) to serve instead of openapi/v1/openapi.yaml (bundled: local `$ref`s only). */
   contract?: OpenApiDocument;
   /** The first version's (v1) handlers instead of src/service/handlers' registry. */
@@ -102,32 +102,30 @@ export interface Service {
 /**
  * The one composition root: builds the whole service from its configuration.
  * The server (src/server.ts), the tests and the benchmarks all build it here,
- * so there is one copy of the wiring. The request phases run in the order
- * declared in src/engine/pipeline/phases.ts.
+ * so there is one copy of the wiring. It reads as the start does: the
+ * contracts, then what the service keeps open, then the engine's phases with
+ * the service plugged in, then the app.
  *
  * @example
  * const service = await compose(loadConfig(process.env));
  * service.app.listen(3000);
  */
-export async function compose(config: Config, seams: CompositionSeams = {}): Promise<Service> {
-  const versions = seams.versions ?? (await servedVersions(seams, config.contractDir));
+export async function compose(config: Config, overrides: ComposeOverrides = {}): Promise<Service> {
+  // The contracts: every version, refused by name at start where it cannot be served; the mocks are built (and checked) before anything is opened.
+  const versions = overrides.versions ?? (await servedVersions(overrides, config.contractDir));
   const apis = versions.map(({ name, contract }) => servedApi(name, contract));
   const warnings = refuseWhatCannotBeServed(apis, config);
-  const logger = createLogger(config.logLevel, seams.logDestination, config.logFormat, secretNames(apis));
+  const logger = createLogger(config.logLevel, overrides.logDestination, config.logFormat, secretNames(apis));
   for (const warning of warnings) logger.warn({ refused: warning }, warning);
   const metrics = createMetrics();
-  const handlersOf = new Map(versions.map((version) => [version.name, version.handlers]));
-  const stubbedOf = new Map(versions.map((version) => [version.name, stubbedOperations(version.handlers)]));
-  const stubbed = [...new Set([...stubbedOf.values()].flat())];
-  // Built before anything is opened: an invalid example stops the start here.
-  const mocksOf = new Map(
-    config.mockResponses ? versions.map((version) => [version.name, buildOperationMocks(version.contract, stubbedOf.get(version.name)!)] as const) : [],
-  );
-  const requestSchemas = new Map(apis.map((api) => [api.name, schemaValidator(api.contract, { direction: 'request' })]));
+  const mocks = config.mockResponses
+    ? new Map(versions.map((version) => [version.name, buildOperationMocks(version.contract, stubbedOperations(version.handlers))]))
+    : undefined;
 
-  const opened = seams.storage ?? (await openStorage(config.databaseUrl));
+  // What the service keeps open: the database (every query timed) and the state instances share.
+  const opened = overrides.storage ?? (await openStorage(config.databaseUrl));
   const closeStorage = async (): Promise<void> => {
-    if (!seams.storage) await opened.close();
+    if (!overrides.storage) await opened.close();
   };
   let shared: SharedState | undefined;
   try {
@@ -136,107 +134,20 @@ export async function compose(config: Config, seams: CompositionSeams = {}): Pro
       const child = metrics.dbQueryDuration.labels({ operation, backend: opened.backend });
       return (seconds) => child.observe(seconds);
     });
-    const { poolStats } = storage;
-    if (poolStats) metrics.watchPool(storage.backend, poolStats);
+    if (storage.poolStats) metrics.watchPool(storage.backend, storage.poolStats);
 
+    // The engine's phases, the service plugged in: its credentials, its limits, its handlers.
+    const now = overrides.now ?? Date.now;
+    const operationOf = operationResolver(apis);
+    const phases = await requestPhases({ config, overrides, versions, apis, mocks, storage, shared, logger, metrics, operationOf, now });
+
+    // The app: the pipeline, the routes outside the contract, the error mapper.
     const app = express();
     app.disable('x-powered-by');
-    // API responses are small and personal: a per-response hash (ETag) costs
-    // CPU on every request and no client revalidates them.
+    // API responses are small and personal: a per-response hash (ETag) costs CPU on every request and no client revalidates them.
     app.set('etag', false);
     app.set('trust proxy', config.trustProxy);
     attachRequestLogger(app, logger);
-
-    const operationOf = operationResolver(apis);
-    const observe = requestObserver({
-      metrics,
-      operationOf,
-      // Skipped entirely when info is off (LOG_LEVEL=warn).
-      ...(config.accessLog && logger.isLevelEnabled('info') && { accessLog: logger }),
-    });
-    const now = seams.now ?? Date.now;
-    // Only when sampling is on: at 0 no request pays for it, and no schema is compiled.
-    const sampleResponse =
-      config.responseSampleRate > 0
-        ? responseSampler({
-            rate: config.responseSampleRate,
-            check: contractViolations({ apis, operationOf, metrics, logger, now }),
-            logger,
-            ...(seams.random && { random: seams.random }),
-          })
-        : undefined;
-    const cursorSecret = await storage.secrets.get('page-cursors');
-    if (!cursorSecret) throw new Error('the database has no page-cursors secret (migration 0003 did not run?)');
-    const idempotency = idempotentRequests(storage.idempotencyKeys, { ...config.idempotency, now });
-    const cursors = pageCursors(cursorSecret);
-    const repositories = repositoriesOf(storage);
-    // Per version: the handlers, the mocks, and the context (links carry the version's base path).
-    const handleOptionsOf = new Map(
-      apis.map((api) => {
-        const mocks = mocksOf.get(api.name);
-        return [api.name, { context: { ...repositories, pages: pageLinks(api.basePath, cursors), idempotency }, ...(mocks && { mocks }) }] as const;
-      }),
-    );
-    // On the stores' clock, not the service's: it holds the ends of their windows.
-    const refusedAddresses = new RefusedAddresses();
-    const check = keyCheck({
-      apiKeys: storage.apiKeys,
-      cacheTtlMs: config.keyCacheTtlMs,
-      ...(shared && { keyChanges: shared.keyChanges }),
-      observeCache: (result) => metrics.keyCacheLookups.inc({ result }),
-      tokenPlan: config.oauth2.plan,
-      // A client already refused in its per-address window: its next random key costs no query.
-      beforeLookup: refusedAddresses.guard(config.rateLimits.ipPerMinute),
-    });
-    const { jwksUrl, issuer, audience, maxTokenAgeSeconds, tokenType } = config.oauth2;
-    const verifyToken = jwksUrl ? tokenVerifier({ jwksUrl, issuer, audience, maxTokenAgeSeconds, tokenType }) : undefined;
-    const phases: PhaseImplementations = {
-      observe: (req, res) => {
-        assignRequestId(req, res);
-        observe(req, res);
-        sampleResponse?.(req, res);
-      },
-      'security-headers': precomputeHeaders(helmet()),
-      route: routeOf(apis.map((api) => api.table)),
-      authenticate: (op, api) => authenticate({ ...resolvedSecurity(api.contract, op), check, verifyToken, realm: REALM }),
-      'rate-limit': rateLimits(
-        config.rateLimits,
-        shared?.stores ?? memoryStores(),
-        shared?.banList ?? new MemoryBanList(storage.apiKeys),
-        logger,
-        {
-          refused: (plan, window) => metrics.rateLimitRefusals.inc({ plan, window }),
-          banned: (plan, window) => metrics.rateLimitBans.inc({ plan, window }),
-        },
-        now,
-        refusedAddresses,
-      ),
-      'url-length': limitUrlLength(),
-      'require-caller': requireCaller,
-      sunset: (op, api) => {
-        if (!op) return undefined;
-        // One counter child per plan, found by name: prom-client would hash the labels on every call.
-        const byPlan = new Map<string, { inc(): void }>();
-        return sunsetStage(op, {
-          now,
-          deprecatedCall: (operation, req) => {
-            const plan = contextOf(req).caller?.plan ?? 'none';
-            let child = byPlan.get(plan);
-            if (!child) {
-              child = metrics.deprecatedCalls.labels({ operation, plan, version: api.name });
-              byPlan.set(plan, child);
-            }
-            child.inc();
-          },
-        });
-      },
-      parameters: (op, api) => op && parametersStage(api.contract, op, requestSchemas.get(api.name)!, apiKeyQueryNames(api)),
-      body: (op, api) => op && bodyStage(api.contract, op),
-      validate: (op, api) => op && requestValidator(api.contract, api.basePath, op, { validateResponses: config.validateResponses }),
-      negotiate: (op, api) => op && negotiation(representations(api.contract, op)),
-      handle: (op, api) => op && handleStage(op, handlersOf.get(api.name)![op.operationId], handleOptionsOf.get(api.name)!),
-      serialize: (op, api) => op && serializeStage(representations(api.contract, op), config.validateResponses),
-    };
     app.use(assemblePipeline(apis, phases));
     mountPublicRoutes(app, {
       apis,
@@ -249,6 +160,7 @@ export async function compose(config: Config, seams: CompositionSeams = {}): Pro
     app.use(errorMapper(logger, operationOf, now));
     const purge = purgeExpiredKeys(storage, now, logger);
 
+    const sharedState = shared;
     return Object.freeze({
       app,
       config,
@@ -257,11 +169,11 @@ export async function compose(config: Config, seams: CompositionSeams = {}): Pro
       logger,
       metrics,
       storage,
-      sharedState: shared?.kind ?? 'memory',
-      stubbed,
+      sharedState: sharedState?.kind ?? 'memory',
+      stubbed: [...new Set(versions.flatMap((version) => stubbedOperations(version.handlers)))],
       close: async () => {
         clearInterval(purge);
-        await shared?.close();
+        await sharedState?.close();
         await closeStorage();
       },
     });
@@ -271,6 +183,121 @@ export async function compose(config: Config, seams: CompositionSeams = {}): Pro
     await closeStorage();
     throw error;
   }
+}
+
+/** What the phases are built from. */
+interface PhaseParts {
+  config: Config;
+  overrides: ComposeOverrides;
+  versions: readonly ServedVersion[];
+  apis: readonly ServedApi[];
+  mocks: ReadonlyMap<string, ReturnType<typeof buildOperationMocks>> | undefined;
+  storage: Storage;
+  shared: SharedState | undefined;
+  logger: Logger;
+  metrics: Metrics;
+  operationOf: (req: Request) => string;
+  now: () => number;
+}
+
+/**
+ * The implementation of every phase of src/engine/pipeline/phases.ts: the
+ * engine's stages, with the service's key check, rate limits and handlers
+ * (and their context: repositories, page links, idempotency) plugged in.
+ */
+async function requestPhases(parts: PhaseParts): Promise<PhaseImplementations> {
+  const { config, overrides, versions, apis, mocks, storage, shared, logger, metrics, operationOf, now } = parts;
+  const observe = requestObserver({
+    metrics,
+    operationOf,
+    // Skipped entirely when info is off (LOG_LEVEL=warn).
+    ...(config.accessLog && logger.isLevelEnabled('info') && { accessLog: logger }),
+  });
+  // Only when sampling is on: at 0 no request pays for it, and no schema is compiled.
+  const sampleResponse =
+    config.responseSampleRate > 0
+      ? responseSampler({
+          rate: config.responseSampleRate,
+          check: contractViolations({ apis, operationOf, metrics, logger, now }),
+          logger,
+          ...(overrides.random && { random: overrides.random }),
+        })
+      : undefined;
+
+  // The service's credentials: API keys (cached, a refused address's unknown keys never looked up) and access tokens.
+  // On the stores' clock, not the service's: it holds the ends of their windows.
+  const refusedAddresses = new RefusedAddresses();
+  const check = keyCheck({
+    apiKeys: storage.apiKeys,
+    cacheTtlMs: config.keyCacheTtlMs,
+    ...(shared && { keyChanges: shared.keyChanges }),
+    observeCache: (result) => metrics.keyCacheLookups.inc({ result }),
+    tokenPlan: config.oauth2.plan,
+    beforeLookup: refusedAddresses.guard(config.rateLimits.ipPerMinute),
+  });
+  const { jwksUrl, issuer, audience, maxTokenAgeSeconds, tokenType } = config.oauth2;
+  const verifyToken = jwksUrl ? tokenVerifier({ jwksUrl, issuer, audience, maxTokenAgeSeconds, tokenType }) : undefined;
+
+  // The service's handlers, per version, with what they use besides the request (links carry the version's base path).
+  const cursorSecret = await storage.secrets.get('page-cursors');
+  if (!cursorSecret) throw new Error('the database has no page-cursors secret (migration 0003 did not run?)');
+  const cursors = pageCursors(cursorSecret);
+  const handlerContext = { ...repositoriesOf(storage), idempotency: idempotentRequests(storage.idempotencyKeys, { ...config.idempotency, now }) };
+  const handlersOf = new Map(versions.map((version) => [version.name, version.handlers]));
+  const handleOptionsOf = new Map(
+    apis.map((api) => {
+      const versionMocks = mocks?.get(api.name);
+      return [api.name, { context: { ...handlerContext, pages: pageLinks(api.basePath, cursors) }, ...(versionMocks && { mocks: versionMocks }) }] as const;
+    }),
+  );
+  const requestSchemas = new Map(apis.map((api) => [api.name, schemaValidator(api.contract, { direction: 'request' })]));
+
+  return {
+    observe: (req, res) => {
+      req.context = new RequestContext();
+      assignRequestId(req, res);
+      observe(req, res);
+      sampleResponse?.(req, res);
+    },
+    'security-headers': precomputeHeaders(helmet()),
+    route: routeOf(apis.map((api) => api.table)),
+    authenticate: (op, api) => authenticate({ ...resolvedSecurity(api.contract, op), check, verifyToken, realm: REALM }),
+    'rate-limit': rateLimits(
+      config.rateLimits,
+      shared?.stores ?? memoryStores(),
+      shared?.banList ?? new MemoryBanList(storage.apiKeys),
+      logger,
+      {
+        refused: (plan, window) => metrics.rateLimitRefusals.inc({ plan, window }),
+        banned: (plan, window) => metrics.rateLimitBans.inc({ plan, window }),
+      },
+      now,
+      refusedAddresses,
+    ),
+    'url-length': limitUrlLength(),
+    'require-caller': requireCaller,
+    sunset: (op, api) => op && sunsetStage(op, { now, deprecatedCall: deprecatedCallCounter(metrics, api.name) }),
+    parameters: (op, api) => op && parametersStage(api.contract, op, requestSchemas.get(api.name)!, apiKeyQueryNames(api)),
+    body: (op, api) => op && bodyStage(api.contract, op),
+    validate: (op, api) => op && requestValidator(api.contract, api.basePath, op, { validateResponses: config.validateResponses }),
+    negotiate: (op, api) => op && negotiation(representations(api.contract, op)),
+    handle: (op, api) => op && handleStage(op, handlersOf.get(api.name)![op.operationId], handleOptionsOf.get(api.name)!),
+    serialize: (op, api) => op && serializeStage(representations(api.contract, op), config.validateResponses),
+  };
+}
+
+/** Counts a deprecated operation's calls by plan: one counter child per plan, found by name (prom-client would hash the labels on every call). */
+function deprecatedCallCounter(metrics: Metrics, version: string): (operation: string, req: Request) => void {
+  const byPlan = new Map<string, { inc(): void }>();
+  return (operation, req) => {
+    const plan = contextOf(req).caller?.plan ?? 'none';
+    let child = byPlan.get(plan);
+    if (!child) {
+      child = metrics.deprecatedCalls.labels({ operation, plan, version });
+      byPlan.set(plan, child);
+    }
+    child.inc();
+  };
 }
 
 /**
@@ -315,16 +342,16 @@ function secretNames(apis: readonly ServedApi[]): string[] {
  */
 const everyVersion: { readonly [V in Version]: HandlerRegistry<V> } = registries;
 
-/** The versions of openapi/ (bundled) with src/service/handlers' registries, the first one's document and handlers replaced by the seams'. */
-async function servedVersions(seams: CompositionSeams, contractDir: string | undefined): Promise<ServedVersion[]> {
+/** The versions of openapi/ (bundled) with src/service/handlers' registries, the first one's document and handlers replaced by the overrides'. */
+async function servedVersions(overrides: ComposeOverrides, contractDir: string | undefined): Promise<ServedVersion[]> {
   return Promise.all(
     contractVersionsIn(contractDir ?? OPENAPI_DIR).map(async (version, index) => {
       const registry = (everyVersion as Record<string, AnyHandlerRegistry | undefined>)[version.name];
       if (!registry) throw new Error(`openapi/${version.name}/openapi.yaml has no handler registry in src/service/handlers/index.ts: run npm run scaffold`);
       return {
         name: version.name,
-        contract: (index === 0 && seams.contract) || (await loadContract(version.document)),
-        handlers: (index === 0 && (seams.handlers as AnyHandlerRegistry | undefined)) || registry,
+        contract: (index === 0 && overrides.contract) || (await loadContract(version.document)),
+        handlers: (index === 0 && (overrides.handlers as AnyHandlerRegistry | undefined)) || registry,
       };
     }),
   );

@@ -1,7 +1,7 @@
 import type { Express } from 'express';
 import path from 'node:path';
 import request from 'supertest';
-import { compose, type CompositionSeams, type Service } from '../../src/compose';
+import { compose, type ComposeOverrides, type Service } from '../../src/compose';
 import { loadConfig, withSettings, type Config } from '../../src/config';
 import type { Storage } from '../../src/service/storage/storage';
 import type { Plan } from '../../src/service/plans/plans';
@@ -59,8 +59,8 @@ export function apiClient(app: Express, contract?: ConformanceOptions['contract'
   };
 }
 
-/** What a test may change: settings of the configuration, and the composition root's seams. */
-export interface TestAppOptions extends Omit<CompositionSeams, 'logDestination'> {
+/** What a test may change: settings of the configuration, and the composition root's overrides. */
+export interface TestAppOptions extends Omit<ComposeOverrides, 'logDestination'> {
   /** A database to reuse (another test app's); a fresh one by default. */
   databaseUrl?: string;
   /** Rate-limit settings to change (windows, bans, the per-IP limit). */
@@ -115,8 +115,8 @@ export function testConfig(options: Pick<TestAppOptions, 'databaseUrl' | 'rateLi
 export async function startTestApp(options: TestAppOptions = {}): Promise<TestApp> {
   const config = testConfig(options);
   const log = memoryLog();
-  const { databaseUrl: _database, rateLimits: _limits, settings: _settings, ...seams } = options;
-  const service = await compose(config, { ...seams, logDestination: log.sink });
+  const { databaseUrl: _database, rateLimits: _limits, settings: _settings, ...overrides } = options;
+  const service = await compose(config, { ...overrides, logDestination: log.sink });
   const storage = service.storage;
   const issueKey: TestApp['issueKey'] = async (plan = 'free', limits = {}) => `Bearer ${(await issueApiKey(storage.apiKeys, { plan, ...limits })).key}`;
   return {
@@ -146,10 +146,10 @@ export async function appOn(
   storage: Storage,
   options: Omit<TestAppOptions, 'storage' | 'databaseUrl'> & { logLevel?: Config['logLevel'] } = {},
 ): Promise<Pick<TestApp, 'app' | 'api' | 'service' | 'logs' | 'close'>> {
-  const { logLevel, rateLimits, settings, ...seams } = options;
+  const { logLevel, rateLimits, settings, ...overrides } = options;
   const config = testConfig({ ...(rateLimits && { rateLimits }), settings: { ...settings, ...(logLevel && { logLevel }) } });
   const log = memoryLog();
-  const service = await compose(config, { ...seams, storage, logDestination: log.sink });
+  const service = await compose(config, { ...overrides, storage, logDestination: log.sink });
   return {
     app: service.app,
     api: apiClient(
