@@ -6,10 +6,7 @@
  * boolean exclusive bounds, `example`), so the rest of the fuzzer sees plain
  * JSON Schemas.
  */
-import { readFileSync } from 'node:fs';
-import path from 'node:path';
-import { bundle, createConfig } from '@redocly/openapi-core';
-import { parse } from 'yaml';
+import { loadContract as loadDocument, readBundledContract } from '../../src/engine/contract';
 
 /** A JSON Schema (2020-12, as OpenAPI 3.1 uses it), `$ref`s resolved. */
 export type Schema = {
@@ -263,7 +260,7 @@ function responseOf(raw: RawResponse | undefined): DeclaredResponse {
  * @example const { operations } = loadContract('openapi/v1/openapi.yaml'); operations[0].operationId // 'listPets'
  */
 export function loadContract(file: string): Contract {
-  return contractOf(parse(readFileSync(file, 'utf8')));
+  return contractOf(readBundledContract(file));
 }
 
 /**
@@ -274,10 +271,8 @@ export function loadContract(file: string): Contract {
  * @example const contract = await loadBundledContract('openapi/v3/openapi.yaml', '/v3');
  */
 export async function loadBundledContract(file: string, basePath?: string): Promise<Contract> {
-  const result = await bundle({ ref: path.resolve(file), config: await createConfig({}), dereference: false });
-  const errors = result.problems.filter((problem) => problem.severity === 'error');
-  if (errors.length > 0) throw new Error(`${file}: ${errors.map((problem) => problem.message).join('; ')}`);
-  return contractOf(result.bundle.parsed, basePath);
+  // The server's own loader: the fuzzer reads a document exactly as the server it checks does.
+  return contractOf(await loadDocument(file), basePath);
 }
 
 /** The contract of a parsed document. */
