@@ -7,6 +7,7 @@
  */
 import type { RequestInput } from './cases';
 import { INVALID_KEY } from './cases';
+import { authorizationValue, placementOf, type CredentialPlacement } from '../../src/engine/credentials';
 import type { Operation, Parameter, Schema, SecurityScheme } from './spec';
 
 export interface HttpRequest {
@@ -32,13 +33,15 @@ export const PNG_1X1 = Uint8Array.from(
 );
 
 const asText = (value: unknown): string => (typeof value === 'string' ? value : JSON.stringify(value));
-const isToken = (scheme: SecurityScheme): boolean => scheme.type === 'oauth2' || scheme.type === 'openIdConnect';
+/** Where a scheme's credential goes, as the server reads it (src/engine/credentials). */
+const placementOfScheme = (scheme: SecurityScheme): CredentialPlacement | undefined => placementOf({ ...scheme, name: scheme.parameter });
 
 /** Whether the run's credentials can meet one requirement (every scheme of it). */
 export const canMeet = (requirement: SecurityScheme[], target: Pick<Target, 'token'>): boolean =>
-  requirement.every((scheme) =>
-    isToken(scheme) ? target.token !== undefined : scheme.type === 'apiKey' || (scheme.type === 'http' && ['bearer', 'basic'].includes(scheme.scheme ?? '')),
-  );
+  requirement.every((scheme) => {
+    const placement = placementOfScheme(scheme);
+    return placement !== undefined && (placement.holds !== 'token' || target.token !== undefined);
+  });
 
 /** The requirement the run presents credentials for: the first it can meet. */
 export const requirementFor = (operation: Operation, target: Pick<Target, 'token'>): SecurityScheme[] | undefined =>
@@ -117,13 +120,12 @@ export function buildRequest(operation: Operation, input: RequestInput, target: 
     const requirement = requirementFor(operation, target) ?? [{ name: 'bearer', type: 'http', scheme: 'bearer' }];
     const valid = input.auth === 'valid';
     for (const scheme of requirement) {
-      const key = valid ? target.key : INVALID_KEY;
-      if (isToken(scheme)) headers['authorization'] = `Bearer ${valid ? target.token : INVALID_TOKEN}`;
-      else if (scheme.type === 'http' && scheme.scheme === 'basic') headers['authorization'] = `Basic ${Buffer.from(`${key}:`).toString('base64')}`;
-      else if (scheme.type === 'apiKey' && scheme.in === 'header') headers[scheme.parameter!.toLowerCase()] = key;
-      else if (scheme.type === 'apiKey' && scheme.in === 'query') url.searchParams.append(scheme.parameter!, key);
-      else if (scheme.type === 'apiKey' && scheme.in === 'cookie') cookies.push(`${scheme.parameter}=${key}`);
-      else headers['authorization'] = `Bearer ${key}`;
+      const placement = placementOfScheme(scheme) ?? { in: 'authorization', form: 'bearer', holds: 'key' };
+      const credential = placement.holds === 'token' ? (valid ? target.token! : INVALID_TOKEN) : valid ? target.key : INVALID_KEY;
+      if (placement.in === 'authorization') headers['authorization'] = authorizationValue(placement.form, credential);
+      else if (placement.in === 'header') headers[placement.name.toLowerCase()] = credential;
+      else if (placement.in === 'query') url.searchParams.append(placement.name, credential);
+      else cookies.push(`${placement.name}=${credential}`);
     }
   }
   if (cookies.length > 0) headers['cookie'] = cookies.join('; ');

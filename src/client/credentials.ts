@@ -1,12 +1,8 @@
 import type { Middleware } from 'openapi-fetch';
 
-/** A security scheme as the generated `securitySchemes` of a version describe it. */
-export interface DeclaredScheme {
-  readonly type: string;
-  readonly scheme?: string;
-  readonly in?: string;
-  readonly name?: string;
-}
+import { authorizationValue, placementOf, type DeclaredScheme } from '../engine/credentials';
+
+export type { DeclaredScheme };
 
 /** What a version's generated operation table (generated/vN/operations.ts) tells a client about security. */
 export interface ContractSecurity {
@@ -54,33 +50,33 @@ export function declaredCredentials(contract: ContractSecurity, credentials: Cre
   };
 }
 
-const isToken = (scheme: DeclaredScheme): boolean => scheme.type === 'oauth2' || scheme.type === 'openIdConnect';
-
+/** Whether the caller holds what the scheme takes: an access token for a token scheme, else an API key. */
 function canPresent(scheme: DeclaredScheme, credentials: Credentials): boolean {
-  if (isToken(scheme)) return credentials.accessToken !== undefined;
-  if (scheme.type === 'http') return credentials.apiKey !== undefined && ['bearer', 'basic'].includes(String(scheme.scheme).toLowerCase());
-  return scheme.type === 'apiKey' && credentials.apiKey !== undefined && ['header', 'query', 'cookie'].includes(String(scheme.in));
+  const placement = placementOf(scheme);
+  if (!placement) return false;
+  return placement.holds === 'token' ? credentials.accessToken !== undefined : credentials.apiKey !== undefined;
 }
 
+/** The request with the scheme's credential where its placement says. */
 function present(request: Request, scheme: DeclaredScheme, credentials: Credentials): Request {
-  if (isToken(scheme)) {
-    request.headers.set('Authorization', `Bearer ${credentials.accessToken}`);
-    return request;
+  const placement = placementOf(scheme)!;
+  const credential = placement.holds === 'token' ? credentials.accessToken! : credentials.apiKey!;
+  switch (placement.in) {
+    case 'authorization':
+      request.headers.set('Authorization', authorizationValue(placement.form, credential));
+      return request;
+    case 'header':
+      request.headers.set(placement.name, credential);
+      return request;
+    case 'cookie': {
+      const cookie = `${placement.name}=${encodeURIComponent(credential)}`;
+      request.headers.set('Cookie', request.headers.has('Cookie') ? `${request.headers.get('Cookie')}; ${cookie}` : cookie);
+      return request;
+    }
+    case 'query': {
+      const url = new URL(request.url);
+      url.searchParams.set(placement.name, credential);
+      return new Request(url, request);
+    }
   }
-  const key = credentials.apiKey!;
-  if (scheme.type === 'http') {
-    const basic = String(scheme.scheme).toLowerCase() === 'basic';
-    request.headers.set('Authorization', basic ? `Basic ${btoa(`${key}:`)}` : `Bearer ${key}`);
-    return request;
-  }
-  if (scheme.in === 'header') request.headers.set(scheme.name!, key);
-  else if (scheme.in === 'cookie') {
-    const cookie = `${scheme.name}=${encodeURIComponent(key)}`;
-    request.headers.set('Cookie', request.headers.has('Cookie') ? `${request.headers.get('Cookie')}; ${cookie}` : cookie);
-  } else {
-    const url = new URL(request.url);
-    url.searchParams.set(scheme.name!, key);
-    return new Request(url, request);
-  }
-  return request;
 }

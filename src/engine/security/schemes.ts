@@ -1,6 +1,7 @@
 import type { Request } from 'express';
 import { bearerToken } from './bearer';
 import { cookiePairs } from '../request/cookies';
+import { placementOf, type DeclaredScheme } from '../credentials/placement';
 
 /**
  * The security schemes OpenAPI defines, as the engine serves them:
@@ -123,15 +124,13 @@ export const credentialNoun = (scheme: SecurityScheme): string => (scheme.type =
 export function servedSchemes(definitions: Record<string, unknown> | undefined): Map<string, SecurityScheme> {
   const schemes = new Map<string, SecurityScheme>();
   for (const [name, raw] of Object.entries(definitions ?? {})) {
-    const definition = raw as { type?: string; scheme?: string; in?: string; name?: string };
-    if (definition.type === 'http') {
-      const scheme = definition.scheme?.toLowerCase();
-      if (scheme === 'bearer' || scheme === 'basic') schemes.set(name, { name, type: 'http', scheme });
-    } else if (definition.type === 'apiKey' && (definition.in === 'header' || definition.in === 'query' || definition.in === 'cookie') && definition.name) {
-      schemes.set(name, { name, type: 'apiKey', in: definition.in, parameter: definition.name });
-    } else if (definition.type === 'oauth2' || definition.type === 'openIdConnect') {
-      schemes.set(name, { name, type: definition.type });
-    }
+    const definition = raw as DeclaredScheme;
+    // Where its credential goes decides whether it is served (credentials/placement.ts, shared with the client and the fuzzer).
+    const placement = placementOf(definition);
+    if (!placement) continue;
+    if (placement.holds === 'token') schemes.set(name, { name, type: definition.type as 'oauth2' | 'openIdConnect' });
+    else if (placement.in === 'authorization') schemes.set(name, { name, type: 'http', scheme: placement.form });
+    else schemes.set(name, { name, type: 'apiKey', in: placement.in, parameter: placement.name });
   }
   return schemes;
 }
