@@ -7,6 +7,7 @@ import { generateApiKey } from '../src/service/keys/api-key';
 import { issueApiKey } from '../src/service/keys/key-service';
 import { createLogger } from '../src/observability/logger';
 import { columnText, rawRows } from './support/raw-rows';
+import { accessLineOf } from './support/memory-log';
 
 let t: TestApp;
 beforeEach(async () => {
@@ -70,12 +71,7 @@ describe('bearer authentication on every operation', () => {
     // The caller learns what it would of a key that never existed: "revoked" would confirm a leaked key was genuine.
     const refused = await expect401(t.auth, /^invalid API key$/);
     // The operator learns more: the access line of that request says why.
-    const line = t
-      .logs()
-      .split('\n')
-      .filter(Boolean)
-      .map((text) => JSON.parse(text) as Record<string, unknown>)
-      .find((entry) => entry['msg'] === 'request' && entry['requestId'] === refused.headers['x-request-id']);
+    const line = accessLineOf(t.logs(), refused.headers['x-request-id']);
     expect(line).toMatchObject({ status: 401, reason: 'unauthorized', detail: 'API key has been revoked' });
   });
 

@@ -13,6 +13,7 @@ import type { OpenApiDocument } from '../src/engine/contract';
 import { startTestApp, type TestApp } from './support/test-app';
 import { startTestIssuer, type TestIssuer } from './support/jwks';
 import { loadConfig } from '../src/config';
+import { accessLineOf } from './support/memory-log';
 
 const ISSUER = 'https://issuer.test/';
 const AUDIENCE = 'pets-api';
@@ -170,12 +171,7 @@ describe('access tokens (oauth2, openIdConnect) against the JWKS', () => {
     expect(refused.body).toMatchObject({ code: 'insufficient_scope', status: 403 });
     expect(refused.headers['www-authenticate']).toBe('Bearer error="insufficient_scope", scope="pets:read pets:write"');
     // Its access line says why, for this request id.
-    const line = t
-      .logs()
-      .split('\n')
-      .filter(Boolean)
-      .map((text) => JSON.parse(text) as Record<string, unknown>)
-      .find((entry) => entry['msg'] === 'request' && entry['requestId'] === refused.headers['x-request-id']);
+    const line = accessLineOf(t.logs(), refused.headers['x-request-id']);
     expect(line).toMatchObject({ status: 403, reason: 'insufficient_scope', detail: refused.body.message });
   });
 

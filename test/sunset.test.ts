@@ -4,6 +4,7 @@
  * and successor Link headers, after authentication and the rate limits.
  */
 import { startTestApp, type TestApp } from './support/test-app';
+import { accessLineOf } from './support/memory-log';
 
 const SUNSET = Date.parse('2030-12-05T00:00:00Z');
 
@@ -46,12 +47,7 @@ describe('getPet (deprecated, x-sunset 2030-12-05)', () => {
     expect(res.headers['deprecation']).toBe('@1795219200');
     expect(res.headers['x-ratelimit-remaining']).toBe('58'); // the create and this 410: both counted
     // Its access line says why, for this request id.
-    const line = t
-      .logs()
-      .split('\n')
-      .filter(Boolean)
-      .map((text) => JSON.parse(text) as Record<string, unknown>)
-      .find((entry) => entry['msg'] === 'request' && entry['requestId'] === res.headers['x-request-id']);
+    const line = accessLineOf(t.logs(), res.headers['x-request-id']);
     expect(line).toMatchObject({ status: 410, reason: 'gone', detail: res.body.message });
     // Still after authentication: no key is a 401, not a 410.
     await t.api.get(`/v1/pets/${pet.body.id}`).expect(401);

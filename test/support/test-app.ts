@@ -114,11 +114,24 @@ export function testConfig(options: Pick<TestAppOptions, 'databaseUrl' | 'rateLi
  */
 export async function startTestApp(options: TestAppOptions = {}): Promise<TestApp> {
   const config = testConfig(options);
-  const log = memoryLog();
   const { databaseUrl: _database, rateLimits: _limits, settings: _settings, ...overrides } = options;
-  const service = await compose(config, { ...overrides, logDestination: log.sink });
-  const storage = service.storage;
+  const composed = await composeWithLog(config, overrides);
+  const storage = composed.service.storage;
   const issueKey: TestApp['issueKey'] = async (plan = 'free', limits = {}) => `Bearer ${(await issueApiKey(storage.apiKeys, { plan, ...limits })).key}`;
+  return {
+    ...composed,
+    storage,
+    auth: await issueKey(),
+    databaseUrl: config.databaseUrl,
+    metrics: composed.service.metrics,
+    issueKey,
+  };
+}
+
+/** The service composed with its log kept in memory, and a client that checks every response against its contracts. */
+async function composeWithLog(config: Config, overrides: ComposeOverrides): Promise<Pick<TestApp, 'app' | 'api' | 'service' | 'logs' | 'close'>> {
+  const log = memoryLog();
+  const service = await compose(config, { ...overrides, logDestination: log.sink });
   return {
     app: service.app,
     api: apiClient(
@@ -126,12 +139,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
       service.apis.map((api) => ({ document: api.contract, basePath: api.basePath })),
     ),
     service,
-    storage,
-    auth: await issueKey(),
-    databaseUrl: config.databaseUrl,
     logs: log.text,
-    metrics: service.metrics,
-    issueKey,
     close: () => service.close(),
   };
 }
@@ -148,16 +156,5 @@ export async function appOn(
 ): Promise<Pick<TestApp, 'app' | 'api' | 'service' | 'logs' | 'close'>> {
   const { logLevel, rateLimits, settings, ...overrides } = options;
   const config = testConfig({ ...(rateLimits && { rateLimits }), settings: { ...settings, ...(logLevel && { logLevel }) } });
-  const log = memoryLog();
-  const service = await compose(config, { ...overrides, storage, logDestination: log.sink });
-  return {
-    app: service.app,
-    api: apiClient(
-      service.app,
-      service.apis.map((api) => ({ document: api.contract, basePath: api.basePath })),
-    ),
-    service,
-    logs: log.text,
-    close: () => service.close(),
-  };
+  return composeWithLog(config, { ...overrides, storage });
 }
