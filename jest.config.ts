@@ -21,6 +21,7 @@ const API_SUITES = [
   'request-ids',
   'hostile-connections',
   'hostile-auth',
+  'hostile-bodies',
   'security-schemes',
 ];
 const POSTGRES_ONLY = ['multi-instance', 'postgres-fault'];
