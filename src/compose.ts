@@ -225,7 +225,6 @@ async function requestPhases(parts: PhaseParts): Promise<PhaseImplementations> {
       : undefined;
 
   // The service's credentials: API keys (cached, a refused address's unknown keys never looked up) and access tokens.
-  // On the stores' clock, not the service's: it holds the ends of their windows.
   const refusedAddresses = new RefusedAddresses();
   const check = keyCheck({
     apiKeys: storage.apiKeys,

@@ -10,8 +10,6 @@ import { sendJson } from '../response/send-json';
 import type { Stage } from '../stage/stage';
 import { contextOf, type OutgoingResponse } from '../context/request-context';
 
-export type { OutgoingResponse };
-
 /**
  * What a handler receives: the validated request of its operation. Typed per
  * operation by the generated code (src/engine/handlers/types.ts).

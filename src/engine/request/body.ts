@@ -7,9 +7,7 @@ import { resolveRef } from '../contract/refs';
 import { ApiError } from '../errors/api-error';
 import { fromMiddleware, type Stage } from '../stage/stage';
 import { formFields } from './form-fields';
-import { contextOf, type ReceivedBody } from '../context/request-context';
-
-export type { ReceivedBody };
+import { contextOf } from '../context/request-context';
 
 /** Largest body read, whatever its media type; a larger one gets 413 (also when sent chunked). */
 export const MAX_BODY_BYTES = 1_048_576;

@@ -9,8 +9,6 @@ import { cookiePairs } from './cookies';
 import { deserializeSimple, fromCookies, fromPath, fromQuery, IGNORED_HEADERS, PREFIX, queryPairs, setOwn, shapeOf, take, type Parameter } from './styles';
 import { contextOf, type RequestParameters } from '../context/request-context';
 
-export type { RequestParameters };
-
 /** Where a parameter is, as OpenAPI names it. */
 export type ParameterLocation = 'path' | 'query' | 'header' | 'cookie';
 

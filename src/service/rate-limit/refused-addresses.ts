@@ -16,13 +16,13 @@ export const addressKey = (req: Request): string => ipKeyGenerator(req.ip ?? 'un
  * is refused, its well-formed random keys cost no query. Each process learns
  * from its own refusals: with several instances an address gets at most one
  * looked-up refusal per instance before its keys stop reaching the database.
+ * Its clock is the rate-limit stores' (`Date.now`): it holds the ends of
+ * their windows.
  *
- * @example const refused = new RefusedAddresses(Date.now); refused.remember('203.0.113.9', resetMs); refused.until('203.0.113.9');
+ * @example const refused = new RefusedAddresses(); refused.remember('203.0.113.9', resetMs); refused.until('203.0.113.9');
  */
 export class RefusedAddresses {
   private readonly refused = new LRUCache<string, number>({ max: MAX_ADDRESSES });
-
-  constructor(private readonly now: () => number = Date.now) {}
 
   /** `address` is refused until `untilMs` (ms since epoch). */
   remember(address: string, untilMs: number): void {
@@ -32,7 +32,7 @@ export class RefusedAddresses {
   /** Until when `address` is refused, or undefined when it is not. */
   until(address: string): number | undefined {
     const until = this.refused.get(address);
-    if (until === undefined || until > this.now()) return until;
+    if (until === undefined || until > Date.now()) return until;
     this.refused.delete(address);
     return undefined;
   }
@@ -47,7 +47,7 @@ export class RefusedAddresses {
       const until = this.until(addressKey(req));
       if (until === undefined) return;
       throw new ApiError(429, 'rate_limited', `rate limit exceeded: the limit for requests without a valid API key is ${limit} requests`, {
-        'Retry-After': String(Math.max(1, Math.ceil((until - this.now()) / 1000))),
+        'Retry-After': String(Math.max(1, Math.ceil((until - Date.now()) / 1000))),
       });
     };
   }
