@@ -20,7 +20,7 @@ import {
 } from './engine/pipeline';
 import { stubbedOperations, type AnyHandlerRegistry } from './engine/handlers';
 import { buildOperationMocks } from './engine/mock';
-import { parametersStage, bodyStage, requestValidator, limitUrlLength } from './engine/request';
+import { parametersStage, bodyStage, requestValidation, limitUrlLength } from './engine/request';
 import { negotiation, representations } from './engine/response';
 import { authenticate, requireCaller, resolvedSecurity, servedSchemes, tokenVerifier } from './engine/security';
 import { registries } from './service/handlers';
@@ -250,6 +250,7 @@ async function requestPhases(parts: PhaseParts): Promise<PhaseImplementations> {
     }),
   );
   const requestSchemas = new Map(apis.map((api) => [api.name, schemaValidator(api.contract, { direction: 'request' })]));
+  const validations = new Map(apis.map((api) => [api.name, requestValidation(api.contract, api.basePath, { validateResponses: config.validateResponses })]));
 
   return {
     observe: (req, res) => {
@@ -276,9 +277,15 @@ async function requestPhases(parts: PhaseParts): Promise<PhaseImplementations> {
     'url-length': limitUrlLength(),
     'require-caller': requireCaller,
     sunset: (op, api) => op && sunsetStage(op, { now, deprecatedCall: deprecatedCallCounter(metrics, api.name) }),
-    parameters: (op, api) => op && parametersStage(api.contract, op, requestSchemas.get(api.name)!, apiKeyQueryNames(api)),
+    parameters: (op, api) =>
+      op &&
+      parametersStage(api.contract, op, {
+        validator: requestSchemas.get(api.name)!,
+        check: validations.get(api.name)!.parameters(op),
+        apiKeyQueryNames: apiKeyQueryNames(api),
+      }),
     body: (op, api) => op && bodyStage(api.contract, op),
-    validate: (op, api) => op && requestValidator(api.contract, api.basePath, op, { validateResponses: config.validateResponses }),
+    validate: (op, api) => op && validations.get(api.name)!.body(op),
     negotiate: (op, api) => op && negotiation(representations(api.contract, op)),
     handle: (op, api) => op && handleStage(op, handlersOf.get(api.name)![op.operationId], handleOptionsOf.get(api.name)!),
     serialize: (op, api) => op && serializeStage(representations(api.contract, op), config.validateResponses),

@@ -141,6 +141,9 @@ describe('extensions that point at documentation files', () => {
     document['x-topics'] = [{ title: 'Getting started', content: { $ref: './topics/getting-started.md' } }];
     document.components['x-guides'] = { $ref: './topics/guides.md' };
     document.paths['/pets'].post['x-codeSamples'] = { $ref: './topics/create-pet.md' };
+    // Deeper too: on a parameter, and on a schema (beside a property named like an extension, which is a name and stays).
+    document.paths['/pets'].get.parameters[0]['x-guide'] = { $ref: './topics/guides.md' };
+    document.components.schemas.Pet['x-guide'] = { $ref: './topics/guides.md' };
     writeFileSync(file, stringify(document));
     mkdirSync(path.join(dir, 'v1/topics'));
     for (const name of ['getting-started', 'guides', 'create-pet']) writeFileSync(path.join(dir, `v1/topics/${name}.md`), `# ${name}\n`);

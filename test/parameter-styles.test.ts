@@ -6,85 +6,8 @@
  * is a 400 naming the parameter; a non-array parameter given twice stays a
  * 400; the integer guard holds inside styled arrays.
  */
-import type { OpenApiDocument } from '../src/engine/contract';
+import { STYLES_DOCUMENT as DOCUMENT } from './support/style-fixtures';
 import { startTestApp, type TestApp } from './support/test-app';
-
-const ints = { type: 'array', items: { type: 'integer', format: 'int32' } };
-const point = { type: 'object', properties: { x: { type: 'integer' }, y: { type: 'integer' } } };
-const q = (name: string, schema: object, style?: string, explode?: boolean) => ({
-  name,
-  in: 'query',
-  schema,
-  ...(style && { style }),
-  ...(explode !== undefined && { explode }),
-});
-
-const DOCUMENT = {
-  openapi: '3.1.0',
-  info: { title: 'styles', version: '1.0.0' },
-  security: [],
-  paths: {
-    '/query': {
-      get: {
-        operationId: 'query',
-        parameters: [
-          q('formExploded', ints),
-          q('formFlat', ints, 'form', false),
-          q('spaced', ints, 'spaceDelimited', false),
-          q('piped', ints, 'pipeDelimited', false),
-          q('deep', point, 'deepObject', true),
-          q('flatObject', point, 'form', false),
-          q('one', { type: 'integer' }),
-        ],
-        responses: { '200': { description: 'echo', content: { 'application/json': { schema: { type: 'object' } } } }, default: { description: 'error' } },
-      },
-    },
-    '/simple/{list}/{obj}/{objExploded}': {
-      get: {
-        operationId: 'simple',
-        parameters: [
-          { name: 'list', in: 'path', required: true, schema: ints },
-          { name: 'obj', in: 'path', required: true, schema: point },
-          { name: 'objExploded', in: 'path', required: true, explode: true, schema: point },
-        ],
-        responses: { '200': { description: 'echo', content: { 'application/json': { schema: { type: 'object' } } } }, default: { description: 'error' } },
-      },
-    },
-    '/label/{list}/{listExploded}': {
-      get: {
-        operationId: 'label',
-        parameters: [
-          { name: 'list', in: 'path', required: true, style: 'label', schema: ints },
-          { name: 'listExploded', in: 'path', required: true, style: 'label', explode: true, schema: ints },
-        ],
-        responses: { '200': { description: 'echo', content: { 'application/json': { schema: { type: 'object' } } } }, default: { description: 'error' } },
-      },
-    },
-    '/matrix/{id}/{list}/{obj}': {
-      get: {
-        operationId: 'matrix',
-        parameters: [
-          { name: 'id', in: 'path', required: true, style: 'matrix', schema: { type: 'integer' } },
-          { name: 'list', in: 'path', required: true, style: 'matrix', explode: true, schema: ints },
-          { name: 'obj', in: 'path', required: true, style: 'matrix', schema: point },
-        ],
-        responses: { '200': { description: 'echo', content: { 'application/json': { schema: { type: 'object' } } } }, default: { description: 'error' } },
-      },
-    },
-    '/headers-and-cookies': {
-      get: {
-        operationId: 'headersAndCookies',
-        parameters: [
-          { name: 'X-Ids', in: 'header', schema: ints },
-          { name: 'X-Point', in: 'header', explode: true, schema: point },
-          { name: 'page', in: 'cookie', schema: { type: 'integer' } },
-          { name: 'tags', in: 'cookie', explode: false, schema: { type: 'array', items: { type: 'string' } } },
-        ],
-        responses: { '200': { description: 'echo', content: { 'application/json': { schema: { type: 'object' } } } }, default: { description: 'error' } },
-      },
-    },
-  },
-} as unknown as OpenApiDocument;
 
 const echo = async (input: { params: unknown; query: unknown; headers: unknown; cookies: unknown }) => ({
   status: 200,

@@ -20,10 +20,13 @@
  *
  * One document arrives split across files, as large teams keep them: the
  * Petstore, split by Redocly's own `redocly split` into paths/ and
- * components/ files joined by relative `$ref`s.
+ * components/ files joined by relative `$ref`s. Another arrives with a
+ * documentation topic beside it, as publishers ship them: a root `x-topics`
+ * extension whose content is a `$ref` to a Markdown file next to the
+ * document, for renderers to read (the server must never open it).
  */
 import { execFileSync, spawn } from 'node:child_process';
-import { copyFileSync, mkdirSync, readdirSync } from 'node:fs';
+import { appendFileSync, copyFileSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { copyProject, runNpm } from './support/project-copy';
 import { startServer, type RunningServer } from './support/processes';
@@ -53,6 +56,8 @@ interface ThirdPartyDocument {
   file: string;
   /** Split into files with `redocly split` before it is dropped in. */
   split?: boolean;
+  /** Dropped in with a Markdown topic beside it, referenced from a root `x-topics` extension. */
+  topics?: boolean;
   /** What it brings that the others do not. */
   covers: string;
 }
@@ -69,7 +74,9 @@ const DOCUMENTS: ThirdPartyDocument[] = [
   },
   {
     file: 'uspto-3.0.yaml',
-    covers: 'OpenAPI 3.0, operationIds that are not identifiers (list-data-sets), a form body, anonymous access, a CSV-free JSON API with path parameters',
+    topics: true,
+    covers:
+      'OpenAPI 3.0, operationIds that are not identifiers (list-data-sets), a form body, anonymous access, a CSV-free JSON API with path parameters, a root x- extension with a $ref to a Markdown file',
   },
   { file: 'readme-file-uploads-3.0.yaml', covers: 'OpenAPI 3.0, image/png and multipart file uploads, no operationIds at all' },
   { file: 'readme-response-mediatypes-3.0.yaml', covers: 'OpenAPI 3.0, responses in text/plain and several media types, examples per media type' },
@@ -92,7 +99,7 @@ afterAll(async () => {
   await issuer.close();
 });
 
-describe.each(DOCUMENTS)('$file', ({ file, split }) => {
+describe.each(DOCUMENTS)('$file', ({ file, split, topics }) => {
   let root: string;
   let document: Document;
   let operations: DocumentOperation[];
@@ -113,6 +120,12 @@ describe.each(DOCUMENTS)('$file', ({ file, split }) => {
       });
       expect(readdirSync(target)).toEqual(expect.arrayContaining(['openapi.yaml', 'paths', 'components']));
     } else copyFileSync(path.join(FIXTURES, file), path.join(target, 'openapi.yaml'));
+    if (topics) {
+      // As documentation publishers ship topics: a root extension pointing at Markdown beside the document.
+      mkdirSync(path.join(target, 'topics'));
+      writeFileSync(path.join(target, 'topics/introduction.md'), '# Introduction\n\nHow to search the data sets.\n');
+      appendFileSync(path.join(target, 'openapi.yaml'), '\nx-topics:\n  - title: Introduction\n    content:\n      $ref: ./topics/introduction.md\n');
+    }
     document = await dereferencedDocument(path.join(FIXTURES, file));
     operations = operationsOf(document);
     // Limits no run of this suite meets (the fuzzer's requests included).

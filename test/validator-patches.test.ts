@@ -21,6 +21,15 @@ const DOCUMENT = {
         responses: { '200': { description: 'ok' } },
       },
     },
+    '/filtered': {
+      get: {
+        // A JSON header: its value is JSON text, parsed before its schema is checked.
+        parameters: [
+          { name: 'X-Filter', in: 'header', required: true, content: { 'application/json': { schema: { type: 'array', items: { type: 'integer' } } } } },
+        ],
+        responses: { '200': { description: 'ok' } },
+      },
+    },
     '/pets/{petId}': {
       get: {
         parameters: [{ name: 'petId', in: 'path', required: true, schema: { type: 'integer' } }],
@@ -41,6 +50,7 @@ function app(): express.Express {
     }),
   );
   served.get('/v1/tags', (_req, res) => void res.json({ ok: true }));
+  served.get('/v1/filtered', (_req, res) => void res.json({ ok: true }));
   served.get('/v1/pets/:petId', (_req, res) => void res.json({ ok: true }));
   const errors: ErrorRequestHandler = (error: { status?: number; message: string }, _req, res, _next) =>
     void res.status(error.status ?? 500).json({ message: error.message });
@@ -55,6 +65,13 @@ describe('express-openapi-validator, as patched', () => {
     // The array is what its schema checks: a fourth item is over maxItems.
     const refused = await request(served).get('/v1/tags').set('X-Tags', 'a,b,c,d').expect(400);
     expect(refused.body.message).toMatch(/must NOT have more than 3 items/);
+  });
+
+  it('a header parameter with JSON `content` is parsed as JSON before its schema is checked (it was never parsed: always 400)', async () => {
+    const served = app();
+    await request(served).get('/v1/filtered').set('X-Filter', '[1,2]').expect(200);
+    const refused = await request(served).get('/v1/filtered').set('X-Filter', '["one"]').expect(400);
+    expect(refused.body.message).toMatch(/must be integer/);
   });
 
   it('route matchers are compiled once, not on every request (upstream PR #1217)', async () => {

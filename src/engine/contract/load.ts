@@ -4,6 +4,7 @@ import { parse } from 'yaml';
 import path from 'node:path';
 import type { NormalizedProblem } from '@redocly/openapi-core';
 import type { OpenApiDocument } from './document';
+import { holdsNames, isExtension } from './extensions';
 import { lookupRef } from './refs';
 
 /** A document that cannot be served: the message names the file, the reference or schema, and the reason. */
@@ -141,14 +142,19 @@ function selfContained(text: string): object | undefined {
 
 const firstExternalRef = (node: unknown): string | undefined => firstRef(node, (ref) => !ref.startsWith('#'));
 
-/** The first `$ref` value in a parsed document that `matches`, depth first. */
-function firstRef(node: unknown, matches: (ref: string) => boolean): string | undefined {
+/**
+ * The first `$ref` value in a parsed document that `matches`, depth first.
+ * Extensions are skipped: a `$ref` there is for the tool that reads that
+ * extension (see extensions.ts), and the bundler leaves it as it is.
+ */
+function firstRef(node: unknown, matches: (ref: string) => boolean, isNameMap = false): string | undefined {
   if (node === null || typeof node !== 'object') return undefined;
+  const array = Array.isArray(node);
   for (const [key, value] of Object.entries(node)) {
     if (key === '$ref' && typeof value === 'string') {
       if (matches(value)) return value;
-    } else {
-      const found = firstRef(value, matches);
+    } else if (array || !isExtension(key, isNameMap)) {
+      const found = firstRef(value, matches, !array && holdsNames(key, isNameMap));
       if (found !== undefined) return found;
     }
   }

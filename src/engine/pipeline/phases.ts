@@ -27,7 +27,8 @@ import type { Stage } from '../stage/stage';
  * - `sunset`: a deprecated operation's call is counted; from its sunset date
  *   on, it answers 410 `gone` instead of running;
  * - `parameters`: path, query, header and cookie parameters deserialized by
- *   their style, coerced and validated (400);
+ *   their style and coerced by the engine, then checked by
+ *   express-openapi-validator (400), before the body is read;
  * - `body`: the body read in its declared media type (415 for another, 413,
  *   400); bodies of refused requests are never read;
  * - `validate`: express-openapi-validator checks the body against its schema (400);

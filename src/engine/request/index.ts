@@ -4,9 +4,11 @@
  * validator. Code outside src/engine imports this part from here, never from
  * one of its files (test/layout.test.ts checks it).
  *
- * @example const stages = [parametersStage(spec, op, validator), bodyStage(spec, op)];
+ * @example const validation = requestValidation(spec, '/v1', { validateResponses: false });
+ * const stages = [parametersStage(spec, op, { validator, check: validation.parameters(op) }), bodyStage(spec, op), validation.body(op)];
  */
 export { bodyStage } from './body';
 export { parametersStage } from './parameters';
 export { limitUrlLength } from './url-length';
-export { requestValidator } from './validator';
+export { requestValidation } from './validator';
+export type { RequestValidation } from './validator';

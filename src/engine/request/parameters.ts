@@ -8,6 +8,7 @@ import type { Stage } from '../stage/stage';
 import { cookiePairs } from './cookies';
 import { deserializeSimple, fromCookies, fromPath, fromQuery, IGNORED_HEADERS, PREFIX, queryPairs, setOwn, shapeOf, take, type Parameter } from './styles';
 import { contextOf, type RequestParameters } from '../context/request-context';
+import { validatorReads, type ParameterCheck } from './validator';
 
 /** Where a parameter is, as OpenAPI names it. */
 export type ParameterLocation = 'path' | 'query' | 'header' | 'cookie';
@@ -16,24 +17,30 @@ export type ParameterLocation = 'path' | 'query' | 'header' | 'cookie';
  * The parameters phase of one operation: every declared path, query, header
  * and cookie parameter deserialized by its `style` and `explode` (form,
  * spaceDelimited, pipeDelimited, deepObject, simple, label, matrix; or JSON
- * `content`), its text coerced to the types its schema declares, defaults
- * applied, and validated against its schema. The result is
- * `contextOf(req).parameters`, which the handler receives. Refused with 400:
+ * `content`), its text coerced to the types its schema declares, and
+ * defaults applied. The result is `contextOf(req).parameters`, which the
+ * handler receives. `check` (express-openapi-validator, see validator.ts)
+ * then validates those values against their schemas; the engine's own Ajv
+ * checks only the parameters the validator does not read (`validatorReads`).
+ * Refused with 400 here, before any schema is consulted:
  *
  * - a query parameter the operation does not declare (an API key's query
  *   parameter, `apiKeyQueryNames`, is known);
  * - a parameter given twice that is not an exploded array;
  * - text that is not valid percent-encoded UTF-8, or holds U+0000 or an
  *   unpaired surrogate (neither can be stored or compared faithfully);
- * - an integer written other than in decimal digits (`1e3`, `0x10`, `1.0`:
- *   JavaScript would read them as numbers; `1e999` would be Infinity);
- * - a missing required parameter, a value its schema refuses.
+ * - a number written other than in decimal digits (`1e3` for an integer,
+ *   `0x10`, `1.0` for an integer, ` 5`, `Infinity`: JavaScript would read
+ *   them as numbers; `1e999` would be Infinity);
+ * - an array longer than its schema's `maxItems` (or the server's cap), before its items are walked.
  *
- * @example stages.push(parametersStage(spec, op, validator, ['api_key']));
+ * @example stages.push(parametersStage(spec, op, { validator, check: validation.parameters(op), apiKeyQueryNames: ['api_key'] }));
  */
-export function parametersStage(spec: OpenApiDocument, op: SpecOperation, validator: SchemaValidator, apiKeyQueryNames: readonly string[] = []): Stage {
+export function parametersStage(spec: OpenApiDocument, op: SpecOperation, options: ParametersOptions): Stage {
+  const { validator, check: validate, apiKeyQueryNames = [] } = options;
   const parameters = declaredParameters(spec, op);
-  for (const parameter of parameters) if (parameter.pointer) validator.compile(parameter.pointer);
+  const ownChecks = parameters.filter((parameter) => !validatorReads({ ...parameter, kind: parameter.shape.kind }));
+  for (const parameter of ownChecks) if (parameter.pointer) validator.compile(parameter.pointer);
   const byLocation = (location: ParameterLocation): Parameter[] => parameters.filter((parameter) => parameter.in === location);
   const path = byLocation('path');
   const query = byLocation('query');
@@ -41,7 +48,7 @@ export function parametersStage(spec: OpenApiDocument, op: SpecOperation, valida
   const cookie = byLocation('cookie');
   const knownQuery = knownQueryNames(query, apiKeyQueryNames);
 
-  return (req) => {
+  return (req, res) => {
     const result: RequestParameters = { path: {}, query: {}, header: {}, cookie: {} };
     if (path.length > 0) {
       const raw = contextOf(req).rawPathParams ?? {};
@@ -61,9 +68,20 @@ export function parametersStage(spec: OpenApiDocument, op: SpecOperation, valida
       const cookies = cookiePairs(req.headers.cookie);
       for (const parameter of cookie) take(result.cookie, parameter, fromCookies(parameter, cookies));
     }
-    for (const parameter of parameters) check(result, parameter, validator);
+    for (const parameter of parameters) applyDefault(result, parameter);
+    for (const parameter of ownChecks) check(result, parameter, validator);
     contextOf(req).parameters = result;
+    return validate?.(req, res, result);
   };
+}
+
+export interface ParametersOptions {
+  /** The engine's own Ajv, for the parameters the request validator does not read. */
+  validator: SchemaValidator;
+  /** The request validator's check of the rest (undefined: the operation has none it reads). */
+  check: ParameterCheck | undefined;
+  /** The query parameters that carry API keys: known to every operation. */
+  apiKeyQueryNames?: readonly string[];
 }
 
 /** The query names the operation accepts: its parameters (and an exploded object's properties, a deepObject's `name[...]`), and API keys. */
@@ -142,16 +160,16 @@ function pointerTarget(spec: OpenApiDocument, pointer: string): unknown {
   return resolveRef(spec, { $ref: `#${pointer}` }).node;
 }
 
-/** Applies the default of an absent parameter, refuses a missing required one, and validates the value against its schema. */
+/** The default of an absent parameter, which the handler receives (and the validator checks). */
+function applyDefault(result: RequestParameters, parameter: Parameter): void {
+  const into = result[parameter.in as ParameterLocation];
+  if (parameter.default !== undefined && !Object.hasOwn(into, parameter.name)) setOwn(into, parameter.name, structuredClone(parameter.default));
+}
+
+/** The engine's own check of a parameter the request validator does not read (a path parameter, always present). */
 function check(result: RequestParameters, parameter: Parameter, validator: SchemaValidator): void {
   const into = result[parameter.in as ParameterLocation];
-  const where = `${PREFIX[parameter.in]}.${parameter.name}`;
-  if (!Object.hasOwn(into, parameter.name)) {
-    if (parameter.default !== undefined) setOwn(into, parameter.name, structuredClone(parameter.default));
-    else if (parameter.required) throw new ApiError(400, 'invalid_request', `${where} is required`);
-    else return;
-  }
-  if (!parameter.pointer) return;
+  if (!Object.hasOwn(into, parameter.name) || !parameter.pointer) return;
   const validate = validator.compile(parameter.pointer);
   if (!validate(into[parameter.name])) {
     throw new ApiError(400, 'invalid_request', describeIssues(issuesOfAjv(validate.errors ?? [], `/${PREFIX[parameter.in]}/${parameter.name}`)));

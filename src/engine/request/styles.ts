@@ -320,23 +320,31 @@ export function coerce(parameter: Parameter, value: unknown, where: string): unk
 /**
  * Text as the first of `types` it can be read as exactly; otherwise left as
  * text, for the schema to refuse with its own message (`must be integer`).
+ * Text the request validator's coercion would read as a number although it
+ * is not written in decimal digits (` 5`, `0x10`, `Infinity`) is refused
+ * here, so the validator never passes a value the handler receives as text.
  */
 export function coerceText(value: unknown, types: readonly string[], where: string): unknown {
   if (typeof value !== 'string') return value;
+  const textAllowed = types.includes('string');
   for (const type of types) {
     if (type === 'integer') {
       if (DECIMAL_INTEGER.test(value)) return Number(value);
       const number = Number(value);
       // JavaScript reads `1e3`, `0x10`, ` 5` and `1.0` as integers, and `1e999` as Infinity: the contract's integers are decimal digits.
-      if (value.trim() !== '' && !Number.isNaN(number) && (!Number.isFinite(number) || Number.isInteger(number))) {
+      if (value !== '' && !Number.isNaN(number) && (!Number.isFinite(number) || Number.isInteger(number))) {
         throw new ApiError(400, 'invalid_request', `${where} must be an integer written in decimal digits`);
       }
     } else if (type === 'number') {
       if (DECIMAL_NUMBER.test(value) && Number.isFinite(Number(value))) return Number(value);
+      if (!textAllowed && value !== '' && !Number.isNaN(Number(value))) {
+        throw new ApiError(400, 'invalid_request', `${where} must be a number written in decimal digits`);
+      }
     } else if (type === 'boolean') {
       if (value === 'true' || value === 'false') return value === 'true';
     } else if (type === 'null') {
-      if (value === 'null') return null;
+      // An empty value is null where text is not allowed, as the validator's coercion reads it.
+      if (value === 'null' || (value === '' && !textAllowed)) return null;
     } else if (type === 'string') {
       return value;
     }

@@ -1,12 +1,14 @@
 import * as OpenApiValidator from 'express-openapi-validator';
 import type { RequestHandler } from 'express';
-import type { OpenApiDocument, SpecOperation } from '../contract/document';
+import { listOperations, type OpenApiDocument, type SpecOperation } from '../contract/document';
 import { int32Format, int64Format } from '../contract/formats';
-import { mediaKind } from '../contract/media-types';
+import { essence, mediaKind } from '../contract/media-types';
 import { chain, fromMiddleware, type Stage } from '../stage/stage';
 import { withUploads } from './form-fields';
 import { resolveRef } from '../contract/refs';
 import { contextOf } from '../context/request-context';
+import { IGNORED_HEADERS, setOwn, shapeOf } from './styles';
+import { withoutExtensions } from '../contract/extensions';
 
 export interface ValidatorOptions {
   /** Every response goes through the validator before it is sent (strict mode: VALIDATE_RESPONSES=true). */
@@ -59,110 +61,249 @@ const KNOWN_FORMATS = new Set([
   'binary',
 ]);
 
+/** Where the parameters phase has put what the validator checks: the values the handler will receive. */
+export interface ParameterValues {
+  query: Record<string, unknown>;
+  header: Record<string, unknown>;
+  cookie: Record<string, unknown>;
+}
+
+/** What one version's validation offers each of its operations. */
+export interface RequestValidation {
+  /**
+   * The check of an operation's parameters, run by the parameters phase once
+   * it has read them (before the body is read): undefined when the operation
+   * has none the validator reads.
+   */
+  parameters(op: SpecOperation): ParameterCheck | undefined;
+  /** The check of an operation's body (and, in strict mode, its response): undefined when there is nothing to check. */
+  body(op: SpecOperation): Stage | undefined;
+}
+
+/** Checks the values the parameters phase read, as the validator reads them (400 for the first that breaks its schema). */
+export type ParameterCheck = (req: Parameters<Stage>[0], res: Parameters<Stage>[1], values: ParameterValues) => void | Promise<void>;
+
+/** How a declared parameter was read, as far as the validator needs to know. */
+export interface ReadParameter {
+  name: string;
+  in: string;
+  style: string;
+  /** `content: {application/json: ...}`: the value was JSON text. */
+  json: boolean;
+  /** What its schema says the value is. */
+  kind: 'primitive' | 'array' | 'object';
+}
+
 /**
- * The request-body (and, in strict mode, response) validation of one
- * operation: express-openapi-validator, used as its authors designed it (its
- * whole middleware chain, through its public options), on a copy of the
- * document whose only path is this operation's. The engine has already
- * deserialized and validated the parameters (styles the validator cannot
- * read) and read the body by media type, so the copy has no parameters and
- * no security, and bodies are never coerced. Multipart files take their
- * place in the body once it is valid.
- *
- * Undefined when there is nothing for it to do: no request body and no
- * strict response validation.
- *
- * @example const validate = requestValidator(spec, '/v1', op, { validateResponses: false }); if (validate) stages.push(validate);
+ * Whether express-openapi-validator reads this parameter. It matches path
+ * parameters itself, in `simple` style (path-to-regexp gives it the segment's
+ * decoded text): a path parameter in `label` or `matrix` style, or an array
+ * or object one, would reach it unread, so the engine's own Ajv checks those.
+ * It reads every other parameter from the values the parameters phase hands it.
  */
-export function requestValidator(spec: OpenApiDocument, basePath: string, op: SpecOperation, options: ValidatorOptions): Stage | undefined {
-  const hasBody = op.operation['requestBody'] !== undefined;
-  if (!hasBody && !options.validateResponses) return undefined;
-  const operation = withoutExtensions(structuredClone(op.operation));
-  delete operation['parameters'];
-  delete operation['security'];
-  delete operation['callbacks'];
-  // A body is optional unless `required: true`; said outright, so the validator lets an absent one through
-  // (it reads a missing `required` as a missing Content-Type to refuse). The body phase has refused a missing required one.
-  if (operation['requestBody'] !== undefined) {
-    const { node } = resolveRef(spec, operation['requestBody']);
-    if (node['required'] !== true) operation['requestBody'] = { ...structuredClone(node), required: false };
-  }
-  const only = {
-    openapi: spec.openapi,
-    info: { title: spec.info.title, version: spec.info.version },
-    servers: [{ url: basePath }],
-    security: [],
-    paths: { [op.path]: { [op.method]: operation } },
-    components: structuredClone(readComponents(spec)),
+export const validatorReads = (parameter: ReadParameter): boolean =>
+  parameter.in !== 'path' || parameter.json || (parameter.style === 'simple' && parameter.kind === 'primitive');
+
+/**
+ * Request validation for one served version: express-openapi-validator, used
+ * through its public middleware with its whole chain (route lookup, request
+ * validation, and in strict mode response validation), twice over the same
+ * version: one instance checks parameters, so they are refused before the
+ * body is read; the other checks the body once the body phase has read it.
+ * Each instance gets one document for the whole version (every operation,
+ * with only the parts it checks), so a version costs two validators however
+ * many operations it has, and each schema is compiled once.
+ *
+ * The validator is shown the request as the engine read it, through a view
+ * (an object whose prototype is the request): the path, the parameters the
+ * handler will receive (arrays and objects copied, JSON parameters as their
+ * text), the declared media type of the body and the body. So its coercion
+ * and defaults change its own copies, never what the handler receives, and a
+ * client's own Content-Type values never grow its caches.
+ *
+ * @example const validation = requestValidation(spec, '/v1', { validateResponses: false });
+ * const check = validation.parameters(op); // run by the parameters phase
+ * const validate = validation.body(op); // the `validate` phase
+ */
+export function requestValidation(spec: OpenApiDocument, basePath: string, options: ValidatorOptions): RequestValidation {
+  const formats = formatsFor(spec);
+  const forParameters = validatorOf(parametersDocument(spec, basePath), formats, false);
+  const forBodies = validatorOf(bodiesDocument(spec, basePath), formats, options.validateResponses);
+  return {
+    parameters(op) {
+      const read = readParameters(spec, op).map((node) => readParameterOf(spec, node));
+      if (read.length === 0) return undefined;
+      const jsonNames = new Set(read.filter((parameter) => parameter.json).map((parameter) => `${parameter.in} ${parameter.name}`));
+      return (req, res, values) => forParameters(parameterView(req, values, jsonNames), res);
+    },
+    body(op) {
+      const hasBody = op.operation['requestBody'] !== undefined;
+      if (!hasBody && !options.validateResponses) return undefined;
+      return (req, res) => {
+        const context = contextOf(req);
+        const { received } = context;
+        // A binary body has no schema to check beyond being there; an absent optional body has nothing.
+        const bytes = received !== undefined && (received.kind === 'binary' || mediaKind(received.mediaType) === 'xml');
+        if (!options.validateResponses && (!received || bytes)) return;
+        const view = bodyView(req, bytes);
+        const done = forBodies(view, res);
+        const keep = (): void => {
+          if (!bytes) req.body = withUploads(view.body, context.uploads);
+        };
+        if (done === undefined) return keep();
+        return done.then(keep);
+      };
+    },
   };
+}
+
+/** One express-openapi-validator over `document`, as one stage. */
+function validatorOf(document: Record<string, unknown>, formats: Record<string, unknown>, validateResponses: boolean): Stage {
   const middlewares = OpenApiValidator.middleware({
-    apiSpec: only as never,
+    apiSpec: document as never,
+    // Unknown query parameters are refused by the parameters phase, which knows API keys sent in the query.
     validateRequests: { allowUnknownQueryParameters: true, coerceTypes: false },
-    validateResponses: options.validateResponses ? { removeAdditional: false } : false,
+    validateResponses: validateResponses ? { removeAdditional: false } : false,
     validateSecurity: false,
     // Bodies are read by the body phase (multipart with multer, within the body limit).
     fileUploader: false,
     ignoreUndocumented: false,
     // The document was checked when it was loaded (and by lint:api); the copy differs from it only in what it leaves out.
     validateApiSpec: false,
-    formats: formatsFor(spec) as never,
+    formats: formats as never,
   }) as RequestHandler[];
-  const validate = chain(middlewares.map(fromMiddleware));
-  return (req, res) => {
-    // A binary body has no schema to check beyond being there; an absent optional body has nothing.
-    const context = contextOf(req);
-    const { received } = context;
-    const bytes = received !== undefined && (received.kind === 'binary' || mediaKind(received.mediaType) === 'xml');
-    if (!options.validateResponses && (!received || bytes)) return;
-    // Bytes have no schema to check beyond being there: the validator sees an empty string in their place.
-    const sent = req.body as unknown;
-    if (bytes) req.body = '';
-    const contentType = req.headers['content-type'];
-    showDeclaredType(req);
-    const restore = (): void => {
-      req.headers['content-type'] = contentType;
-      req.body = bytes ? sent : withUploads(req.body, context.uploads);
-    };
-    let done: void | Promise<void>;
-    try {
-      done = validate(req, res);
-    } catch (error) {
-      req.headers['content-type'] = contentType;
-      throw error;
+  return chain(middlewares.map(fromMiddleware));
+}
+
+/**
+ * The version as the parameter validator reads it: every operation with the
+ * parameters it reads (the path item's and its own, resolved), no body, no
+ * security, no responses.
+ */
+function parametersDocument(spec: OpenApiDocument, basePath: string): Record<string, unknown> {
+  return versionDocument(spec, basePath, (op) => ({ parameters: readParameters(spec, op), responses: {} }));
+}
+
+/** The version as the body validator reads it: every operation with its body and responses, no parameters, no security. */
+function bodiesDocument(spec: OpenApiDocument, basePath: string): Record<string, unknown> {
+  return versionDocument(spec, basePath, (op) => {
+    const operation = withoutExtensions(op.operation);
+    delete operation['parameters'];
+    delete operation['security'];
+    delete operation['callbacks'];
+    // A body is optional unless `required: true`; said outright, so the validator lets an absent one through
+    // (it reads a missing `required` as a missing Content-Type to refuse). The body phase has refused a missing required one.
+    if (operation['requestBody'] !== undefined) {
+      const { node } = resolveRef(spec, operation['requestBody']);
+      if (node['required'] !== true) operation['requestBody'] = { ...withoutExtensions(node), required: false };
     }
-    if (!(done instanceof Promise)) return restore();
-    return done.then(restore, (error: unknown) => {
-      req.headers['content-type'] = contentType;
-      throw error;
-    });
+    return operation;
+  });
+}
+
+/** A document of the version's operations, each as `operationOf` shapes it, with what the validator reads besides: its components without extensions. */
+function versionDocument(spec: OpenApiDocument, basePath: string, operationOf: (op: SpecOperation) => Record<string, unknown>): Record<string, unknown> {
+  const paths: Record<string, Record<string, unknown>> = {};
+  for (const op of listOperations(spec)) {
+    paths[op.path] ??= {};
+    paths[op.path]![op.method] = operationOf(op);
+  }
+  return {
+    openapi: spec.openapi,
+    info: { title: spec.info.title, version: spec.info.version },
+    servers: [{ url: basePath }],
+    security: [],
+    paths,
+    components: readComponents(spec),
+  };
+}
+
+/** The parameters of an operation the validator reads, resolved: the path item's, replaced by the operation's own of the same name and place. */
+function readParameters(spec: OpenApiDocument, op: SpecOperation): Record<string, unknown>[] {
+  const declared = new Map<string, Record<string, unknown>>();
+  for (const list of [op.pathItem['parameters'], op.operation['parameters']]) {
+    for (const entry of (list as unknown[] | undefined) ?? []) {
+      const node = withoutExtensions(resolveRef(spec, entry).node);
+      const place = String(node['in']);
+      const name = String(node['name']);
+      declared.set(`${place} ${place === 'header' ? name.toLowerCase() : name}`, node);
+    }
+  }
+  return [...declared.values()].filter((node) => {
+    const place = String(node['in']);
+    if (place === 'header' && IGNORED_HEADERS.has(String(node['name']).toLowerCase())) return false;
+    return validatorReads(readParameterOf(spec, node));
+  });
+}
+
+function readParameterOf(spec: OpenApiDocument, node: Record<string, unknown>): ReadParameter {
+  const place = String(node['in']);
+  const content = node['content'] as Record<string, { schema?: unknown }> | undefined;
+  const contentType = content ? Object.keys(content)[0] : undefined;
+  const schema = content ? (contentType ? content[contentType]?.schema : undefined) : node['schema'];
+  return {
+    name: String(node['name']),
+    in: place,
+    style: (node['style'] as string | undefined) ?? (place === 'query' || place === 'cookie' ? 'form' : 'simple'),
+    json: contentType !== undefined && mediaKind(essence(contentType)) === 'json',
+    kind: shapeOf(spec, resolveRef(spec, schema ?? {}).node).kind,
   };
 }
 
 /**
- * The document's components without their extensions. Extensions reach the
- * validator nowhere (the root's, the components', the operation's): its
- * reference resolver opens every `$ref` it finds, and an extension may point
- * at a documentation file beside the document (`x-topics: [{content: {$ref:
- * ./intro.md}}]`), which it would look for relative to the working
- * directory, failing every request of the version.
+ * The request as the parameter validator sees it: the path (its parameters
+ * it reads itself), and the query, headers and cookies the parameters phase
+ * read, as copies the validator may coerce and fill with defaults.
+ */
+function parameterView(req: Parameters<Stage>[0], values: ParameterValues, jsonNames: ReadonlySet<string>): Parameters<Stage>[0] {
+  const view = Object.create(req) as Parameters<Stage>[0] & { cookies: Record<string, unknown> };
+  view.originalUrl = pathOf(req.originalUrl);
+  Object.defineProperty(view, 'query', { value: copied(values.query, 'query', jsonNames), writable: true, configurable: true, enumerable: true });
+  view.headers = copied(values.header, 'header', jsonNames) as typeof req.headers;
+  view.cookies = copied(values.cookie, 'cookie', jsonNames);
+  view.body = undefined;
+  return view;
+}
+
+/** The request as the body validator sees it: the body under its declared media type (an empty string in place of bytes). */
+function bodyView(req: Parameters<Stage>[0], bytes: boolean): Parameters<Stage>[0] {
+  const { received } = contextOf(req);
+  const view = Object.create(req) as Parameters<Stage>[0] & { cookies: Record<string, unknown> };
+  view.originalUrl = pathOf(req.originalUrl);
+  Object.defineProperty(view, 'query', { value: {}, writable: true, configurable: true, enumerable: true });
+  view.headers = received ? { 'content-type': received.mediaType } : {};
+  view.cookies = {};
+  view.body = bytes ? '' : (req.body as unknown);
+  return view;
+}
+
+/** The path of a request target: the validator finds the operation by it; the query it is shown already read. */
+const pathOf = (target: string): string => {
+  const query = target.indexOf('?');
+  return query === -1 ? target : target.slice(0, query);
+};
+
+/** Values the validator may change: arrays and objects copied, JSON values as JSON text again (it parses `content` parameters itself). */
+function copied(values: Record<string, unknown>, place: string, jsonNames: ReadonlySet<string>): Record<string, unknown> {
+  const copy: Record<string, unknown> = {};
+  for (const name of Object.keys(values)) {
+    const value = values[name];
+    // Header names as the validator looks them up (Node lowercases them).
+    const key = place === 'header' ? name.toLowerCase() : name;
+    if (jsonNames.has(`${place} ${name}`)) setOwn(copy, key, JSON.stringify(value));
+    else setOwn(copy, key, Array.isArray(value) ? [...value] : value !== null && typeof value === 'object' ? { ...value } : value);
+  }
+  return copy;
+}
+
+/**
+ * The document's components without their extensions, at every depth. No
+ * extension reaches the validator (the root's, the components', the
+ * operations', a schema's): its reference resolver opens every `$ref` it
+ * finds, and an extension may point at a documentation file beside the
+ * document (`x-topics: [{content: {$ref: ./intro.md}}]`), which it would look
+ * for relative to the working directory, failing every request of the version.
  */
 function readComponents(spec: OpenApiDocument): Record<string, unknown> {
   return withoutExtensions((spec.components ?? {}) as Record<string, unknown>);
-}
-
-const withoutExtensions = (node: Record<string, unknown>): Record<string, unknown> =>
-  Object.fromEntries(Object.entries(node).filter(([key]) => !key.startsWith('x-')));
-
-/**
- * While the validator runs, Content-Type is the declared media type the body
- * was read as (the key of `content`: `text/*` for a `text/x-anything` body),
- * or absent without a body. The validator compiles and keeps a validator per
- * distinct Content-Type value, so a client's own types (`text/x1`, `text/x2`,
- * `application/json; x=<random>`) would grow its caches forever, a schema
- * compile each; declared types are a fixed set.
- */
-function showDeclaredType(req: Parameters<Stage>[0]): void {
-  const { received } = contextOf(req);
-  if (received) req.headers['content-type'] = received.mediaType;
-  else delete req.headers['content-type'];
 }
