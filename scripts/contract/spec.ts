@@ -6,7 +6,7 @@
  * boolean exclusive bounds, `example`), so the rest of the fuzzer sees plain
  * JSON Schemas.
  */
-import { loadContract as loadDocument, readBundledContract } from '../../src/engine/contract';
+import { holdsNames, isExtension, loadContract as loadDocument, readBundledContract } from '../../src/engine/contract';
 
 /** A JSON Schema (2020-12, as OpenAPI 3.1 uses it), `$ref`s resolved. */
 export type Schema = {
@@ -150,6 +150,8 @@ interface RawSecurityScheme {
 /**
  * Replaces every `$ref` (local, `#/...`) by a copy of its target; keywords next
  * to a `$ref` (OpenAPI 3.1 allows `description`, `default`...) win over the target's.
+ * Extensions are kept as written: a `$ref` there (a documentation topic beside
+ * the document) is for the tool that reads that extension.
  */
 function dereference(document: unknown): unknown {
   const lookup = (ref: string): unknown => {
@@ -163,14 +165,14 @@ function dereference(document: unknown): unknown {
         return (node as Record<string, unknown>)[key];
       }, document);
   };
-  const walk = (node: unknown, depth: number): unknown => {
+  const walk = (node: unknown, depth: number, isNameMap = false): unknown => {
     if (depth > 64) throw new Error('$ref nesting deeper than 64 (recursive schema?)');
     if (Array.isArray(node)) return node.map((item) => walk(item, depth));
     if (node === null || typeof node !== 'object') return node;
     const { $ref, ...siblings } = node as Record<string, unknown>;
     const resolved: Record<string, unknown> = {};
     if (typeof $ref === 'string') Object.assign(resolved, walk(lookup($ref), depth + 1) as object);
-    for (const [key, value] of Object.entries(siblings)) resolved[key] = walk(value, depth);
+    for (const [key, value] of Object.entries(siblings)) resolved[key] = isExtension(key, isNameMap) ? value : walk(value, depth, holdsNames(key, isNameMap));
     return resolved;
   };
   return walk(document, 0);

@@ -10,6 +10,7 @@
 export { deprecationHeaders } from './deprecation';
 export { HTTP_METHODS, listOperations } from './document';
 export type { OpenApiDocument, OperationObject, SpecOperation } from './document';
+export { holdsNames, isExtension, withoutExtensions } from './extensions';
 export { int64Format } from './formats';
 export { ContractLoadError, loadContract, readBundledContract } from './load';
 export { mediaKind } from './media-types';
