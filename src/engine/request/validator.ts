@@ -1,5 +1,5 @@
 import * as OpenApiValidator from 'express-openapi-validator';
-import type { RequestHandler } from 'express';
+import type { Request, RequestHandler } from 'express';
 import { listOperations, type OpenApiDocument, type SpecOperation } from '../contract/document';
 import { int32Format, int64Format } from '../contract/formats';
 import { essence, mediaKind } from '../contract/media-types';
@@ -81,7 +81,7 @@ export interface RequestValidation {
 }
 
 /** Checks the values the parameters phase read, as the validator reads them (400 for the first that breaks its schema). */
-export type ParameterCheck = (req: Parameters<Stage>[0], res: Parameters<Stage>[1], values: ParameterValues) => void | Promise<void>;
+export type ParameterCheck = (req: Request, res: Parameters<Stage>[1], values: ParameterValues) => void | Promise<void>;
 
 /** How a declared parameter was read, as far as the validator needs to know. */
 export interface ReadParameter {
@@ -134,7 +134,7 @@ export function requestValidation(spec: OpenApiDocument, basePath: string, optio
       const read = readParameters(spec, op).map((node) => readParameterOf(spec, node));
       if (read.length === 0) return undefined;
       const jsonNames = new Set(read.filter((parameter) => parameter.json).map((parameter) => `${parameter.in} ${parameter.name}`));
-      return (req, res, values) => forParameters(parameterView(req, values, jsonNames), res);
+      return (req, res, values) => forParameters(parameterView(req, values, jsonNames) as unknown as Request, res);
     },
     body(op) {
       const hasBody = op.operation['requestBody'] !== undefined;
@@ -146,7 +146,7 @@ export function requestValidation(spec: OpenApiDocument, basePath: string, optio
         const bytes = received !== undefined && (received.kind === 'binary' || mediaKind(received.mediaType) === 'xml');
         if (!options.validateResponses && (!received || bytes)) return;
         const view = bodyView(req, bytes);
-        const done = forBodies(view, res);
+        const done = forBodies(view as unknown as Request, res);
         const keep = (): void => {
           if (!bytes) req.body = withUploads(view.body, context.uploads);
         };
@@ -251,30 +251,55 @@ function readParameterOf(spec: OpenApiDocument, node: Record<string, unknown>): 
 }
 
 /**
- * The request as the parameter validator sees it: the path (its parameters
- * it reads itself), and the query, headers and cookies the parameters phase
- * read, as copies the validator may coerce and fill with defaults.
+ * What the validator reads of a request, as a plain object of one fixed
+ * shape: the method, the path (it matches the operation, and path
+ * parameters, itself), the app (its routing options), and the parts it
+ * checks. A view, not the request: the validator's coercion and defaults
+ * change the view's copies, never what the handler receives. (An object made
+ * with the request as its prototype would do the same, but turns the request
+ * into a prototype, which V8 then serves slowly for the rest of its life.)
  */
-function parameterView(req: Parameters<Stage>[0], values: ParameterValues, jsonNames: ReadonlySet<string>): Parameters<Stage>[0] {
-  const view = Object.create(req) as Parameters<Stage>[0] & { cookies: Record<string, unknown> };
-  view.originalUrl = pathOf(req.originalUrl);
-  Object.defineProperty(view, 'query', { value: copied(values.query, 'query', jsonNames), writable: true, configurable: true, enumerable: true });
-  view.headers = copied(values.header, 'header', jsonNames) as typeof req.headers;
-  view.cookies = copied(values.cookie, 'cookie', jsonNames);
-  view.body = undefined;
-  return view;
+class RequestView {
+  readonly url: string;
+  readonly path: string;
+  readonly baseUrl = '';
+  params: Record<string, unknown> = {};
+  openapi: unknown = undefined;
+  readonly signedCookies = undefined;
+  constructor(
+    readonly method: string,
+    readonly originalUrl: string,
+    readonly app: unknown,
+    public headers: Record<string, unknown>,
+    public query: Record<string, unknown>,
+    public cookies: Record<string, unknown>,
+    public body: unknown,
+  ) {
+    this.url = originalUrl;
+    this.path = originalUrl;
+  }
 }
 
-/** The request as the body validator sees it: the body under its declared media type (an empty string in place of bytes). */
-function bodyView(req: Parameters<Stage>[0], bytes: boolean): Parameters<Stage>[0] {
+/** The request as the parameter validator sees it: the query, headers and cookies the parameters phase read, as copies. */
+function parameterView(req: Request, values: ParameterValues, jsonNames: ReadonlySet<string>): RequestView {
+  return new RequestView(
+    req.method,
+    pathOf(req.originalUrl),
+    req.app,
+    copied(values.header, 'header', jsonNames),
+    copied(values.query, 'query', jsonNames),
+    copied(values.cookie, 'cookie', jsonNames),
+    undefined,
+  );
+}
+
+/** The request as the body validator sees it: the body under its declared media type (an empty string in place of bytes), and `Accept` for strict response validation. */
+function bodyView(req: Request, bytes: boolean): RequestView {
   const { received } = contextOf(req);
-  const view = Object.create(req) as Parameters<Stage>[0] & { cookies: Record<string, unknown> };
-  view.originalUrl = pathOf(req.originalUrl);
-  Object.defineProperty(view, 'query', { value: {}, writable: true, configurable: true, enumerable: true });
-  view.headers = received ? { 'content-type': received.mediaType } : {};
-  view.cookies = {};
-  view.body = bytes ? '' : (req.body as unknown);
-  return view;
+  const headers: Record<string, unknown> = {};
+  if (received) headers['content-type'] = received.mediaType;
+  if (req.headers.accept !== undefined) headers['accept'] = req.headers.accept;
+  return new RequestView(req.method, pathOf(req.originalUrl), req.app, headers, {}, {}, bytes ? '' : (req.body as unknown));
 }
 
 /** The path of a request target: the validator finds the operation by it; the query it is shown already read. */

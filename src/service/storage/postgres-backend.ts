@@ -80,6 +80,9 @@ async function openPostgres(databaseUrl: string): Promise<Backend> {
     name: 'postgres',
     db,
     addIdColumn: (table) => table.addColumn('id', 'bigint', (col) => col.primaryKey().generatedAlwaysAsIdentity()),
+    retypeColumn: async (on, { table, column, type, using }) => {
+      await sql`alter table ${sql.id(table)} alter column ${sql.id(column)} type ${sql.raw(type)} using ${sql.raw(using ?? `${column}::${type}`)}`.execute(on);
+    },
     ...(schema && { migrationSchema: schema }),
     runPrepared: runThroughKysely(db),
     poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),

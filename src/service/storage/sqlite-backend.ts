@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
-import { Kysely, SqliteDialect, type CompiledQuery, type SqliteDatabase } from 'kysely';
+import { Kysely, SqliteDialect, sql, type CompiledQuery, type SqliteDatabase } from 'kysely';
 import type { Database } from './schema';
 import type { Backend, BackendKind } from './backend';
 
@@ -40,6 +40,7 @@ function openSqlite(file: string): Backend {
   return {
     name: 'sqlite',
     db: new Kysely<Database>({ dialect: new SqliteDialect({ database }) }),
+    retypeColumn: async (db, change) => rebuildWithColumnType(db, change),
     addIdColumn: (table) => table.addColumn('id', 'integer', (col) => col.primaryKey().autoIncrement()),
     // better-sqlite3 runs a statement synchronously to completion, and the
     // server opens no transactions, so Kysely's connection lock (a promise per
@@ -74,4 +75,26 @@ function withStatementCache(connection: BetterSqlite3.Database): SqliteDatabase 
       return statement as unknown as ReturnType<SqliteDatabase['prepare']>;
     },
   };
+}
+
+/**
+ * SQLite's way to change a column's type (it has no ALTER COLUMN): the table
+ * made again from its own CREATE statement with the column's new type, its
+ * rows copied (ids kept), the old table dropped, the new one renamed, and its
+ * indexes made again. Run inside the migration's transaction.
+ */
+async function rebuildWithColumnType(db: Kysely<unknown>, { table, column, type, using }: { table: string; column: string; type: string; using?: string }): Promise<void> {
+  const { rows } = await sql<{ type: string; name: string; sql: string | null }>`select type, name, sql from sqlite_master where tbl_name = ${table}`.execute(db);
+  const created = rows.find((row) => row.type === 'table')?.sql;
+  if (!created) throw new Error(`no table ${table} to change`);
+  const declared = new RegExp(`("${column}"|\\b${column}\\b)\\s+\\w+`);
+  if (!declared.test(created)) throw new Error(`no column ${column} in ${table}`);
+  const rebuilt = `${table}__rebuilt`;
+  const columns = (await sql<{ name: string }>`select name from pragma_table_info(${table})`.execute(db)).rows.map((row) => row.name);
+  const selected = columns.map((name) => (name === column ? `${using ?? `cast("${column}" as ${type})`} as "${column}"` : `"${name}"`)).join(', ');
+  await sql.raw(created.replace(/^create table\s+("[^"]+"|\S+)/i, `create table "${rebuilt}"`).replace(declared, `"${column}" ${type}`)).execute(db);
+  await sql.raw(`insert into "${rebuilt}" (${columns.map((name) => `"${name}"`).join(', ')}) select ${selected} from "${table}"`).execute(db);
+  await sql.raw(`drop table "${table}"`).execute(db);
+  await sql.raw(`alter table "${rebuilt}" rename to "${table}"`).execute(db);
+  for (const index of rows.filter((row) => row.type === 'index' && row.sql !== null)) await sql.raw(index.sql!).execute(db);
 }
