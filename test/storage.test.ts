@@ -39,6 +39,7 @@ describe('SQLite storage (the embedded default)', () => {
         { name: '0002_api_key_bans' },
         { name: '0003_idempotency_and_secrets' },
         { name: '0004_idempotency_owner_principal' },
+        { name: '0005_idempotency_owner_declared_text' },
       ]);
       const plan = db
         .prepare<[], { detail: string }>("explain query plan select id from pets where status = 'sold' order by id limit 20")
@@ -70,6 +71,56 @@ describe('SQLite storage (the embedded default)', () => {
     const reopened = await openStorage(url);
     expect(await reopened.pets.list({ limit: 10 })).toEqual([{ id: 1, name: 'Rex', categoryId: 1, status: 'sold' }]);
     await reopened.close();
+  });
+
+  it('idempotency_keys.owner is declared text, also on a database the first 0004 migrated (its rows, ids, index and id high-water mark kept)', async () => {
+    const file = path.join(tempDir(), 'pets.db');
+    await (await openStorage(`sqlite:${file}`)).close();
+    // The table as the first 0004 left it: owners as text in a column declared bigint, one claim since purged (id 3).
+    const db = new BetterSqlite3(file);
+    db.exec(`drop table idempotency_keys;
+      create table "idempotency_keys" ("id" integer primary key autoincrement, "owner" bigint not null, "key" text not null, "request_hash" text not null,
+        "locked_until" text not null, "expires_at" text not null, "response_status" integer, "response_body" text, "created_at" text not null,
+        constraint "idempotency_keys_owner_key" unique ("owner", "key"));
+      create index "idempotency_keys_expires_at" on "idempotency_keys" ("expires_at");
+      insert into idempotency_keys (id, owner, key, request_hash, locked_until, expires_at, created_at) values
+        (1, 'key:1', 'a', 'h', 't', '2999-01-01', 't'), (2, 'token:alice', 'a', 'h', 't', '2999-01-01', 't'), (3, 'key:1', 'b', 'h', 't', '2999-01-01', 't');
+      delete from idempotency_keys where id = 3;
+      delete from kysely_migration where name = '0005_idempotency_owner_declared_text';`);
+    const ownerType = () => db.prepare<[], { type: string }>("select type from pragma_table_info('idempotency_keys') where name = 'owner'").get()!.type;
+    expect(ownerType()).toBe('bigint');
+    db.close();
+
+    const storage = await openStorage(`sqlite:${file}`);
+    const next = await storage.idempotencyKeys.insert({
+      owner: 'key:1',
+      key: 'c',
+      requestHash: 'h',
+      lockedUntil: new Date(),
+      expiresAt: new Date('2999-01-01'),
+    });
+    // The unique (owner, key) still holds.
+    expect(
+      await storage.idempotencyKeys.insert({ owner: 'key:1', key: 'a', requestHash: 'h', lockedUntil: new Date(), expiresAt: new Date('2999-01-01') }),
+    ).toBeUndefined();
+    await storage.close();
+    expect(next).toBe(4);
+    const after = new BetterSqlite3(file, { readonly: true });
+    try {
+      expect(after.prepare<[], { type: string }>("select type from pragma_table_info('idempotency_keys') where name = 'owner'").get()!.type.toLowerCase()).toBe(
+        'text',
+      );
+      expect(after.prepare('select id, owner, key from idempotency_keys order by id').all()).toEqual([
+        { id: 1, owner: 'key:1', key: 'a' },
+        { id: 2, owner: 'token:alice', key: 'a' },
+        { id: 4, owner: 'key:1', key: 'c' },
+      ]);
+      expect(after.prepare("select name from sqlite_master where type = 'index' and tbl_name = 'idempotency_keys' and sql is not null").all()).toEqual([
+        { name: 'idempotency_keys_expires_at' },
+      ]);
+    } finally {
+      after.close();
+    }
   });
 
   it('refuses a PostgreSQL connect_timeout that is not a whole number of seconds, before connecting', async () => {

@@ -74,6 +74,22 @@ describe('express-openapi-validator, as patched', () => {
     expect(refused.body.message).toMatch(/must be integer/);
   });
 
+  it('once its document is loaded, the validator passes a request on in the same turn, not a promise turn later per middleware', async () => {
+    const served = express();
+    // Marks the request while the rest of the chain runs synchronously inside this next().
+    served.use((req, _res, next) => {
+      (req as { sameTurn?: boolean }).sameTurn = true;
+      next();
+      (req as { sameTurn?: boolean }).sameTurn = false;
+    });
+    served.use(
+      OpenApiValidator.middleware({ apiSpec: structuredClone(DOCUMENT) as never, validateRequests: true, validateResponses: false, validateApiSpec: false }),
+    );
+    served.get('/v1/pets/:petId', (req, res) => void res.json({ sameTurn: (req as { sameTurn?: boolean }).sameTurn }));
+    await request(served).get('/v1/pets/1').expect(200); // the document loads
+    expect((await request(served).get('/v1/pets/2').expect(200)).body).toEqual({ sameTurn: true });
+  });
+
   it('route matchers are compiled once, not on every request (upstream PR #1217)', async () => {
     const served = app();
     // Warm: the validator loads its document and compiles what the first requests need.

@@ -3,7 +3,7 @@ import type { Request, RequestHandler } from 'express';
 import { listOperations, type OpenApiDocument, type SpecOperation } from '../contract/document';
 import { int32Format, int64Format } from '../contract/formats';
 import { essence, mediaKind } from '../contract/media-types';
-import { chain, fromMiddleware, type Stage } from '../stage/stage';
+import { fromMiddlewares, type Stage } from '../stage/stage';
 import { withUploads } from './form-fields';
 import { resolveRef } from '../contract/refs';
 import { contextOf } from '../context/request-context';
@@ -172,7 +172,7 @@ function validatorOf(document: Record<string, unknown>, formats: Record<string, 
     validateApiSpec: false,
     formats: formats as never,
   }) as RequestHandler[];
-  return chain(middlewares.map(fromMiddleware));
+  return fromMiddlewares(middlewares);
 }
 
 /**
@@ -267,6 +267,7 @@ class RequestView {
   openapi: unknown = undefined;
   readonly signedCookies = undefined;
   constructor(
+    private readonly request: Request,
     readonly method: string,
     readonly originalUrl: string,
     readonly app: unknown,
@@ -278,11 +279,17 @@ class RequestView {
     this.url = originalUrl;
     this.path = originalUrl;
   }
+
+  /** The router's `next` of the request: where an error the response validator finds after the stage has settled goes. */
+  get next(): Request['next'] {
+    return this.request.next;
+  }
 }
 
 /** The request as the parameter validator sees it: the query, headers and cookies the parameters phase read, as copies. */
 function parameterView(req: Request, values: ParameterValues, jsonNames: ReadonlySet<string>): RequestView {
   return new RequestView(
+    req,
     req.method,
     pathOf(req.originalUrl),
     req.app,
@@ -299,7 +306,7 @@ function bodyView(req: Request, bytes: boolean): RequestView {
   const headers: Record<string, unknown> = {};
   if (received) headers['content-type'] = received.mediaType;
   if (req.headers.accept !== undefined) headers['accept'] = req.headers.accept;
-  return new RequestView(req.method, pathOf(req.originalUrl), req.app, headers, {}, {}, bytes ? '' : (req.body as unknown));
+  return new RequestView(req, req.method, pathOf(req.originalUrl), req.app, headers, {}, {}, bytes ? '' : (req.body as unknown));
 }
 
 /** The path of a request target: the validator finds the operation by it; the query it is shown already read. */

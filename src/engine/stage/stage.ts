@@ -67,26 +67,68 @@ export function fromMiddleware(middleware: RequestHandler): (req: Request, res: 
     });
 }
 
+/**
+ * Express middlewares as one stage, run in order like a router runs them:
+ * synchronously while each calls `next` before it returns (then the stage
+ * costs no promise), else from where a late `next` resumes. A failure, thrown
+ * or passed to `next`, rejects; an error passed to `next` after the stage
+ * has settled (a response validator's, from its `res.json` wrapper) reaches
+ * the router's own `next` (`req.next`), hence the error mapper.
+ *
+ * @example const validate = fromMiddlewares(OpenApiValidator.middleware(options));
+ */
+export function fromMiddlewares(middlewares: readonly RequestHandler[]): Stage {
+  const count = middlewares.length;
+  return (req, res) => {
+    let index = 0;
+    let outcome: 'done' | { error: unknown } | undefined;
+    let waiter: { resolve(): void; reject(error: unknown): void } | undefined;
+    let running = false;
+    let called = false;
+    const settle = (result: 'done' | { error: unknown }): void => {
+      outcome = result;
+      if (!waiter) return;
+      if (result === 'done') waiter.resolve();
+      else waiter.reject(result.error);
+    };
+    const next = (error?: unknown): void => {
+      if (outcome !== undefined) {
+        if (error) req.next?.(error);
+        return;
+      }
+      if (error) return settle({ error: failure(error) });
+      called = true;
+      if (!running) run();
+    };
+    const run = (): void => {
+      running = true;
+      try {
+        while (outcome === undefined) {
+          if (index === count) {
+            settle('done');
+            break;
+          }
+          called = false;
+          const result = middlewares[index++]!(req, res, next) as unknown;
+          if (result instanceof Promise) result.catch((error: unknown) => next(failure(error)));
+          if (!called) break;
+        }
+      } catch (error) {
+        if (outcome === undefined) settle({ error: failure(error) });
+      }
+      running = false;
+    };
+    run();
+    if (outcome === 'done') return undefined;
+    if (outcome !== undefined) return Promise.reject(outcome.error);
+    return new Promise<void>((resolve, reject) => {
+      waiter = { resolve, reject };
+    });
+  };
+}
+
 /** What was thrown, or an Error when a stage threw (or rejected with) nothing usable, such as `undefined`. */
 const failure = (error: unknown): unknown => error || new Error(`a request stage failed without an error (${String(error)})`);
-
-/**
- * Several stages as one, run like `runStages` runs them: synchronously until
- * one returns a promise, then from where it resolves.
- *
- * @example const validate = chain([reduceContentType, lookUpRoute, checkRequest]);
- */
-export function chain(stages: readonly Stage[]): Stage {
-  if (stages.length === 1) return stages[0]!;
-  const count = stages.length;
-  const runFrom = (req: Request, res: Response, from: number): void | Promise<void> => {
-    for (let index = from; index < count; index++) {
-      const pending = stages[index]!(req, res);
-      if (pending !== undefined) return pending.then(() => runFrom(req, res, index + 1));
-    }
-  };
-  return (req, res) => runFrom(req, res, 0);
-}
 
 /** A stage as an Express middleware, for the routes that are not compiled pipelines. */
 export const asMiddleware = (stage: Stage): RequestHandler => runStages([stage], { respond: false });

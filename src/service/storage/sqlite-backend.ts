@@ -80,11 +80,16 @@ function withStatementCache(connection: BetterSqlite3.Database): SqliteDatabase 
 /**
  * SQLite's way to change a column's type (it has no ALTER COLUMN): the table
  * made again from its own CREATE statement with the column's new type, its
- * rows copied (ids kept), the old table dropped, the new one renamed, and its
- * indexes made again. Run inside the migration's transaction.
+ * rows copied (ids and the AUTOINCREMENT high-water mark kept), the old table
+ * dropped, the new one renamed, and its indexes made again. Run inside the migration's transaction.
  */
-async function rebuildWithColumnType(db: Kysely<unknown>, { table, column, type, using }: { table: string; column: string; type: string; using?: string }): Promise<void> {
-  const { rows } = await sql<{ type: string; name: string; sql: string | null }>`select type, name, sql from sqlite_master where tbl_name = ${table}`.execute(db);
+async function rebuildWithColumnType(
+  db: Kysely<unknown>,
+  { table, column, type, using }: { table: string; column: string; type: string; using?: string },
+): Promise<void> {
+  const { rows } = await sql<{ type: string; name: string; sql: string | null }>`select type, name, sql from sqlite_master where tbl_name = ${table}`.execute(
+    db,
+  );
   const created = rows.find((row) => row.type === 'table')?.sql;
   if (!created) throw new Error(`no table ${table} to change`);
   const declared = new RegExp(`("${column}"|\\b${column}\\b)\\s+\\w+`);
@@ -94,7 +99,10 @@ async function rebuildWithColumnType(db: Kysely<unknown>, { table, column, type,
   const selected = columns.map((name) => (name === column ? `${using ?? `cast("${column}" as ${type})`} as "${column}"` : `"${name}"`)).join(', ');
   await sql.raw(created.replace(/^create table\s+("[^"]+"|\S+)/i, `create table "${rebuilt}"`).replace(declared, `"${column}" ${type}`)).execute(db);
   await sql.raw(`insert into "${rebuilt}" (${columns.map((name) => `"${name}"`).join(', ')}) select ${selected} from "${table}"`).execute(db);
+  // AUTOINCREMENT's high-water mark goes with the table: an id given once (its row since deleted) is never given again.
+  const { rows: sequence } = await sql<{ seq: number }>`select seq from sqlite_sequence where name = ${table}`.execute(db);
   await sql.raw(`drop table "${table}"`).execute(db);
   await sql.raw(`alter table "${rebuilt}" rename to "${table}"`).execute(db);
+  if (sequence[0]) await sql`update sqlite_sequence set seq = max(seq, ${sequence[0].seq}) where name = ${table}`.execute(db);
   for (const index of rows.filter((row) => row.type === 'index' && row.sql !== null)) await sql.raw(index.sql!).execute(db);
 }
