@@ -96,7 +96,10 @@ export function fromMiddlewares(middlewares: readonly RequestHandler[]): Stage {
         if (error) req.next?.(error);
         return;
       }
-      if (error) return settle({ error: failure(error) });
+      if (error) {
+        settle({ error: failure(error) });
+        return;
+      }
       called = true;
       if (!running) run();
     };
