@@ -11,4 +11,4 @@
 import { emit } from './lib/contract-diff/command-io';
 import { runApiChangelog } from './lib/contract-diff/api-changelog-command';
 
-emit(runApiChangelog(process.argv.slice(2), process.env['INIT_CWD'] ?? process.cwd()));
+runApiChangelog(process.argv.slice(2), process.env['INIT_CWD'] ?? process.cwd()).then(emit);

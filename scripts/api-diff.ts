@@ -18,4 +18,4 @@ import { emit } from './lib/contract-diff/command-io';
 import { runApiDiff } from './lib/contract-diff/api-diff-command';
 
 // npm runs scripts in the package root; INIT_CWD is where the user typed the command.
-emit(runApiDiff(process.argv.slice(2), process.env['INIT_CWD'] ?? process.cwd()));
+runApiDiff(process.argv.slice(2), process.env['INIT_CWD'] ?? process.cwd()).then(emit);

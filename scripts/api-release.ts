@@ -13,4 +13,4 @@
 import { emit } from './lib/contract-diff/command-io';
 import { runApiRelease } from './lib/contract-diff/api-release-command';
 
-emit(runApiRelease(process.argv.slice(2), process.env['INIT_CWD'] ?? process.cwd()));
+runApiRelease(process.argv.slice(2), process.env['INIT_CWD'] ?? process.cwd()).then(emit);

@@ -47,7 +47,7 @@ const RELEASES: Array<{ version: string; date: string; edit: (doc: Doc) => void 
 ];
 
 /** A contract copy in its own folder, released up to `count` times with `npm run api:release`'s own entry. */
-function releasedProject(count = RELEASES.length): { spec: string; dir: string; changelog: string } {
+async function releasedProject(count = RELEASES.length): Promise<{ spec: string; dir: string; changelog: string }> {
   const dir = tempDir();
   const spec = path.join(dir, 'openapi.yaml');
   const doc = structuredClone(CONTRACT);
@@ -55,7 +55,7 @@ function releasedProject(count = RELEASES.length): { spec: string; dir: string; 
     release.edit(doc);
     objectAt(doc, 'info').version = release.version;
     writeFileSync(spec, stringify(doc));
-    const outcome = runApiRelease(['--spec', spec, '--today', release.date], PROJECT_ROOT);
+    const outcome = await runApiRelease(['--spec', spec, '--today', release.date], PROJECT_ROOT);
     expect({ version: release.version, ...outcome }).toMatchObject({ version: release.version, exitCode: 0, stderr: '' });
   }
   return { spec, dir, changelog: path.join(dir, 'CHANGELOG.md') };
@@ -109,13 +109,13 @@ Initial release: 4 operations.
 `;
 
 describe('api:release writes the changelog next to the contract, from the release record', () => {
-  it('one entry per release, newest first, each change on one line under its operation, breaking first', () => {
-    const { changelog } = releasedProject();
+  it('one entry per release, newest first, each change on one line under its operation, breaking first', async () => {
+    const { changelog } = await releasedProject();
     expect(readFileSync(changelog, 'utf8')).toBe(EXPECTED);
   });
 
-  it('orders entries newest first, and within an entry every breaking change before the rest', () => {
-    const text = readFileSync(releasedProject().changelog, 'utf8');
+  it('orders entries newest first, and within an entry every breaking change before the rest', async () => {
+    const text = readFileSync((await releasedProject()).changelog, 'utf8');
     const at = (needle: string): number => {
       expect(text).toContain(needle);
       return text.indexOf(needle);
@@ -130,21 +130,21 @@ describe('api:release writes the changelog next to the contract, from the releas
     expect(major.indexOf('`parameters.limit.schema.maximum`')).toBeLessThan(major.indexOf('`parameters.order`'));
   });
 
-  it('records each release date in releases/index.json, in version order', () => {
-    const { dir } = releasedProject();
+  it('records each release date in releases/index.json, in version order', async () => {
+    const { dir } = await releasedProject();
     expect(readFileSync(path.join(dir, 'releases', 'index.json'), 'utf8')).toBe(
       '{\n  "1.0.0": {\n    "date": "2026-11-22"\n  },\n  "1.1.0": {\n    "date": "2027-01-15"\n  },\n  "2.0.0": {\n    "date": "2027-06-01"\n  }\n}\n',
     );
   });
 
-  it('is the same text whenever and however it is generated: no clock, no file times', () => {
-    const { spec, changelog, dir } = releasedProject();
+  it('is the same text whenever and however it is generated: no clock, no file times', async () => {
+    const { spec, changelog, dir } = await releasedProject();
     for (const file of ['1.0.0.yaml', '1.1.0.yaml', '2.0.0.yaml']) utimesSync(path.join(dir, 'releases', file), new Date('2001-01-01'), new Date('2001-01-01'));
     rmSync(changelog);
     const previous = process.env['API_DIFF_TODAY'];
     process.env['API_DIFF_TODAY'] = '2031-01-01'; // after getPet's sunset: the 2.0.0 entry still judges it on 2027-06-01
     try {
-      expect(runApiChangelog(['--spec', spec], PROJECT_ROOT)).toMatchObject({ exitCode: 0, stderr: '' });
+      expect(await runApiChangelog(['--spec', spec], PROJECT_ROOT)).toMatchObject({ exitCode: 0, stderr: '' });
     } finally {
       if (previous === undefined) delete process.env['API_DIFF_TODAY'];
       else process.env['API_DIFF_TODAY'] = previous;
@@ -152,10 +152,10 @@ describe('api:release writes the changelog next to the contract, from the releas
     expect(readFileSync(changelog, 'utf8')).toBe(EXPECTED);
   });
 
-  it('a release recorded before dates were: "date not recorded", and the rest of the entry as usual', () => {
-    const { spec, dir, changelog } = releasedProject(2);
+  it('a release recorded before dates were: "date not recorded", and the rest of the entry as usual', async () => {
+    const { spec, dir, changelog } = await releasedProject(2);
     writeFileSync(path.join(dir, 'releases', 'index.json'), '{ "1.1.0": { "date": "2027-01-15" } }\n');
-    expect(runApiChangelog(['--spec', spec], PROJECT_ROOT).exitCode).toBe(0);
+    expect((await runApiChangelog(['--spec', spec], PROJECT_ROOT)).exitCode).toBe(0);
     const text = readFileSync(changelog, 'utf8');
     expect(text).toContain('\n## 1.1.0 (2027-01-15)\n\nAgainst 1.0.0: 2 changes:');
     expect(text).toContain('\n## 1.0.0 (date not recorded)\n\nInitial release: 4 operations.\n');
@@ -163,9 +163,9 @@ describe('api:release writes the changelog next to the contract, from the releas
 });
 
 describe('api:changelog --check (CI)', () => {
-  it('exit 0 when the file is what the record gives; 1 when it is stale or missing, writing nothing; api:changelog repairs it', () => {
-    const { spec, changelog } = releasedProject();
-    expect(runApiChangelog(['--spec', spec, '--check'], PROJECT_ROOT)).toEqual({
+  it('exit 0 when the file is what the record gives; 1 when it is stale or missing, writing nothing; api:changelog repairs it', async () => {
+    const { spec, changelog } = await releasedProject();
+    expect(await runApiChangelog(['--spec', spec, '--check'], PROJECT_ROOT)).toEqual({
       exitCode: 0,
       stdout: `${changelog} is up to date (3 releases).\n`,
       stderr: '',
@@ -173,7 +173,7 @@ describe('api:changelog --check (CI)', () => {
 
     const edited = EXPECTED.replace('- **BREAKING** operation removed', '- **NON-BREAKING** operation removed');
     writeFileSync(changelog, edited);
-    expect(runApiChangelog(['--spec', spec, '--check'], PROJECT_ROOT)).toEqual({
+    expect(await runApiChangelog(['--spec', spec, '--check'], PROJECT_ROOT)).toEqual({
       exitCode: 1,
       stdout: '',
       stderr: `api:changelog: ${changelog} is stale (first difference at line 20): run npm run api:changelog and commit it\n`,
@@ -181,58 +181,58 @@ describe('api:changelog --check (CI)', () => {
     expect(readFileSync(changelog, 'utf8')).toBe(edited);
 
     rmSync(changelog);
-    expect(runApiChangelog(['--spec', spec, '--check'], PROJECT_ROOT)).toMatchObject({
+    expect(await runApiChangelog(['--spec', spec, '--check'], PROJECT_ROOT)).toMatchObject({
       exitCode: 1,
       stderr: expect.stringMatching(/ is missing: run npm run api:changelog/),
     });
     expect(existsSync(changelog)).toBe(false);
 
-    expect(runApiChangelog(['--spec', spec], PROJECT_ROOT)).toMatchObject({
+    expect(await runApiChangelog(['--spec', spec], PROJECT_ROOT)).toMatchObject({
       exitCode: 0,
       stdout: expect.stringMatching(/^Wrote .*CHANGELOG\.md \(3 releases\)/),
     });
-    expect(runApiChangelog(['--spec', spec, '--check'], PROJECT_ROOT).exitCode).toBe(0);
+    expect((await runApiChangelog(['--spec', spec, '--check'], PROJECT_ROOT)).exitCode).toBe(0);
   });
 
-  it('a new snapshot without a regenerated changelog is stale', () => {
-    const { spec, dir } = releasedProject(2);
+  it('a new snapshot without a regenerated changelog is stale', async () => {
+    const { spec, dir } = await releasedProject(2);
     const doc: Doc = parse(readFileSync(path.join(dir, 'releases', '1.1.0.yaml'), 'utf8'));
     objectAt(doc, 'info').version = '1.2.0';
     writeFileSync(path.join(dir, 'releases', '1.2.0.yaml'), stringify(doc)); // copied by hand, not with api:release
-    expect(runApiChangelog(['--spec', spec, '--check'], PROJECT_ROOT)).toMatchObject({
+    expect(await runApiChangelog(['--spec', spec, '--check'], PROJECT_ROOT)).toMatchObject({
       exitCode: 1,
       stderr: expect.stringContaining('is stale (first difference at line 9)'),
     });
   });
 
-  it('bad input: no release recorded, a malformed index, an unknown flag: one line, exit 2', () => {
+  it('bad input: no release recorded, a malformed index, an unknown flag: one line, exit 2', async () => {
     const dir = tempDir();
     const spec = path.join(dir, 'openapi.yaml');
     writeFileSync(spec, stringify(CONTRACT));
-    expect(runApiChangelog(['--spec', spec], PROJECT_ROOT)).toMatchObject({
+    expect(await runApiChangelog(['--spec', spec], PROJECT_ROOT)).toMatchObject({
       exitCode: 2,
       stderr: expect.stringMatching(/^api:changelog: no release recorded in .*releases \(npm run api:release records one\)\n$/),
     });
     mkdirSync(path.join(dir, 'releases'));
     writeFileSync(path.join(dir, 'releases', '1.0.0.yaml'), stringify(CONTRACT));
     writeFileSync(path.join(dir, 'releases', 'index.json'), '{ "1.0.0": { "date": "22/11/2026" } }');
-    expect(runApiChangelog(['--spec', spec], PROJECT_ROOT)).toMatchObject({
+    expect(await runApiChangelog(['--spec', spec], PROJECT_ROOT)).toMatchObject({
       exitCode: 2,
       stderr: expect.stringMatching(/index\.json: 1\.0\.0 has no "date": "YYYY-MM-DD"\n$/),
     });
-    expect(runApiChangelog(['--spec', spec, '--bogus'], PROJECT_ROOT)).toMatchObject({
+    expect(await runApiChangelog(['--spec', spec, '--bogus'], PROJECT_ROOT)).toMatchObject({
       exitCode: 2,
       stderr: expect.stringMatching(/^api:changelog: Unknown option/),
     });
   });
 
-  it('api:release with a malformed index: exit 2 before writing anything', () => {
-    const { spec, dir } = releasedProject(1);
+  it('api:release with a malformed index: exit 2 before writing anything', async () => {
+    const { spec, dir } = await releasedProject(1);
     writeFileSync(path.join(dir, 'releases', 'index.json'), '{ not json');
     const doc: Doc = parse(readFileSync(spec, 'utf8'));
     objectAt(doc, 'info').version = '1.0.1';
     writeFileSync(spec, stringify(doc));
-    expect(runApiRelease(['--spec', spec, '--today', '2027-01-01'], PROJECT_ROOT)).toMatchObject({
+    expect(await runApiRelease(['--spec', spec, '--today', '2027-01-01'], PROJECT_ROOT)).toMatchObject({
       exitCode: 2,
       stderr: expect.stringMatching(/index\.json is not valid JSON/),
     });
@@ -242,7 +242,7 @@ describe('api:changelog --check (CI)', () => {
 
 describe('one changelog per major version (api:changelog with no --spec)', () => {
   /** A project root with openapi/v1 and openapi/v2, each released with api:release --version. */
-  function twoVersions(): string {
+  async function twoVersions(): Promise<string> {
     const root = tempDir();
     for (const [name, version] of [
       ['v1', '1.0.0'],
@@ -253,14 +253,14 @@ describe('one changelog per major version (api:changelog with no --spec)', () =>
       if (name === 'v2') delete objectAt(doc, 'paths')['/pets/{petId}'];
       mkdirSync(path.join(root, 'openapi', name), { recursive: true });
       writeFileSync(path.join(root, 'openapi', name, 'openapi.yaml'), stringify(doc));
-      expect(runApiRelease(['--version', name, '--today', '2027-01-15'], root, root)).toMatchObject({ exitCode: 0, stderr: '' });
+      expect(await runApiRelease(['--version', name, '--today', '2027-01-15'], root, root)).toMatchObject({ exitCode: 0, stderr: '' });
     }
     return root;
   }
 
-  it("--check checks every version's CHANGELOG.md; exit 1 naming the stale one; api:changelog rewrites each", () => {
-    const root = twoVersions();
-    expect(runApiChangelog(['--check'], root, root)).toEqual({
+  it("--check checks every version's CHANGELOG.md; exit 1 naming the stale one; api:changelog rewrites each", async () => {
+    const root = await twoVersions();
+    expect(await runApiChangelog(['--check'], root, root)).toEqual({
       exitCode: 0,
       stdout: 'openapi/v1/CHANGELOG.md is up to date (1 release).\nopenapi/v2/CHANGELOG.md is up to date (1 release).\n',
       stderr: '',
@@ -269,19 +269,19 @@ describe('one changelog per major version (api:changelog with no --spec)', () =>
 
     const v2 = path.join(root, 'openapi', 'v2', 'CHANGELOG.md');
     writeFileSync(v2, 'edited by hand\n');
-    expect(runApiChangelog(['--check'], root, root)).toEqual({
+    expect(await runApiChangelog(['--check'], root, root)).toEqual({
       exitCode: 1,
       stdout: 'openapi/v1/CHANGELOG.md is up to date (1 release).\n',
       stderr: 'api:changelog: openapi/v2/CHANGELOG.md is stale (first difference at line 1): run npm run api:changelog and commit it\n',
     });
-    expect(runApiChangelog(['--check', '--version', 'v1'], root, root).exitCode).toBe(0);
-    expect(runApiChangelog(['--check', '--version', 'v2'], root, root).exitCode).toBe(1);
-    expect(runApiChangelog([], root, root)).toMatchObject({
+    expect((await runApiChangelog(['--check', '--version', 'v1'], root, root)).exitCode).toBe(0);
+    expect((await runApiChangelog(['--check', '--version', 'v2'], root, root)).exitCode).toBe(1);
+    expect(await runApiChangelog([], root, root)).toMatchObject({
       exitCode: 0,
       stdout: 'openapi/v1/CHANGELOG.md is up to date.\nWrote openapi/v2/CHANGELOG.md (1 release). Commit it: git add openapi/v2/CHANGELOG.md\n',
     });
-    expect(runApiChangelog(['--check'], root, root).exitCode).toBe(0);
-    expect(runApiChangelog(['--check', '--version', 'v3'], root, root)).toMatchObject({
+    expect((await runApiChangelog(['--check'], root, root)).exitCode).toBe(0);
+    expect(await runApiChangelog(['--check', '--version', 'v3'], root, root)).toMatchObject({
       exitCode: 2,
       stderr: expect.stringMatching(/^api:changelog: --version v3: no such version/),
     });
@@ -289,7 +289,7 @@ describe('one changelog per major version (api:changelog with no --spec)', () =>
 });
 
 describe('the repository', () => {
-  it('openapi/v1/CHANGELOG.md and openapi/v2/CHANGELOG.md are up to date with their releases (as CI checks them, with the real CLI)', () => {
+  it('openapi/v1/CHANGELOG.md and openapi/v2/CHANGELOG.md are up to date with their releases (as CI checks them, with the real CLI)', async () => {
     const result = spawnSync(process.execPath, ['--import', 'tsx', 'scripts/api-changelog.ts', '--check'], {
       cwd: PROJECT_ROOT,
       encoding: 'utf8',

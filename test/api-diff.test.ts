@@ -432,21 +432,21 @@ const matches = (stdout: string, testCase: EditCase): boolean => {
 };
 
 describe('api:diff classifies each edit (against the newest release next to the contract)', () => {
-  it('has at least 20 edits, breaking and not', () => {
+  it('has at least 20 edits, breaking and not', async () => {
     expect(TABLE.length).toBeGreaterThanOrEqual(20);
     expect(TABLE.filter((row) => row.exit === 1).length).toBeGreaterThanOrEqual(10);
   });
 
-  it.each(TABLE.map((row) => [row.name, row] as const))('%s', (_name, testCase) => {
+  it.each(TABLE.map((row) => [row.name, row] as const))('%s', async (_name, testCase) => {
     const spec = writeCase(testCase);
-    const outcome = runApiDiff(['--spec', spec], PROJECT_ROOT);
+    const outcome = await runApiDiff(['--spec', spec], PROJECT_ROOT);
     expect(outcome.stderr).toBe('');
     for (const expected of testCase.lines) expect(outcome.stdout).toContain(`\n${expected}`);
     for (const prefix of testCase.absent ?? []) expect(outcome.stdout).not.toContain(`\n${prefix}`);
     expect(outcome.exitCode).toBe(testCase.exit);
 
     // What api-smart-diff alone says: the rows marked 'wrong' are those a project rule fixes.
-    const library = runApiDiff(['--spec', spec, '--library-only'], PROJECT_ROOT);
+    const library = await runApiDiff(['--spec', spec, '--library-only'], PROJECT_ROOT);
     const libraryRight = library.exitCode === testCase.exit && matches(library.stdout, testCase);
     expect(libraryRight ? 'right' : 'wrong').toBe(testCase.library);
   });
@@ -456,8 +456,8 @@ describe('api:diff output and errors', () => {
   const breakingSpec = (): string =>
     writeCase({ name: 'lowered maximum', edit: (d) => (limit(d, 'schema').maximum = 50), exit: 1, lines: [], library: 'right' });
 
-  it('--format json: every change with class, location, values and reason, and the verdict', () => {
-    const outcome = runApiDiff(['--spec', breakingSpec(), '--format', 'json'], PROJECT_ROOT);
+  it('--format json: every change with class, location, values and reason, and the verdict', async () => {
+    const outcome = await runApiDiff(['--spec', breakingSpec(), '--format', 'json'], PROJECT_ROOT);
     expect(outcome.exitCode).toBe(1);
     const result = JSON.parse(outcome.stdout);
     expect(result.passed).toBe(false);
@@ -477,8 +477,8 @@ describe('api:diff output and errors', () => {
     ]);
   });
 
-  it('--format markdown: the verdict, then a table a pull request can show', () => {
-    const outcome = runApiDiff(['--spec', breakingSpec(), '--format', 'markdown'], PROJECT_ROOT);
+  it('--format markdown: the verdict, then a table a pull request can show', async () => {
+    const outcome = await runApiDiff(['--spec', breakingSpec(), '--format', 'markdown'], PROJECT_ROOT);
     expect(outcome.exitCode).toBe(1);
     expect(outcome.stdout).toMatch(/^### API contract: 1\.0\.0 against 1\.0\.0/);
     expect(outcome.stdout).toContain('❌ **Failed**: 1 breaking change and info.version 1.0.0 → 1.0.0 does not raise the major');
@@ -486,30 +486,30 @@ describe('api:diff output and errors', () => {
     expect(outcome.stdout).toContain('| BREAKING | `paths./pets.get.parameters.limit.schema.maximum` | 100 → 50 | requests that were valid are now refused |');
   });
 
-  it('bad arguments and a base that cannot be read are one line on stderr and exit 2', () => {
+  it('bad arguments and a base that cannot be read are one line on stderr and exit 2', async () => {
     const spec = breakingSpec();
     const dir = path.dirname(spec);
     writeFileSync(path.join(dir, 'broken.yaml'), 'openapi: [3.1\n  paths: {');
     writeFileSync(path.join(dir, 'not-openapi.yaml'), 'hello: world\n');
     const cases: Array<[string[], RegExp]> = [
       [['--base', path.join(dir, 'missing.yaml')], /neither a file nor a git ref/],
-      [['--base', path.join(dir, 'broken.yaml')], /broken\.yaml is not valid YAML/],
-      [['--base', path.join(dir, 'not-openapi.yaml')], /not an OpenAPI document/],
+      [['--base', path.join(dir, 'broken.yaml')], /broken\.yaml: not valid YAML/],
+      [['--base', path.join(dir, 'not-openapi.yaml')], /not-openapi\.yaml: not an OpenAPI 3 document/],
       [['--base', '--upload-pack=x'], /.+/],
       [['--format', 'xml'], /--format must be one of text, json, markdown/],
       [['--bogus'], /Unknown option/],
     ];
     for (const [args, message] of cases) {
-      const outcome = runApiDiff(['--spec', spec, ...args], PROJECT_ROOT);
+      const outcome = await runApiDiff(['--spec', spec, ...args], PROJECT_ROOT);
       expect({ args, exitCode: outcome.exitCode, stdout: outcome.stdout }).toEqual({ args, exitCode: 2, stdout: '' });
       expect(outcome.stderr.split('\n')[0]).toMatch(message);
     }
   });
 
-  it('with no --base and no release recorded: exit 2, saying how to record one', () => {
+  it('with no --base and no release recorded: exit 2, saying how to record one', async () => {
     const dir = tempDir();
     writeFileSync(path.join(dir, 'openapi.yaml'), CONTRACT_TEXT);
-    const outcome = runApiDiff(['--spec', path.join(dir, 'openapi.yaml')], PROJECT_ROOT);
+    const outcome = await runApiDiff(['--spec', path.join(dir, 'openapi.yaml')], PROJECT_ROOT);
     expect(outcome.exitCode).toBe(2);
     expect(outcome.stderr).toMatch(/^api:diff: no release recorded in .*npm run api:release.*--base/);
   });
@@ -530,11 +530,11 @@ describe('the sunset rule: removing an operation deprecated with x-sunset (getPe
       lines: [],
       library: 'right',
     });
-  const diffOn = (spec: string, today: string, ...args: string[]) => runApiDiff(['--spec', spec, '--today', today, ...args], PROJECT_ROOT);
+  const diffOn = async (spec: string, today: string, ...args: string[]) => await runApiDiff(['--spec', spec, '--today', today, ...args], PROJECT_ROOT);
 
-  it('within the major, before the sunset date: refused, naming the operation, its date and the Sunset header', () => {
+  it('within the major, before the sunset date: refused, naming the operation, its date and the Sunset header', async () => {
     for (const today of ['2026-11-23', '2030-12-04']) {
-      const outcome = diffOn(removal('1.1.0'), today);
+      const outcome = await diffOn(removal('1.1.0'), today);
       expect(outcome.stdout).toContain(`\nBREAKING ${GET_PET}: removed (clients calling it now fail, though its Sunset header promised it until 2030-12-05)\n`);
       expect(outcome.stdout).toContain(
         '\nFAIL: getPet (GET /pets/{petId}) is removed before its sunset date, 2030-12-05: its Sunset header promised clients it works until then; keep it until 2030-12-05, or remove it in a new major version\n',
@@ -543,26 +543,26 @@ describe('the sunset rule: removing an operation deprecated with x-sunset (getPe
     }
   });
 
-  it('within the major, on or after the sunset date: accepted as announced, and still listed as breaking', () => {
+  it('within the major, on or after the sunset date: accepted as announced, and still listed as breaking', async () => {
     for (const [version, today] of [
       ['1.1.0', '2030-12-05'],
       ['1.0.1', '2031-06-01'],
     ] as const) {
-      const outcome = diffOn(removal(version), today);
+      const outcome = await diffOn(removal(version), today);
       expect(outcome.stdout).toContain(`\nBREAKING ${GET_PET}: removed (clients calling it now fail, as its Sunset header announced for 2030-12-05)\n`);
       expect(outcome.stdout).toContain('\nOK: 1 breaking change, announced by the Sunset header of getPet (GET /pets/{petId}) on 2030-12-05\n');
       expect(outcome.exitCode).toBe(0);
     }
   });
 
-  it('the sunset excuses only the removal: another breaking change in the same minor release is still refused', () => {
-    const outcome = diffOn(
+  it('the sunset excuses only the removal: another breaking change in the same minor release is still refused', async () => {
+    const outcome = await diffOn(
       removal('1.1.0', (d) => (limit(d, 'schema').maximum = 50)),
       '2031-01-01',
     );
     expect(outcome.stdout).toContain('\nFAIL: 1 breaking change and info.version 1.0.0 → 1.1.0 does not raise the major');
     expect(outcome.exitCode).toBe(1);
-    const early = diffOn(
+    const early = await diffOn(
       removal('1.1.0', (d) => (limit(d, 'schema').maximum = 50)),
       '2030-01-01',
     );
@@ -572,7 +572,7 @@ describe('the sunset rule: removing an operation deprecated with x-sunset (getPe
     expect(early.exitCode).toBe(1);
   });
 
-  it('a deprecated operation without x-sunset promised no date: its removal needs a major bump, on any day', () => {
+  it('a deprecated operation without x-sunset promised no date: its removal needs a major bump, on any day', async () => {
     const spec = writeCase({
       name: 'getPet without x-sunset removed',
       base: (d) => delete objectAt(d, 'paths', '/pets/{petId}', 'get')['x-sunset'],
@@ -584,20 +584,20 @@ describe('the sunset rule: removing an operation deprecated with x-sunset (getPe
       lines: [],
       library: 'right',
     });
-    const outcome = diffOn(spec, '2099-01-01');
+    const outcome = await diffOn(spec, '2099-01-01');
     expect(outcome.stdout).toContain(`\nBREAKING ${GET_PET}: removed (clients calling it now fail)\n`);
     expect(outcome.stdout).toContain('\nFAIL: 1 breaking change and info.version 1.0.0 → 1.1.0 does not raise the major');
     expect(outcome.exitCode).toBe(1);
   });
 
-  it('across majors (--base the 1.x release, --spec a 2.0.0): an announced break before the sunset too, exit 0, listed as breaking', () => {
+  it('across majors (--base the 1.x release, --spec a 2.0.0): an announced break before the sunset too, exit 0, listed as breaking', async () => {
     const spec = removal('2.0.0');
     const base = path.join(path.dirname(spec), 'releases', '1.0.0.yaml');
-    const outcome = diffOn(spec, '2026-11-23', '--base', base);
+    const outcome = await diffOn(spec, '2026-11-23', '--base', base);
     expect(outcome.stdout).toContain(`\nBREAKING ${GET_PET}: removed (`);
     expect(outcome.stdout).toContain('\nOK: 1 breaking change, announced by a major version bump (info.version 1.0.0 → 2.0.0)\n');
     expect(outcome.exitCode).toBe(0);
-    const json = JSON.parse(diffOn(spec, '2026-11-23', '--base', base, '--format', 'json').stdout);
+    const json = JSON.parse((await diffOn(spec, '2026-11-23', '--base', base, '--format', 'json')).stdout);
     expect(json.gate).toMatchObject({
       passed: true,
       majorBumped: true,
@@ -605,10 +605,14 @@ describe('the sunset rule: removing an operation deprecated with x-sunset (getPe
     });
   });
 
-  it('--today must be a date (exit 2); without it, $API_DIFF_TODAY decides (the real CLI)', () => {
+  it('--today must be a date (exit 2); without it, $API_DIFF_TODAY decides (the real CLI)', async () => {
     const spec = removal('1.1.0');
     for (const bad of ['2030-02-30', '05/12/2030', '']) {
-      expect(diffOn(spec, bad)).toMatchObject({ exitCode: 2, stdout: '', stderr: `api:diff: --today must be a YYYY-MM-DD date, got ${JSON.stringify(bad)}\n` });
+      expect(await diffOn(spec, bad)).toMatchObject({
+        exitCode: 2,
+        stdout: '',
+        stderr: `api:diff: --today must be a YYYY-MM-DD date, got ${JSON.stringify(bad)}\n`,
+      });
     }
     const cli = (today: string) =>
       spawnSync(process.execPath, ['--import', 'tsx', 'scripts/api-diff.ts', '--spec', spec], {
@@ -627,15 +631,15 @@ describe('the sunset rule: removing an operation deprecated with x-sunset (getPe
     });
   });
 
-  it('api:release applies the same rule on its --today, and records that day as the release date', () => {
+  it('api:release applies the same rule on its --today, and records that day as the release date', async () => {
     const spec = removal('1.1.0');
     const releases = path.join(path.dirname(spec), 'releases');
-    const early = runApiRelease(['--spec', spec, '--today', '2030-12-04'], PROJECT_ROOT);
+    const early = await runApiRelease(['--spec', spec, '--today', '2030-12-04'], PROJECT_ROOT);
     expect(early.exitCode).toBe(1);
     expect(early.stderr).toMatch(/^api:release: getPet \(GET \/pets\/\{petId\}\) is removed before its sunset date, 2030-12-05: its Sunset header promised/);
     expect(existsSync(path.join(releases, '1.1.0.yaml'))).toBe(false);
 
-    expect(runApiRelease(['--spec', spec, '--today', '2030-12-05'], PROJECT_ROOT)).toMatchObject({ exitCode: 0, stderr: '' });
+    expect(await runApiRelease(['--spec', spec, '--today', '2030-12-05'], PROJECT_ROOT)).toMatchObject({ exitCode: 0, stderr: '' });
     expect(JSON.parse(readFileSync(path.join(releases, 'index.json'), 'utf8'))).toEqual({ '1.1.0': { date: '2030-12-05' } });
     expect(readFileSync(path.join(path.dirname(spec), 'CHANGELOG.md'), 'utf8')).toContain(
       '\n### getPet (GET /pets/{petId})\n\n- **BREAKING** operation removed (clients calling it now fail, as its Sunset header announced for 2030-12-05)\n',
@@ -663,28 +667,31 @@ describe('api:diff --base <git ref> (a temporary repository with the contract co
     writeFileSync(spec, stringify(doc));
   };
 
-  it('exit 1 on a breaking working-tree edit, 0 on an additive one, 0 on a breaking one with a major bump', () => {
+  it('exit 1 on a breaking working-tree edit, 0 on an additive one, 0 on a breaking one with a major bump', async () => {
     const spec = repository();
-    expect(runApiDiff(['--spec', spec, '--base', 'HEAD'], PROJECT_ROOT)).toMatchObject({ exitCode: 0, stdout: expect.stringContaining('\nno changes\n') });
+    expect(await runApiDiff(['--spec', spec, '--base', 'HEAD'], PROJECT_ROOT)).toMatchObject({
+      exitCode: 0,
+      stdout: expect.stringContaining('\nno changes\n'),
+    });
 
     edit(spec, (d) => delete objectAt(d, 'paths')['/store/orders']);
-    const breaking = runApiDiff(['--spec', spec, '--base', 'HEAD'], PROJECT_ROOT);
+    const breaking = await runApiDiff(['--spec', spec, '--base', 'HEAD'], PROJECT_ROOT);
     expect(breaking.stdout).toContain(
       'against HEAD:openapi/v1/openapi.yaml (1.0.0)\nBREAKING paths./store/orders.get: removed (clients calling it now fail)\n',
     );
     expect(breaking.exitCode).toBe(1);
 
     edit(spec, (d) => (schemas(d, 'NewPet', 'properties').breed = { type: 'string' }));
-    expect(runApiDiff(['--spec', spec, '--base', 'HEAD'], PROJECT_ROOT).exitCode).toBe(0);
+    expect((await runApiDiff(['--spec', spec, '--base', 'HEAD'], PROJECT_ROOT)).exitCode).toBe(0);
 
     edit(spec, (d) => {
       delete objectAt(d, 'paths')['/store/orders'];
       objectAt(d, 'info').version = '2.0.0';
     });
-    expect(runApiDiff(['--spec', spec, '--base', 'HEAD'], PROJECT_ROOT).exitCode).toBe(0);
+    expect((await runApiDiff(['--spec', spec, '--base', 'HEAD'], PROJECT_ROOT)).exitCode).toBe(0);
   });
 
-  it('a ref that does not have the contract, or does not exist: one line, exit 2', () => {
+  it('a ref that does not have the contract, or does not exist: one line, exit 2', async () => {
     const spec = repository();
     const dir = path.dirname(path.dirname(path.dirname(spec)));
     writeFileSync(path.join(dir, 'other.txt'), 'x');
@@ -694,13 +701,13 @@ describe('api:diff --base <git ref> (a temporary repository with the contract co
     mkdirSync(path.dirname(spec), { recursive: true });
     writeFileSync(spec, CONTRACT_TEXT);
     for (const ref of ['HEAD', 'v9.9.9']) {
-      const outcome = runApiDiff(['--spec', spec, '--base', ref], PROJECT_ROOT);
+      const outcome = await runApiDiff(['--spec', spec, '--base', ref], PROJECT_ROOT);
       expect(outcome.exitCode).toBe(2);
       expect(outcome.stderr).toMatch(
         new RegExp(`^api:diff: --base ${ref.replace(/\./g, '\\.')}: neither a file nor a git ref that has openapi/v1/openapi.yaml \\(fatal: [^\\n]*\\)\\n$`),
       );
     }
-    expect(runApiDiff(['--spec', spec, '--base', 'HEAD~1'], PROJECT_ROOT).exitCode).toBe(0);
+    expect((await runApiDiff(['--spec', spec, '--base', 'HEAD~1'], PROJECT_ROOT)).exitCode).toBe(0);
   });
 });
 
@@ -739,33 +746,36 @@ describe('a document split across files (the Petstore of test/fixtures/third-par
   const QUANTITY =
     /BREAKING paths\.\/store\/order\/\{orderId\}\.get\.responses\.200\.content\.application\/json\.schema\.properties\.quantity\.type: "integer" → "string"/;
 
-  it('against a git ref: the folder at that ref is bundled, and an edit in a referenced file is breaking', () => {
+  it('against a git ref: the folder at that ref is bundled, and an edit in a referenced file is breaking', async () => {
     const spec = splitRepository();
-    expect(runApiDiff(['--spec', spec, '--base', 'HEAD'], PROJECT_ROOT)).toMatchObject({ exitCode: 0, stdout: expect.stringContaining('\nno changes\n') });
+    expect(await runApiDiff(['--spec', spec, '--base', 'HEAD'], PROJECT_ROOT)).toMatchObject({
+      exitCode: 0,
+      stdout: expect.stringContaining('\nno changes\n'),
+    });
     breakOrder(spec);
-    const outcome = runApiDiff(['--spec', spec, '--base', 'HEAD'], PROJECT_ROOT);
+    const outcome = await runApiDiff(['--spec', spec, '--base', 'HEAD'], PROJECT_ROOT);
     expect(outcome.stdout).toMatch(QUANTITY);
     expect(outcome.exitCode).toBe(1);
   });
 
-  it('against a file, and api:release records the release as one self-contained file', () => {
+  it('against a file, and api:release records the release as one self-contained file', async () => {
     const spec = splitRepository();
     breakOrder(spec);
-    const outcome = runApiDiff(['--spec', spec, '--base', path.join(PROJECT_ROOT, 'test/fixtures/third-party/swagger-petstore-3.1.yaml')], PROJECT_ROOT);
+    const outcome = await runApiDiff(['--spec', spec, '--base', path.join(PROJECT_ROOT, 'test/fixtures/third-party/swagger-petstore-3.1.yaml')], PROJECT_ROOT);
     expect(outcome.stdout).toMatch(QUANTITY);
     expect(outcome.exitCode).toBe(1);
-    const released = runApiRelease(['--spec', spec], PROJECT_ROOT);
+    const released = await runApiRelease(['--spec', spec], PROJECT_ROOT);
     expect(released.exitCode).toBe(0);
     const record = readFileSync(path.join(path.dirname(spec), 'releases', '1.0.0.yaml'), 'utf8');
     expect(record).not.toMatch(/\$ref: ['"]?\.\.?\//);
     expect(parse(record).info.version).toBe('1.0.0');
   });
 
-  it('a reference to a missing file: one line naming it, exit 2', () => {
+  it('a reference to a missing file: one line naming it, exit 2', async () => {
     const spec = splitRepository();
     const text = readFileSync(spec, 'utf8').replace(/paths\/pet\.yaml/, 'paths/no-such-file.yaml');
     writeFileSync(spec, text);
-    const outcome = runApiDiff(['--spec', spec, '--base', 'HEAD'], PROJECT_ROOT);
+    const outcome = await runApiDiff(['--spec', spec, '--base', 'HEAD'], PROJECT_ROOT);
     expect(outcome.exitCode).toBe(2);
     expect(outcome.stderr).toMatch(/cannot bundle its references: .*no-such-file\.yaml/);
   });
@@ -782,7 +792,7 @@ describe('the real CLI', () => {
 
   const DOCUMENTS = ['openapi/v1/openapi.yaml', 'openapi/v2/openapi.yaml'];
 
-  it('--base HEAD on a clean tree: every version, exit 0, no changes (with a contract edited, the edit is listed)', () => {
+  it('--base HEAD on a clean tree: every version, exit 0, no changes (with a contract edited, the edit is listed)', async () => {
     const result = cli('scripts/api-diff.ts', ['--base', 'HEAD']);
     expect(result.stderr).toBe('');
     for (const [index, document] of DOCUMENTS.entries()) {
@@ -801,7 +811,7 @@ describe('the real CLI', () => {
     expect(result.status).toBe(0);
   });
 
-  it('no --base: each version against the newest release in its own openapi/vN/releases, under a header, and no unannounced break', () => {
+  it('no --base: each version against the newest release in its own openapi/vN/releases, under a header, and no unannounced break', async () => {
     const result = cli('scripts/api-diff.ts', []);
     expect(result.stdout).toMatch(
       /^=== v1: openapi\/v1\/openapi.yaml ===\napi:diff openapi\/v1\/openapi.yaml \(1\.\d+\.\d+\) against openapi\/v1\/releases\/1\.[^ ]+\.yaml \(.+\)\n/,
@@ -812,7 +822,7 @@ describe('the real CLI', () => {
     expect(result.status).toBe(0);
   });
 
-  it('across versions (--base openapi/v1/openapi.yaml --spec openapi/v2/openapi.yaml): exit 0, the major announces the break, getPet listed as removed', () => {
+  it('across versions (--base openapi/v1/openapi.yaml --spec openapi/v2/openapi.yaml): exit 0, the major announces the break, getPet listed as removed', async () => {
     const result = cli('scripts/api-diff.ts', ['--base', 'openapi/v1/openapi.yaml', '--spec', 'openapi/v2/openapi.yaml']);
     expect(result.stderr).toBe('');
     expect(result.stdout).toMatch(/^api:diff openapi\/v2\/openapi.yaml \(2\.\d+\.\d+\) against openapi\/v1\/openapi.yaml \(1\.\d+\.\d+\)\n/);
@@ -830,7 +840,7 @@ describe('the real CLI', () => {
     ]);
   });
 
-  it('a breaking edit: the verdict line and exit 1; an unknown ref: one line per version and exit 2', () => {
+  it('a breaking edit: the verdict line and exit 1; an unknown ref: one line per version and exit 2', async () => {
     const spec = writeCase({
       name: 'new required field',
       edit: (d) => arrayAt(schemas(d, 'NewPet'), 'required').push('status'),
@@ -874,9 +884,9 @@ describe('one document per major version (a project with openapi/v1 and openapi/
     writeFileSync(file, stringify(doc));
   };
 
-  it('api:diff with no --spec: every version against its own newest release, a header each; exit 1 when any fails', () => {
+  it('api:diff with no --spec: every version against its own newest release, a header each; exit 1 when any fails', async () => {
     const root = twoVersions();
-    const clean = runApiDiff([], root, root);
+    const clean = await runApiDiff([], root, root);
     expect(clean).toEqual({
       exitCode: 0,
       stdout:
@@ -886,7 +896,7 @@ describe('one document per major version (a project with openapi/v1 and openapi/
     });
 
     editVersion(root, 'v2', (d) => (limit(d, 'schema').maximum = 50));
-    const failing = runApiDiff([], root, root);
+    const failing = await runApiDiff([], root, root);
     expect(failing.exitCode).toBe(1);
     const [v1, v2] = failing.stdout.split('\n=== v2: ');
     expect(v1).toContain('no changes');
@@ -894,55 +904,55 @@ describe('one document per major version (a project with openapi/v1 and openapi/
     expect(v2).toContain('\nFAIL: 1 breaking change and info.version 2.0.0 → 2.0.0 does not raise the major: set info.version to 3.0.0');
 
     // One version alone: no header, as with --spec.
-    expect(runApiDiff(['--version', 'v1'], root, root)).toMatchObject({
+    expect(await runApiDiff(['--version', 'v1'], root, root)).toMatchObject({
       exitCode: 0,
       stdout: expect.stringMatching(/^api:diff openapi\/v1\/openapi.yaml \(1\.0\.0\)/),
     });
-    expect(runApiDiff(['--version', '2'], root, root)).toMatchObject({
+    expect(await runApiDiff(['--version', '2'], root, root)).toMatchObject({
       exitCode: 1,
       stdout: expect.stringMatching(/^api:diff openapi\/v2\/openapi.yaml \(2\.0\.0\)/),
     });
 
-    const markdown = runApiDiff(['--format', 'markdown'], root, root);
+    const markdown = await runApiDiff(['--format', 'markdown'], root, root);
     expect(markdown.stdout).toMatch(/^## v1 \(`openapi\/v1\/openapi.yaml`\)\n\n### API contract: 1\.0\.0 against 1\.0\.0/);
     expect(markdown.stdout).toContain('\n## v2 (`openapi/v2/openapi.yaml`)\n\n### API contract: 2.0.0 against 2.0.0');
-    const json = JSON.parse(runApiDiff(['--format', 'json'], root, root).stdout);
+    const json = JSON.parse((await runApiDiff(['--format', 'json'], root, root)).stdout);
     expect(json).toMatchObject({
       passed: false,
       versions: { v1: { passed: true, document: 'openapi/v1/openapi.yaml' }, v2: { passed: false, document: 'openapi/v2/openapi.yaml' } },
     });
   });
 
-  it('a version without a release, an unknown --version, --spec with --version, a file --base for every version: exit 2', () => {
+  it('a version without a release, an unknown --version, --spec with --version, a file --base for every version: exit 2', async () => {
     const root = twoVersions();
     mkdirSync(path.join(root, 'openapi', 'v3'));
     writeFileSync(path.join(root, 'openapi', 'v3', 'openapi.yaml'), CONTRACT_TEXT.replace(/^( {2}version: ).*$/m, '$13.0.0'));
-    const unreleased = runApiDiff([], root, root);
+    const unreleased = await runApiDiff([], root, root);
     expect(unreleased.exitCode).toBe(2);
     expect(unreleased.stdout).toContain('\n=== v3: openapi/v3/openapi.yaml ===\nnot compared: see the error on stderr\n');
     expect(unreleased.stderr).toBe(
       'api:diff: v3: no release recorded in openapi/v3/releases (npm run api:release records one); pass --base <git ref or file>\n',
     );
 
-    expect(runApiDiff(['--version', 'v9'], root, root)).toMatchObject({
+    expect(await runApiDiff(['--version', 'v9'], root, root)).toMatchObject({
       exitCode: 2,
       stdout: '',
       stderr: expect.stringMatching(/^api:diff: --version v9: no such version of the contract \(the versions are v1, v2, v3/),
     });
-    expect(runApiDiff(['--version', 'v1', '--spec', 'x.yaml'], root, root)).toMatchObject({
+    expect(await runApiDiff(['--version', 'v1', '--spec', 'x.yaml'], root, root)).toMatchObject({
       exitCode: 2,
       stderr: expect.stringMatching(/^api:diff: --spec and --version both name a document/),
     });
-    expect(runApiDiff(['--base', 'openapi/v1/openapi.yaml'], root, root)).toMatchObject({
+    expect(await runApiDiff(['--base', 'openapi/v1/openapi.yaml'], root, root)).toMatchObject({
       exitCode: 2,
       stderr:
         'api:diff: --base openapi/v1/openapi.yaml is a file, and the contract has 3 versions: name the document to compare with it (--spec <file> or --version vN)\n',
     });
   });
 
-  it("api:release: with several versions, says to name one; --version vN records into that version's own releases", () => {
+  it("api:release: with several versions, says to name one; --version vN records into that version's own releases", async () => {
     const root = twoVersions();
-    const unnamed = runApiRelease(['--today', '2027-01-15'], root, root);
+    const unnamed = await runApiRelease(['--today', '2027-01-15'], root, root);
     expect(unnamed.exitCode).toBe(2);
     expect(unnamed.stderr).toMatch(
       /^api:release: the contract has 2 major versions \(v1 openapi\/v1\/openapi.yaml, v2 openapi\/v2\/openapi.yaml\): say which one, e\.g\. npm run api:release -- --version v2 \(or --spec openapi\/v2\/openapi.yaml\)\n/,
@@ -953,7 +963,7 @@ describe('one document per major version (a project with openapi/v1 and openapi/
       objectAt(d, 'info').version = '2.1.0';
       schemas(d, 'NewPet', 'properties').breed = { type: 'string' };
     });
-    const released = runApiRelease(['--version', 'v2', '--today', '2027-01-15'], root, root);
+    const released = await runApiRelease(['--version', 'v2', '--today', '2027-01-15'], root, root);
     expect(released).toMatchObject({
       exitCode: 0,
       stderr: '',
@@ -961,7 +971,7 @@ describe('one document per major version (a project with openapi/v1 and openapi/
     });
     expect(existsSync(path.join(root, 'openapi', 'v2', 'releases', '2.1.0.yaml'))).toBe(true);
     expect(existsSync(path.join(root, 'openapi', 'v1', 'releases', '2.1.0.yaml'))).toBe(false);
-    expect(runApiDiff([], root, root).exitCode).toBe(0);
+    expect((await runApiDiff([], root, root)).exitCode).toBe(0);
   });
 });
 
@@ -984,17 +994,17 @@ describe('api:release records the contract as openapi/v1/releases/<version>.yaml
     writeFileSync(spec, stringify(doc));
   };
 
-  it('the repository records release 1.0.0', () => {
+  it('the repository records release 1.0.0', async () => {
     expect(parse(readFileSync(path.join(PROJECT_ROOT, 'openapi', 'v1', 'releases', '1.0.0.yaml'), 'utf8')).info.version).toBe('1.0.0');
   });
 
-  it('writes a byte-for-byte copy for a new version, and never overwrites one', () => {
+  it('writes a byte-for-byte copy for a new version, and never overwrites one', async () => {
     const { spec, releases } = project(['1.0.0']);
     write(spec, (d) => {
       objectAt(d, 'info').version = '1.1.0';
       schemas(d, 'NewPet', 'properties').breed = { type: 'string' };
     });
-    const first = runApiRelease(['--spec', spec, '--today', '2027-01-15'], PROJECT_ROOT);
+    const first = await runApiRelease(['--spec', spec, '--today', '2027-01-15'], PROJECT_ROOT);
     expect(first).toMatchObject({ exitCode: 0, stderr: '' });
     expect(first.stdout).toContain('Released 1.1.0 on 2027-01-15');
     expect(first.stdout).toContain(
@@ -1002,18 +1012,18 @@ describe('api:release records the contract as openapi/v1/releases/<version>.yaml
     );
     expect(readFileSync(path.join(releases, '1.1.0.yaml'), 'utf8')).toBe(readFileSync(spec, 'utf8'));
 
-    const again = runApiRelease(['--spec', spec], PROJECT_ROOT);
+    const again = await runApiRelease(['--spec', spec], PROJECT_ROOT);
     expect(again.exitCode).toBe(1);
     expect(again.stderr).toBe(`api:release: 1.1.0 is already released (${path.join(releases, '1.1.0.yaml')}); raise info.version first\n`);
   });
 
-  it('refuses a breaking change without a major bump, and accepts it with one', () => {
+  it('refuses a breaking change without a major bump, and accepts it with one', async () => {
     const { spec, releases } = project(['1.0.0']);
     write(spec, (d) => {
       objectAt(d, 'info').version = '1.1.0';
       limit(d, 'schema').maximum = 50;
     });
-    const refused = runApiRelease(['--spec', spec], PROJECT_ROOT);
+    const refused = await runApiRelease(['--spec', spec], PROJECT_ROOT);
     expect(refused.exitCode).toBe(1);
     expect(refused.stderr).toMatch(/^api:release: 1 breaking change and info.version 1.0.0 → 1.1.0 does not raise the major/);
     expect(refused.stdout).toContain('BREAKING paths./pets.get.parameters.limit.schema.maximum: 100 → 50');
@@ -1023,29 +1033,29 @@ describe('api:release records the contract as openapi/v1/releases/<version>.yaml
       objectAt(d, 'info').version = '2.0.0';
       limit(d, 'schema').maximum = 50;
     });
-    expect(runApiRelease(['--spec', spec], PROJECT_ROOT).exitCode).toBe(0);
+    expect((await runApiRelease(['--spec', spec], PROJECT_ROOT)).exitCode).toBe(0);
     expect(existsSync(path.join(releases, '2.0.0.yaml'))).toBe(true);
   });
 
-  it('refuses a version below the last release, and a version that is not semver', () => {
+  it('refuses a version below the last release, and a version that is not semver', async () => {
     const { spec } = project(['1.0.0', '1.2.0']);
     write(spec, (d) => (objectAt(d, 'info').version = '1.1.0'));
-    expect(runApiRelease(['--spec', spec], PROJECT_ROOT)).toMatchObject({
+    expect(await runApiRelease(['--spec', spec], PROJECT_ROOT)).toMatchObject({
       exitCode: 1,
       stderr: 'api:release: info.version 1.1.0 is not above the last release 1.2.0\n',
     });
     write(spec, (d) => (objectAt(d, 'info').version = 'v2'));
-    expect(runApiRelease(['--spec', spec], PROJECT_ROOT)).toMatchObject({
+    expect(await runApiRelease(['--spec', spec], PROJECT_ROOT)).toMatchObject({
       exitCode: 2,
       stderr: 'api:release: info.version "v2" is not a semver version (MAJOR.MINOR.PATCH)\n',
     });
   });
 
-  it('api:diff with no --base picks the newest release by semver (1.10.0 after 1.9.0), not by name', () => {
+  it('api:diff with no --base picks the newest release by semver (1.10.0 after 1.9.0), not by name', async () => {
     const { spec, releases } = project(['1.0.0', '1.9.0', '1.10.0']);
     writeFileSync(path.join(releases, 'notes.txt'), 'not a release');
     write(spec, (d) => (objectAt(d, 'info').version = '1.10.0'));
-    const outcome = runApiDiff(['--spec', spec], PROJECT_ROOT);
+    const outcome = await runApiDiff(['--spec', spec], PROJECT_ROOT);
     expect(outcome.stdout).toContain(`against ${path.join(releases, '1.10.0.yaml')} (1.10.0)\nno changes`);
     expect(outcome.exitCode).toBe(0);
   });

@@ -28,11 +28,11 @@ function firstDifferentLine(a: string, b: string): number {
  * checked when no document is named.
  *
  * @example
- * runApiChangelog([], process.cwd());                          // writes openapi/vN/CHANGELOG.md of every version
- * runApiChangelog(['--check'], process.cwd());                 // exit 1 when any of them is stale
- * runApiChangelog(['--check', '--version', 'v2'], process.cwd()); // openapi/v2/CHANGELOG.md only
+ * await runApiChangelog([], process.cwd());                          // writes openapi/vN/CHANGELOG.md of every version
+ * await runApiChangelog(['--check'], process.cwd());                 // exit 1 when any of them is stale
+ * await runApiChangelog(['--check', '--version', 'v2'], process.cwd()); // openapi/v2/CHANGELOG.md only
  */
-export function runApiChangelog(args: readonly string[], cwd: string, root: string = PROJECT_ROOT): CommandOutcome {
+export async function runApiChangelog(args: readonly string[], cwd: string, root: string = PROJECT_ROOT): Promise<CommandOutcome> {
   let values: ChoiceFlags & { check: boolean };
   try {
     ({ values } = parseArgs({
@@ -46,7 +46,8 @@ export function runApiChangelog(args: readonly string[], cwd: string, root: stri
   }
   const choice = chooseDocuments(values, cwd, root);
   if ('error' in choice) return { exitCode: 2, stdout: '', stderr: `api:changelog: ${choice.error}\n${API_CHANGELOG_USAGE}\n` };
-  const outcomes = ('single' in choice ? [choice.single] : choice.every).map((document) => changelogOf(document.specPath, values.check, cwd));
+  const outcomes: CommandOutcome[] = [];
+  for (const document of 'single' in choice ? [choice.single] : choice.every) outcomes.push(await changelogOf(document.specPath, values.check, cwd));
   const codes = outcomes.map((outcome) => outcome.exitCode);
   return {
     exitCode: codes.includes(2) ? 2 : codes.includes(1) ? 1 : 0,
@@ -56,10 +57,10 @@ export function runApiChangelog(args: readonly string[], cwd: string, root: stri
 }
 
 /** The changelog of one document: checked, or written. */
-function changelogOf(specPath: string, check: boolean, cwd: string): CommandOutcome {
+async function changelogOf(specPath: string, check: boolean, cwd: string): Promise<CommandOutcome> {
   let plan: ChangelogPlan;
   try {
-    plan = planChangelog(specPath, releasesDirOf(specPath), cwd);
+    plan = await planChangelog(specPath, releasesDirOf(specPath), cwd);
   } catch (error) {
     if (error instanceof ContractSourceError) return { exitCode: 2, stdout: '', stderr: `api:changelog: ${error.message}\n` };
     throw error;

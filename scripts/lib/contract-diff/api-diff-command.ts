@@ -27,13 +27,13 @@ const worst = (codes: Array<0 | 1 | 2>): 0 | 1 | 2 => (codes.includes(2) ? 2 : c
  * project whose versions are compared when no document is named.
  *
  * @example
- * runApiDiff([], process.cwd());                                   // every version against its newest release
- * runApiDiff(['--version', 'v2'], process.cwd());                  // openapi/v2/openapi.yaml against openapi/v2/releases
- * runApiDiff(['--base', 'openapi/v1/openapi.yaml', '--spec', 'openapi/v2/openapi.yaml'], process.cwd()); // across versions
+ * await runApiDiff([], process.cwd());                                   // every version against its newest release
+ * await runApiDiff(['--version', 'v2'], process.cwd());                  // openapi/v2/openapi.yaml against openapi/v2/releases
+ * await runApiDiff(['--base', 'openapi/v1/openapi.yaml', '--spec', 'openapi/v2/openapi.yaml'], process.cwd()); // across versions
  * const { exitCode, stdout } = runApiDiff(['--base', 'HEAD', '--format', 'markdown'], process.cwd());
- * runApiDiff(['--version', 'v1', '--today', '2030-12-05'], process.cwd()); // a removal of getPet (x-sunset 2030-12-05) is now allowed in 1.x
+ * await runApiDiff(['--version', 'v1', '--today', '2030-12-05'], process.cwd()); // a removal of getPet (x-sunset 2030-12-05) is now allowed in 1.x
  */
-export function runApiDiff(args: readonly string[], cwd: string, root: string = PROJECT_ROOT): CommandOutcome {
+export async function runApiDiff(args: readonly string[], cwd: string, root: string = PROJECT_ROOT): Promise<CommandOutcome> {
   let values: ChoiceFlags & { base?: string | undefined; format: string; 'library-only': boolean; today?: string | undefined };
   try {
     ({ values } = parseArgs({
@@ -62,7 +62,7 @@ export function runApiDiff(args: readonly string[], cwd: string, root: string = 
   if ('error' in choice) return { exitCode: 2, stdout: '', stderr: `api:diff: ${choice.error}\n${API_DIFF_USAGE}\n` };
   const options = { base: values.base, ownRules: !values['library-only'], today: day.today };
   if ('single' in choice) {
-    const outcome = compareOne(choice.single, options, cwd);
+    const outcome = await compareOne(choice.single, options, cwd);
     return 'result' in outcome ? { exitCode: outcome.result.gate.passed ? 0 : 1, stdout: RENDERERS[format](outcome.result), stderr: '' } : outcome.failure;
   }
 
@@ -74,7 +74,8 @@ export function runApiDiff(args: readonly string[], cwd: string, root: string = 
       stderr: `api:diff: --base ${values.base} is a file, and the contract has ${choice.every.length} versions: name the document to compare with it (--spec <file> or --version vN)\n`,
     };
   }
-  const outcomes = choice.every.map((document) => ({ document, outcome: compareOne(document, options, cwd) }));
+  const outcomes: Array<{ document: ChosenDocument; outcome: Awaited<ReturnType<typeof compareOne>> }> = [];
+  for (const document of choice.every) outcomes.push({ document, outcome: await compareOne(document, options, cwd) });
   const exitCode = worst(outcomes.map(({ outcome }) => ('result' in outcome ? (outcome.result.gate.passed ? 0 : 1) : outcome.failure.exitCode)));
   const stderr = outcomes
     .map(({ document, outcome }) => ('failure' in outcome ? outcome.failure.stderr.replace(/^api:diff: /, `api:diff: ${document.version}: `) : ''))
@@ -101,14 +102,14 @@ export function runApiDiff(args: readonly string[], cwd: string, root: string = 
 }
 
 /** One document against its base: the comparison, or the failure to read one side (exit 2). */
-function compareOne(
+async function compareOne(
   document: ChosenDocument,
   options: { base: string | undefined; ownRules: boolean; today: string },
   cwd: string,
-): { result: ComparisonResult } | { failure: CommandOutcome } {
+): Promise<{ result: ComparisonResult } | { failure: CommandOutcome }> {
   try {
-    const head = loadContractFile(document.specPath, displayPath(cwd, document.specPath));
-    const base = loadBase(options.base, document.specPath, cwd);
+    const head = await loadContractFile(document.specPath, displayPath(cwd, document.specPath));
+    const base = await loadBase(options.base, document.specPath, cwd);
     return { result: compareContracts(base, head, { ownRules: options.ownRules, today: options.today }) };
   } catch (error) {
     if (error instanceof ContractSourceError) return { failure: { exitCode: 2, stdout: '', stderr: `api:diff: ${error.message}\n` } };

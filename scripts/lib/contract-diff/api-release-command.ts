@@ -18,7 +18,8 @@ import { planChangelog } from './changelog';
 import { compareContracts } from './compare-contracts';
 import type { CommandOutcome } from './command-io';
 import { chooseDocuments, whichVersionMessage, type ChoiceFlags } from './contract-choice';
-import { bundledText, ContractSourceError, displayPath, hasExternalRefs, loadContractFile } from './load-contract';
+import { stringify } from 'yaml';
+import { ContractSourceError, displayPath, hasExternalRefs, loadContractFile } from './load-contract';
 import { RELEASE_INDEX, recordReleaseDate } from './release-dates';
 import { newestRelease, releasesDirOf } from './releases';
 import { renderText } from './report';
@@ -34,10 +35,10 @@ const badInput = (message: string): CommandOutcome => ({ exitCode: 2, stdout: ''
  * judged by. `root` is the project whose versions `--version` names.
  *
  * @example
- * runApiRelease(['--version', 'v1'], process.cwd()); // writes openapi/v1/releases/1.2.0.yaml when info.version is 1.2.0, its date, and openapi/v1/CHANGELOG.md
- * runApiRelease([], process.cwd()); // exit 2 when there are several versions: it says to pass --version vN
+ * await runApiRelease(['--version', 'v1'], process.cwd()); // writes openapi/v1/releases/1.2.0.yaml when info.version is 1.2.0, its date, and openapi/v1/CHANGELOG.md
+ * await runApiRelease([], process.cwd()); // exit 2 when there are several versions: it says to pass --version vN
  */
-export function runApiRelease(args: readonly string[], cwd: string, root: string = PROJECT_ROOT): CommandOutcome {
+export async function runApiRelease(args: readonly string[], cwd: string, root: string = PROJECT_ROOT): Promise<CommandOutcome> {
   let values: ChoiceFlags & { today?: string | undefined };
   try {
     ({ values } = parseArgs({
@@ -57,7 +58,7 @@ export function runApiRelease(args: readonly string[], cwd: string, root: string
   const specPath = 'single' in choice ? choice.single.specPath : choice.every[0]!.specPath;
   const relative = (file: string): string => displayPath(cwd, file);
   try {
-    const head = loadContractFile(specPath, relative(specPath));
+    const head = await loadContractFile(specPath, relative(specPath));
     const version = head.document.info.version;
     if (semver.valid(version) !== version) return badInput(`info.version ${JSON.stringify(version)} is not a semver version (MAJOR.MINOR.PATCH)`);
 
@@ -68,15 +69,15 @@ export function runApiRelease(args: readonly string[], cwd: string, root: string
     const last = newestRelease(dir);
     if (last) {
       if (semver.lte(version, last.version)) return refuse(`info.version ${version} is not above the last release ${last.version}`);
-      const result = compareContracts(loadContractFile(last.file, relative(last.file)), head, { today: day.today });
+      const result = compareContracts(await loadContractFile(last.file, relative(last.file)), head, { today: day.today });
       if (!result.gate.passed) return refuse(`${result.gate.summary}`, renderText(result));
     }
 
     // Everything is read and rendered before anything is written.
-    const changelog = planChangelog(specPath, dir, cwd, { version, date: day.today, contract: { label: relative(target), document: head.document } });
+    const changelog = await planChangelog(specPath, dir, cwd, { version, date: day.today, contract: { label: relative(target), document: head.document } });
     // A release is one self-contained file: a document split across files is recorded bundled.
     const source = readFileSync(specPath, 'utf8');
-    const snapshot = hasExternalRefs(source) ? bundledText(specPath, relative(specPath)) : undefined;
+    const snapshot = hasExternalRefs(source) ? stringify(head.document) : undefined;
     mkdirSync(dir, { recursive: true });
     if (snapshot === undefined) copyFileSync(specPath, target);
     else writeFileSync(target, snapshot);

@@ -75,7 +75,7 @@ function comparedEntry(previous: ReleasedContract, release: ReleasedContract): s
  * relative to the changelog.
  *
  * @example
- * renderChangelog(loadReleaseRecord('openapi/v1/releases'), 'releases');
+ * renderChangelog(await loadReleaseRecord('openapi/v1/releases'), 'releases');
  * // '# Changelog: Pet Adoption API\n…\n## 1.0.0 (2026-11-22)\n\nInitial release: 4 operations.\n\n- listPets (GET /pets)\n…'
  */
 export function renderChangelog(releases: readonly ReleasedContract[], releasesFolder: string): string {
@@ -116,10 +116,10 @@ export interface ChangelogPlan {
  * the index cannot be read.
  *
  * @example
- * planChangelog('openapi/v1/openapi.yaml', 'openapi/v1/releases'); // { file: 'openapi/v1/CHANGELOG.md', text: '# Changelog: …', releases: 1 }
+ * await planChangelog('openapi/v1/openapi.yaml', 'openapi/v1/releases'); // { file: 'openapi/v1/CHANGELOG.md', text: '# Changelog: …', releases: 1 }
  */
-export function planChangelog(specPath: string, releasesDir: string, cwd: string = process.cwd(), pending?: ReleasedContract): ChangelogPlan {
-  const record = [...loadReleaseRecord(releasesDir, (file) => displayPath(cwd, file)), ...(pending ? [pending] : [])];
+export async function planChangelog(specPath: string, releasesDir: string, cwd: string = process.cwd(), pending?: ReleasedContract): Promise<ChangelogPlan> {
+  const record = [...(await loadReleaseRecord(releasesDir, (file) => displayPath(cwd, file))), ...(pending ? [pending] : [])];
   if (record.length === 0) throw new ContractSourceError(`no release recorded in ${displayPath(cwd, releasesDir)} (npm run api:release records one)`);
   const file = changelogPathOf(specPath);
   const folder = path.relative(path.dirname(file), releasesDir).split(path.sep).join('/');

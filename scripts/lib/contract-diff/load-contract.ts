@@ -1,15 +1,16 @@
 /**
  * Reads the two sides of a comparison: the working contract, and the base, from
- * a file, from a git ref (`git show <ref>:openapi/v1/openapi.yaml`), or by default
- * the newest recorded release. Every failure is a ContractSourceError with a
- * one-line message.
+ * a file, from a git ref (the contract's folder as committed there), or by
+ * default the newest recorded release. Every document is read by the
+ * engine's loader (`loadContract`), the one the server uses, so a document
+ * split across files is bundled the same way everywhere. Every failure is a
+ * ContractSourceError with a one-line message.
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { parse } from 'yaml';
-import type { OpenApiDocument } from '../../../src/engine/contract';
+import { ContractLoadError, loadContract, type OpenApiDocument } from '../../../src/engine/contract';
 import { newestRelease, releasesDirOf } from './releases';
 
 export class ContractSourceError extends Error {}
@@ -28,67 +29,30 @@ export function displayPath(cwd: string, file: string): string {
 
 const firstLine = (text: string): string => text.trim().split('\n')[0] ?? '';
 
-/** Parses YAML text and checks that it is an OpenAPI document with a version. */
-export function parseContract(text: string, label: string): LoadedContract {
-  let document: unknown;
-  try {
-    document = parse(text);
-  } catch (error) {
-    throw new ContractSourceError(`${label} is not valid YAML: ${firstLine((error as Error).message)}`);
-  }
-  const candidate = document as Partial<OpenApiDocument> | null;
-  if (typeof candidate !== 'object' || candidate === null || typeof candidate.openapi !== 'string') {
-    throw new ContractSourceError(`${label} is not an OpenAPI document (no "openapi" field)`);
-  }
-  if (typeof candidate.info?.version !== 'string') throw new ContractSourceError(`${label} has no info.version`);
-  if (typeof candidate.paths !== 'object' || candidate.paths === null) throw new ContractSourceError(`${label} has no paths`);
-  return { label, document: candidate as OpenApiDocument };
-}
-
 /**
- * Reads a contract file.
+ * Reads a contract file (bundled when it references others), named `label` in messages.
  *
  * @example
- * loadContractFile('openapi/v1/releases/1.0.0.yaml').document.info.version; // '1.0.0'
+ * (await loadContractFile('openapi/v1/releases/1.0.0.yaml')).document.info.version; // '1.0.0'
  */
-export function loadContractFile(file: string, label: string = file): LoadedContract {
+export async function loadContractFile(file: string, label: string = file): Promise<LoadedContract> {
   if (!existsSync(file)) throw new ContractSourceError(`${label}: no such file`);
   if (!statSync(file).isFile()) throw new ContractSourceError(`${label}: not a file`);
-  const text = readFileSync(file, 'utf8');
-  return parseContract(hasExternalRefs(text) ? bundledText(file, label) : text, label);
-}
-
-/** Whether a document references other files (`$ref: ./schemas/pet.yaml`): then it is read bundled. */
-export const hasExternalRefs = (text: string): boolean => /\$ref['"]?\s*:\s*['"]?(?!#)[^\s'"#]/.test(text);
-
-const REDOCLY = path.join(__dirname, '../../../node_modules/.bin/redocly');
-
-/**
- * A document split across files, as one: Redocly's bundler (the one the
- * engine uses) run on it, so a reference to a missing file names the file.
- * Synchronous like the rest of these commands.
- *
- * @example bundledText('openapi/v3/openapi.yaml', 'openapi/v3/openapi.yaml') // the YAML with external $refs inlined as components
- */
-export function bundledText(file: string, label: string): string {
-  const out = mkdtempSync(path.join(os.tmpdir(), 'contract-bundle-'));
   try {
-    const target = path.join(out, 'bundled.yaml');
-    execFileSync(REDOCLY, ['bundle', file, '--output', target, '--lint-config', 'off'], {
-      cwd: path.dirname(file),
-      stdio: ['ignore', 'pipe', 'pipe'],
-      // Redocly leaves the bundle unwritten under NODE_ENV=test.
-      env: { ...process.env, NODE_ENV: 'production' },
-    });
-    return readFileSync(target, 'utf8');
+    return { label, document: await loadContract(file) };
   } catch (error) {
-    const stderr = String((error as { stderr?: unknown }).stderr ?? '');
-    const reason = /Can't resolve \$ref[^\n]*|ENOENT[^\n]*/.exec(stderr)?.[0] ?? (firstLine(stderr) || (error as Error).message);
-    throw new ContractSourceError(`${label}: cannot bundle its references: ${reason}`);
-  } finally {
-    rmSync(out, { recursive: true, force: true });
+    if (!(error instanceof ContractLoadError)) throw error;
+    // The loader names the file as it is seen from the working folder; the reader knows it by `label`.
+    const shown = path.relative(process.cwd(), path.resolve(file)).split(path.sep).join('/');
+    const message = firstLine(error.message);
+    if (/Can't resolve \$ref|ENOENT/.test(message)) throw new ContractSourceError(`${label}: cannot bundle its references: ${message}`);
+    const reason = [`${shown}: `, `${file}: `].find((prefix) => message.startsWith(prefix));
+    throw new ContractSourceError(`${label}: ${reason ? message.slice(reason.length) : message}`);
   }
 }
+
+/** Whether a document references other files (`$ref: ./schemas/pet.yaml`): a release of it is recorded bundled. */
+export const hasExternalRefs = (text: string): boolean => /\$ref['"]?\s*:\s*['"]?(?!#)[^\s'"#]/.test(text);
 
 /** Where `specPath` is in its git repository (`openapi/v1/openapi.yaml`); outside one, its folder and name. */
 function pathInRepository(specPath: string): string {
@@ -101,26 +65,24 @@ function pathInRepository(specPath: string): string {
   }
 }
 
-/** The contract at `specPath` as committed in git `ref`. */
-function loadContractAtRef(ref: string, specPath: string): LoadedContract {
+/** The contract at `specPath` as committed in git `ref`: its folder as it was there, read by the loader. */
+async function loadContractAtRef(ref: string, specPath: string): Promise<LoadedContract> {
   const dir = path.dirname(specPath);
-  const relative = `./${path.basename(specPath)}`;
   const shown = pathInRepository(specPath);
-  let text: string;
-  try {
-    // `./name` is relative to cwd, so this works in a worktree and from any folder.
-    text = execFileSync('git', ['show', `${ref}:${relative}`], { cwd: dir, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], maxBuffer: 64 * 1024 * 1024 });
-  } catch (error) {
-    const stderr = firstLine(String((error as { stderr?: unknown }).stderr ?? (error as Error).message));
-    throw new ContractSourceError(`--base ${ref}: neither a file nor a git ref that has ${shown} (${stderr || 'git failed'})`);
-  }
-  if (!hasExternalRefs(text)) return parseContract(text, `${ref}:${shown}`);
-  // Split across files: the whole folder as it was at that ref, bundled there.
+  const label = `${ref}:${shown}`;
   const folder = mkdtempSync(path.join(os.tmpdir(), 'contract-at-ref-'));
   try {
-    const archive = execFileSync('git', ['archive', '--format=tar', ref, '.'], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'], maxBuffer: 256 * 1024 * 1024 });
+    let archive: Buffer;
+    try {
+      // `./name` is relative to cwd, so this works in a worktree and from any folder.
+      execFileSync('git', ['cat-file', '-e', `${ref}:./${path.basename(specPath)}`], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
+      archive = execFileSync('git', ['archive', '--format=tar', ref, '.'], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'], maxBuffer: 256 * 1024 * 1024 });
+    } catch (error) {
+      const stderr = firstLine(String((error as { stderr?: unknown }).stderr ?? (error as Error).message));
+      throw new ContractSourceError(`--base ${ref}: neither a file nor a git ref that has ${shown} (${stderr || 'git failed'})`);
+    }
     execFileSync('tar', ['-x', '-C', folder], { input: archive, stdio: ['pipe', 'ignore', 'pipe'] });
-    return parseContract(bundledText(path.join(folder, path.basename(specPath)), `${ref}:${shown}`), `${ref}:${shown}`);
+    return await loadContractFile(path.join(folder, path.basename(specPath)), label);
   } finally {
     rmSync(folder, { recursive: true, force: true });
   }
@@ -132,10 +94,10 @@ function loadContractAtRef(ref: string, specPath: string): LoadedContract {
  * recorded next to the contract.
  *
  * @example
- * loadBase(undefined, 'openapi/v1/openapi.yaml', process.cwd()).label; // 'openapi/v1/releases/1.0.0.yaml'
- * loadBase('HEAD', 'openapi/v1/openapi.yaml', process.cwd()).label;    // 'HEAD:openapi/v1/openapi.yaml'
+ * (await loadBase(undefined, 'openapi/v1/openapi.yaml', process.cwd())).label; // 'openapi/v1/releases/1.0.0.yaml'
+ * (await loadBase('HEAD', 'openapi/v1/openapi.yaml', process.cwd())).label;    // 'HEAD:openapi/v1/openapi.yaml'
  */
-export function loadBase(base: string | undefined, specPath: string, cwd: string): LoadedContract {
+export async function loadBase(base: string | undefined, specPath: string, cwd: string): Promise<LoadedContract> {
   if (base === undefined) {
     const release = newestRelease(releasesDirOf(specPath));
     if (!release) {

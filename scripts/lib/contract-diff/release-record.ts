@@ -19,9 +19,11 @@ export interface ReleasedContract {
  * for a snapshot that does not parse, or a malformed index).
  *
  * @example
- * loadReleaseRecord('openapi/v1/releases'); // [{ version: '1.0.0', date: '2026-11-22', contract: { label: 'openapi/v1/releases/1.0.0.yaml', document } }]
+ * await loadReleaseRecord('openapi/v1/releases'); // [{ version: '1.0.0', date: '2026-11-22', contract: { label: 'openapi/v1/releases/1.0.0.yaml', document } }]
  */
-export function loadReleaseRecord(dir: string, label: (file: string) => string = (file) => file): ReleasedContract[] {
+export async function loadReleaseRecord(dir: string, label: (file: string) => string = (file) => file): Promise<ReleasedContract[]> {
   const dates = readReleaseDates(dir, label(path.join(dir, RELEASE_INDEX)));
-  return listReleases(dir).map(({ version, file }) => ({ version, date: dates[version], contract: loadContractFile(file, label(file)) }));
+  return Promise.all(
+    listReleases(dir).map(async ({ version, file }) => ({ version, date: dates[version], contract: await loadContractFile(file, label(file)) })),
+  );
 }

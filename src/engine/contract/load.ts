@@ -30,7 +30,7 @@ let bundlerConfig: ReturnType<Redocly['createConfig']> | undefined;
  * would otherwise keep in memory for nothing).
  *
  * Throws a ContractLoadError naming the file and the reason: a file that
- * does not exist or does not parse, a reference that resolves nowhere
+ * does not exist or is not valid YAML (or JSON), a reference that resolves nowhere
  * (with the file and pointer where it is written), a document that is not
  * OpenAPI 3.0 or 3.1.
  *
@@ -44,7 +44,13 @@ export async function loadContract(file: string): Promise<OpenApiDocument> {
   } catch (error) {
     throw new ContractLoadError(`${shown}: cannot read it (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`);
   }
-  const whole = selfContained(text);
+  let parsed: unknown;
+  try {
+    parsed = parse(text);
+  } catch (error) {
+    throw new ContractLoadError(`${shown}: not valid YAML: ${firstLine((error as Error).message)}`);
+  }
+  const whole = selfContained(parsed);
   if (whole !== undefined) return checkedDocument(whole, shown);
   // Redocly is loaded only here: its errors name the file, the reference and the pointer.
   const { bundle, createConfig } = await import('@redocly/openapi-core');
@@ -121,13 +127,7 @@ export function readBundledContract(file: string): OpenApiDocument {
 }
 
 /** The parsed document when it is one file whose every `$ref` resolves inside it; undefined otherwise (the bundler reads it). */
-function selfContained(text: string): object | undefined {
-  let parsed: unknown;
-  try {
-    parsed = parse(text);
-  } catch {
-    return undefined;
-  }
+function selfContained(parsed: unknown): object | undefined {
   if (parsed === null || typeof parsed !== 'object') return undefined;
   const resolves = (ref: string): boolean => {
     try {
