@@ -80,7 +80,7 @@ export interface RequestValidation {
   body(op: SpecOperation): Stage | undefined;
 }
 
-/** Checks the values the parameters phase read, as the validator reads them (400 for the first that breaks its schema). */
+/** Checks the values the parameters phase read, as the validator reads them (400 naming what breaks its schema). */
 export type ParameterCheck = (req: Request, res: Parameters<Stage>[1], values: ParameterValues) => void | Promise<void>;
 
 /** How a declared parameter was read, as far as the validator needs to know. */
@@ -115,7 +115,7 @@ export const validatorReads = (parameter: ReadParameter): boolean =>
  * many operations it has, and each schema is compiled once.
  *
  * The validator is shown the request as the engine read it, through a view
- * (an object whose prototype is the request): the path, the parameters the
+ * (`RequestView`, a plain object): the path, the parameters the
  * handler will receive (arrays and objects copied, JSON parameters as their
  * text), the declared media type of the body and the body. So its coercion
  * and defaults change its own copies, never what the handler receives, and a
