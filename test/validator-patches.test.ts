@@ -7,6 +7,7 @@
 import express, { type ErrorRequestHandler } from 'express';
 import * as OpenApiValidator from 'express-openapi-validator';
 import * as pathToRegexp from 'path-to-regexp';
+import url from 'node:url';
 import request from 'supertest';
 
 const DOCUMENT = {
@@ -17,7 +18,10 @@ const DOCUMENT = {
     '/tags': {
       get: {
         // No `style`: a header parameter's default is `simple` (comma-separated), whatever its schema.
-        parameters: [{ name: 'X-Tags', in: 'header', required: true, schema: { type: 'array', items: { type: 'string' }, maxItems: 3 } }],
+        parameters: [
+          { name: 'X-Tags', in: 'header', required: true, schema: { type: 'array', items: { type: 'string' }, maxItems: 3 } },
+          { name: 'q', in: 'query', schema: { type: 'string' } },
+        ],
         responses: { '200': { description: 'ok' } },
       },
     },
@@ -88,6 +92,31 @@ describe('express-openapi-validator, as patched', () => {
     served.get('/v1/pets/:petId', (req, res) => void res.json({ sameTurn: (req as { sameTurn?: boolean }).sameTurn }));
     await request(served).get('/v1/pets/1').expect(200); // the document loads
     expect((await request(served).get('/v1/pets/2').expect(200)).body).toEqual({ sameTurn: true });
+  });
+
+  it('route lookup reads the routing options once per request, not once per route it scans', async () => {
+    const served = app();
+    await request(served).get('/v1/pets/1').expect(200);
+    const enabled = jest.spyOn(served, 'enabled');
+    try {
+      await request(served).get('/v1/pets/2').expect(200);
+      expect(enabled.mock.calls.filter(([setting]) => setting === 'strict routing')).toHaveLength(1);
+    } finally {
+      enabled.mockRestore();
+    }
+  });
+
+  it('the query string is found without parsing the whole URL with url.parse on every request', async () => {
+    const served = app();
+    await request(served).get('/v1/tags?q=1').set('X-Tags', 'a').expect(200);
+    const parse = jest.spyOn(url, 'parse');
+    try {
+      await request(served).get('/v1/tags?q=2').set('X-Tags', 'a').expect(200);
+      // The client (superagent) parses its own absolute URL; the server side sees the request target, `/v1/tags?q=2`.
+      expect(parse.mock.calls.filter(([target]) => String(target).startsWith('/'))).toEqual([]);
+    } finally {
+      parse.mockRestore();
+    }
   });
 
   it('route matchers are compiled once, not on every request (upstream PR #1217)', async () => {
