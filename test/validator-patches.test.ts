@@ -8,12 +8,14 @@ import express, { type ErrorRequestHandler } from 'express';
 import * as OpenApiValidator from 'express-openapi-validator';
 import * as pathToRegexp from 'path-to-regexp';
 import url from 'node:url';
+import AjvCore from 'ajv/dist/core';
 import request from 'supertest';
 
 const DOCUMENT = {
   openapi: '3.1.0',
   info: { title: 'patches', version: '1.0.0' },
   servers: [{ url: '/v1' }],
+  components: { schemas: { Id: { type: 'integer', minimum: 1 } } },
   paths: {
     '/tags': {
       get: {
@@ -31,6 +33,13 @@ const DOCUMENT = {
         parameters: [
           { name: 'X-Filter', in: 'header', required: true, content: { 'application/json': { schema: { type: 'array', items: { type: 'integer' } } } } },
         ],
+        responses: { '200': { description: 'ok' } },
+      },
+    },
+    '/owners/{ownerId}': {
+      get: {
+        // A parameter whose schema is a $ref: resolved through Ajv.
+        parameters: [{ name: 'ownerId', in: 'path', required: true, schema: { $ref: '#/components/schemas/Id' } }],
         responses: { '200': { description: 'ok' } },
       },
     },
@@ -55,6 +64,7 @@ function app(): express.Express {
   );
   served.get('/v1/tags', (_req, res) => void res.json({ ok: true }));
   served.get('/v1/filtered', (_req, res) => void res.json({ ok: true }));
+  served.get('/v1/owners/:ownerId', (_req, res) => void res.json({ ok: true }));
   served.get('/v1/pets/:petId', (_req, res) => void res.json({ ok: true }));
   const errors: ErrorRequestHandler = (error: { status?: number; message: string }, _req, res, _next) =>
     void res.status(error.status ?? 500).json({ message: error.message });
@@ -116,6 +126,19 @@ describe('express-openapi-validator, as patched', () => {
       expect(parse.mock.calls.filter(([target]) => String(target).startsWith('/'))).toEqual([]);
     } finally {
       parse.mockRestore();
+    }
+  });
+
+  it("a parameter's name and schema are resolved once, not through Ajv's getSchema on every request", async () => {
+    const served = app();
+    await request(served).get('/v1/owners/1').expect(200);
+    await request(served).get('/v1/owners/0').expect(400); // the $ref schema is the one checked
+    const getSchema = jest.spyOn(AjvCore.prototype, 'getSchema');
+    try {
+      await request(served).get('/v1/owners/2').expect(200);
+      expect(getSchema).not.toHaveBeenCalled();
+    } finally {
+      getSchema.mockRestore();
     }
   });
 
