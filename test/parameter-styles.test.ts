@@ -17,7 +17,9 @@ const echo = async (input: { params: unknown; query: unknown; headers: unknown; 
 let t: TestApp;
 beforeAll(async () => {
   t = await startTestApp({
-    versions: [{ name: 'v1', contract: DOCUMENT, handlers: { query: echo, simple: echo, label: echo, matrix: echo, headersAndCookies: echo } as never }],
+    versions: [
+      { name: 'v1', contract: DOCUMENT, handlers: { query: echo, simple: echo, label: echo, matrix: echo, headersAndCookies: echo, item: echo } as never },
+    ],
   });
 });
 afterAll(() => t.close());
@@ -46,6 +48,17 @@ describe('query parameters', () => {
     const refused = await t.api.get(`/v1/query?${query}`).expect(400);
     expect(refused.body).toMatchObject({ code: 'invalid_request', status: 400 });
     expect(refused.body.message).toMatch(named);
+  });
+});
+
+describe('numbers, booleans and null', () => {
+  it('decimal numbers, booleans and null reach the handler typed; an empty value is null where no text is allowed', async () => {
+    expect((await t.api.get('/v1/items/7?ratio=-1e2&flag=true&maybe=').expect(200)).body.query).toEqual({ ratio: -100, flag: true, maybe: null });
+  });
+
+  it.each(['%205', '0x10', 'Infinity', '1e999'])('a number written as %s (JavaScript reads it, nobody writes it) is a 400 naming it', async (ratio) => {
+    const refused = await t.api.get(`/v1/items/7?ratio=${ratio}`).expect(400);
+    expect(refused.body.message).toBe('query.ratio must be a number written in decimal digits');
   });
 });
 

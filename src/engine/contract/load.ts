@@ -1,5 +1,4 @@
 import { readFileSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
 import { parse } from 'yaml';
 import path from 'node:path';
 import type { NormalizedProblem } from '@redocly/openapi-core';
@@ -38,19 +37,7 @@ let bundlerConfig: ReturnType<Redocly['createConfig']> | undefined;
  */
 export async function loadContract(file: string): Promise<OpenApiDocument> {
   const shown = shownPath(file);
-  let text: string;
-  try {
-    text = await readFile(file, 'utf8');
-  } catch (error) {
-    throw new ContractLoadError(`${shown}: cannot read it (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`);
-  }
-  let parsed: unknown;
-  try {
-    parsed = parse(text);
-  } catch (error) {
-    throw new ContractLoadError(`${shown}: not valid YAML: ${firstLine((error as Error).message)}`);
-  }
-  const whole = selfContained(parsed);
+  const whole = selfContained(parsedFile(file, shown));
   if (whole !== undefined) return checkedDocument(whole, shown);
   // Redocly is loaded only here: its errors name the file, the reference and the pointer.
   const { bundle, createConfig } = await import('@redocly/openapi-core');
@@ -109,21 +96,25 @@ function shownPath(file: string): string {
  */
 export function readBundledContract(file: string): OpenApiDocument {
   const shown = shownPath(file);
+  const parsed = parsedFile(file, shown);
+  const external = firstExternalRef(parsed);
+  if (external) throw new ContractLoadError(`${shown}: references another file (${external}): load it with loadContract, which bundles`);
+  return checkedDocument(parsed, shown);
+}
+
+/** A document file read and parsed (YAML, or JSON, which YAML reads); a ContractLoadError naming it otherwise. */
+function parsedFile(file: string, shown: string): unknown {
   let text: string;
   try {
     text = readFileSync(file, 'utf8');
   } catch (error) {
     throw new ContractLoadError(`${shown}: cannot read it (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`);
   }
-  let parsed: unknown;
   try {
-    parsed = parse(text);
+    return parse(text) as unknown;
   } catch (error) {
     throw new ContractLoadError(`${shown}: not valid YAML: ${firstLine((error as Error).message)}`);
   }
-  const external = firstExternalRef(parsed);
-  if (external) throw new ContractLoadError(`${shown}: references another file (${external}): load it with loadContract, which bundles`);
-  return checkedDocument(parsed, shown);
 }
 
 /** The parsed document when it is one file whose every `$ref` resolves inside it; undefined otherwise (the bundler reads it). */

@@ -101,7 +101,7 @@ function newAjv(spec: OpenApiDocument, options: SchemaOptions): Ajv {
 }
 
 /** Every `format` value used in the document. */
-function formatsIn(node: unknown, found = new Set<string>()): Set<string> {
+export function formatsIn(node: unknown, found = new Set<string>()): Set<string> {
   if (Array.isArray(node)) for (const item of node) formatsIn(item, found);
   else if (node !== null && typeof node === 'object') {
     for (const [key, value] of Object.entries(node)) {

@@ -1,17 +1,13 @@
 import type { OpenApiDocument, SpecOperation } from '../contract/document';
-import { essence, mediaKind } from '../contract/media-types';
-import { resolveRef } from '../contract/refs';
 import type { SchemaValidator } from '../contract/schemas';
 import { ApiError } from '../errors/api-error';
 import { issuesOfAjv, describeIssues } from '../errors/validation-issues';
 import type { Stage } from '../stage/stage';
 import { cookiePairs } from './cookies';
-import { deserializeSimple, fromCookies, fromPath, fromQuery, IGNORED_HEADERS, PREFIX, queryPairs, setOwn, shapeOf, take, type Parameter } from './styles';
+import { deserializeSimple, fromCookies, fromPath, fromQuery, PREFIX, queryPairs, setOwn, take, type Parameter } from './styles';
 import { contextOf, type RequestParameters } from '../context/request-context';
-import { validatorReads, type ParameterCheck } from './validator';
-
-/** Where a parameter is, as OpenAPI names it. */
-export type ParameterLocation = 'path' | 'query' | 'header' | 'cookie';
+import { declaredParameters, validatorReads, type ParameterLocation } from './declared-parameters';
+import type { ParameterCheck } from './validator';
 
 /**
  * The parameters phase of one operation: every declared path, query, header
@@ -39,7 +35,7 @@ export type ParameterLocation = 'path' | 'query' | 'header' | 'cookie';
 export function parametersStage(spec: OpenApiDocument, op: SpecOperation, options: ParametersOptions): Stage {
   const { validator, check: validate, apiKeyQueryNames = [] } = options;
   const parameters = declaredParameters(spec, op);
-  const ownChecks = parameters.filter((parameter) => !validatorReads({ ...parameter, kind: parameter.shape.kind }));
+  const ownChecks = parameters.filter((parameter) => !validatorReads(parameter));
   for (const parameter of ownChecks) if (parameter.pointer) validator.compile(parameter.pointer);
   const byLocation = (location: ParameterLocation): Parameter[] => parameters.filter((parameter) => parameter.in === location);
   const path = byLocation('path');
@@ -112,52 +108,6 @@ function refuseUnknown(pairs: Array<[string, string]>, known: (name: string) => 
     }
     throw new ApiError(400, 'invalid_request', `query.${name} is not a known query parameter`);
   }
-}
-
-/** The operation's parameters: the path item's, replaced by the operation's own of the same name and location. */
-function declaredParameters(spec: OpenApiDocument, op: SpecOperation): Parameter[] {
-  const declared = new Map<string, Parameter>();
-  const lists: Array<[unknown[], string]> = [
-    [(op.pathItem['parameters'] as unknown[] | undefined) ?? [], `/paths/${escapePointer(op.path)}/parameters`],
-    [(op.operation['parameters'] as unknown[] | undefined) ?? [], `/paths/${escapePointer(op.path)}/${op.method}/parameters`],
-  ];
-  for (const [list, base] of lists) {
-    list.forEach((entry, index) => {
-      const { node, ref } = resolveRef(spec, entry);
-      const location = node['in'] as ParameterLocation;
-      const name = String(node['name']);
-      if (location === 'header' && IGNORED_HEADERS.has(name.toLowerCase())) return;
-      const at = ref ? ref.slice(1) : `${base}/${index}`;
-      const content = node['content'] as Record<string, { schema?: unknown }> | undefined;
-      const contentType = content ? Object.keys(content)[0] : undefined;
-      const pointer = content
-        ? contentType && content[contentType]?.schema !== undefined
-          ? `${at}/content/${escapePointer(contentType)}/schema`
-          : undefined
-        : node['schema'] !== undefined
-          ? `${at}/schema`
-          : undefined;
-      const schema = pointer ? resolveRef(spec, pointerTarget(spec, pointer)).node : {};
-      declared.set(`${location} ${location === 'header' ? name.toLowerCase() : name}`, {
-        name,
-        in: location,
-        required: location === 'path' || node['required'] === true,
-        style: (node['style'] as string | undefined) ?? (location === 'query' || location === 'cookie' ? 'form' : 'simple'),
-        explode: (node['explode'] as boolean | undefined) ?? (node['style'] ?? (location === 'query' || location === 'cookie' ? 'form' : 'simple')) === 'form',
-        pointer,
-        json: contentType !== undefined && mediaKind(essence(contentType)) === 'json',
-        shape: shapeOf(spec, schema),
-        default: schema['default'],
-      });
-    });
-  }
-  return [...declared.values()];
-}
-
-const escapePointer = (key: string): string => key.replace(/~/g, '~0').replace(/\//g, '~1');
-
-function pointerTarget(spec: OpenApiDocument, pointer: string): unknown {
-  return resolveRef(spec, { $ref: `#${pointer}` }).node;
 }
 
 /** The default of an absent parameter, which the handler receives (and the validator checks). */

@@ -2,12 +2,14 @@ import * as OpenApiValidator from 'express-openapi-validator';
 import type { Request, RequestHandler } from 'express';
 import { listOperations, type OpenApiDocument, type SpecOperation } from '../contract/document';
 import { int32Format, int64Format } from '../contract/formats';
-import { essence, mediaKind } from '../contract/media-types';
+import { formatsIn } from '../contract/schemas';
+import { mediaKind } from '../contract/media-types';
 import { fromMiddlewares, type Stage } from '../stage/stage';
 import { withUploads } from './form-fields';
 import { resolveRef } from '../contract/refs';
 import { contextOf } from '../context/request-context';
-import { IGNORED_HEADERS, setOwn, shapeOf } from './styles';
+import { setOwn } from './styles';
+import { declaredParameters, validatorReads, type DeclaredParameter } from './declared-parameters';
 import { withoutExtensions } from '../contract/extensions';
 
 export interface ValidatorOptions {
@@ -18,16 +20,7 @@ export interface ValidatorOptions {
 /** Formats every Ajv of the engine checks the same way; a format nobody defines is accepted, as JSON Schema says. */
 function formatsFor(spec: OpenApiDocument): Record<string, unknown> {
   const formats: Record<string, unknown> = { int64: int64Format, int32: int32Format };
-  const visit = (node: unknown): void => {
-    if (Array.isArray(node)) node.forEach(visit);
-    else if (node !== null && typeof node === 'object') {
-      for (const [key, value] of Object.entries(node)) {
-        if (key === 'format' && typeof value === 'string' && !KNOWN_FORMATS.has(value) && !(value in formats)) formats[value] = true;
-        else visit(value);
-      }
-    }
-  };
-  visit(spec);
+  for (const format of formatsIn(spec)) if (!KNOWN_FORMATS.has(format) && !(format in formats)) formats[format] = true;
   return formats;
 }
 
@@ -83,27 +76,6 @@ export interface RequestValidation {
 /** Checks the values the parameters phase read, as the validator reads them (400 naming what breaks its schema). */
 export type ParameterCheck = (req: Request, res: Parameters<Stage>[1], values: ParameterValues) => void | Promise<void>;
 
-/** How a declared parameter was read, as far as the validator needs to know. */
-export interface ReadParameter {
-  name: string;
-  in: string;
-  style: string;
-  /** `content: {application/json: ...}`: the value was JSON text. */
-  json: boolean;
-  /** What its schema says the value is. */
-  kind: 'primitive' | 'array' | 'object';
-}
-
-/**
- * Whether express-openapi-validator reads this parameter. It matches path
- * parameters itself, in `simple` style (path-to-regexp gives it the segment's
- * decoded text): a path parameter in `label` or `matrix` style, or an array
- * or object one, would reach it unread, so the engine's own Ajv checks those.
- * It reads every other parameter from the values the parameters phase hands it.
- */
-export const validatorReads = (parameter: ReadParameter): boolean =>
-  parameter.in !== 'path' || parameter.json || (parameter.style === 'simple' && parameter.kind === 'primitive');
-
 /**
  * Request validation for one served version: express-openapi-validator, used
  * through its public middleware with its whole chain (route lookup, request
@@ -131,9 +103,11 @@ export function requestValidation(spec: OpenApiDocument, basePath: string, optio
   const forBodies = validatorOf(bodiesDocument(spec, basePath), formats, options.validateResponses);
   return {
     parameters(op) {
-      const read = readParameters(spec, op).map((node) => readParameterOf(spec, node));
+      const read = readParameters(spec, op);
       if (read.length === 0) return undefined;
-      const jsonNames = new Set(read.filter((parameter) => parameter.json).map((parameter) => `${parameter.in} ${parameter.name}`));
+      const jsonIn = (place: string): ReadonlySet<string> =>
+        new Set(read.filter((parameter) => parameter.json && parameter.in === place).map((parameter) => parameter.name));
+      const jsonNames: JsonNames = { query: jsonIn('query'), header: jsonIn('header'), cookie: jsonIn('cookie') };
       return (req, res, values) => forParameters(parameterView(req, values, jsonNames) as unknown as Request, res);
     },
     body(op) {
@@ -181,7 +155,10 @@ function validatorOf(document: Record<string, unknown>, formats: Record<string, 
  * security, no responses.
  */
 function parametersDocument(spec: OpenApiDocument, basePath: string): Record<string, unknown> {
-  return versionDocument(spec, basePath, (op) => ({ parameters: readParameters(spec, op), responses: {} }));
+  return versionDocument(spec, basePath, (op) => ({
+    parameters: readParameters(spec, op).map((parameter) => withoutExtensions(parameter.declaration)),
+    responses: {},
+  }));
 }
 
 /** The version as the body validator reads it: every operation with its body and responses, no parameters, no security. */
@@ -218,37 +195,8 @@ function versionDocument(spec: OpenApiDocument, basePath: string, operationOf: (
   };
 }
 
-/** The parameters of an operation the validator reads, resolved: the path item's, replaced by the operation's own of the same name and place. */
-function readParameters(spec: OpenApiDocument, op: SpecOperation): Record<string, unknown>[] {
-  const declared = new Map<string, Record<string, unknown>>();
-  for (const list of [op.pathItem['parameters'], op.operation['parameters']]) {
-    for (const entry of (list as unknown[] | undefined) ?? []) {
-      const node = withoutExtensions(resolveRef(spec, entry).node);
-      const place = String(node['in']);
-      const name = String(node['name']);
-      declared.set(`${place} ${place === 'header' ? name.toLowerCase() : name}`, node);
-    }
-  }
-  return [...declared.values()].filter((node) => {
-    const place = String(node['in']);
-    if (place === 'header' && IGNORED_HEADERS.has(String(node['name']).toLowerCase())) return false;
-    return validatorReads(readParameterOf(spec, node));
-  });
-}
-
-function readParameterOf(spec: OpenApiDocument, node: Record<string, unknown>): ReadParameter {
-  const place = String(node['in']);
-  const content = node['content'] as Record<string, { schema?: unknown }> | undefined;
-  const contentType = content ? Object.keys(content)[0] : undefined;
-  const schema = content ? (contentType ? content[contentType]?.schema : undefined) : node['schema'];
-  return {
-    name: String(node['name']),
-    in: place,
-    style: (node['style'] as string | undefined) ?? (place === 'query' || place === 'cookie' ? 'form' : 'simple'),
-    json: contentType !== undefined && mediaKind(essence(contentType)) === 'json',
-    kind: shapeOf(spec, resolveRef(spec, schema ?? {}).node).kind,
-  };
-}
+/** The parameters of an operation the validator reads. */
+const readParameters = (spec: OpenApiDocument, op: SpecOperation): DeclaredParameter[] => declaredParameters(spec, op).filter(validatorReads);
 
 /**
  * What the validator reads of a request, as a plain object of one fixed
@@ -287,18 +235,21 @@ class RequestView {
 }
 
 /** The request as the parameter validator sees it: the query, headers and cookies the parameters phase read, as copies. */
-function parameterView(req: Request, values: ParameterValues, jsonNames: ReadonlySet<string>): RequestView {
+function parameterView(req: Request, values: ParameterValues, jsonNames: JsonNames): RequestView {
   return new RequestView(
     req,
     req.method,
     pathOf(req.originalUrl),
     req.app,
-    copied(values.header, 'header', jsonNames),
-    copied(values.query, 'query', jsonNames),
-    copied(values.cookie, 'cookie', jsonNames),
+    copied(values.header, jsonNames.header, true),
+    copied(values.query, jsonNames.query, false),
+    copied(values.cookie, jsonNames.cookie, false),
     undefined,
   );
 }
+
+/** The names of an operation's JSON `content` parameters, by place. */
+type JsonNames = Readonly<Record<keyof ParameterValues, ReadonlySet<string>>>;
 
 /** The request as the body validator sees it: the body under its declared media type (an empty string in place of bytes), and `Accept` for strict response validation. */
 function bodyView(req: Request, bytes: boolean): RequestView {
@@ -315,14 +266,17 @@ const pathOf = (target: string): string => {
   return query === -1 ? target : target.slice(0, query);
 };
 
-/** Values the validator may change: arrays and objects copied, JSON values as JSON text again (it parses `content` parameters itself). */
-function copied(values: Record<string, unknown>, place: string, jsonNames: ReadonlySet<string>): Record<string, unknown> {
+/**
+ * Values the validator may change: arrays and objects copied, JSON values as
+ * JSON text again (it parses `content` parameters itself); header names in
+ * lower case, as the validator looks them up (Node lowercases them).
+ */
+function copied(values: Record<string, unknown>, jsonNames: ReadonlySet<string>, lowerCaseNames: boolean): Record<string, unknown> {
   const copy: Record<string, unknown> = {};
   for (const name of Object.keys(values)) {
     const value = values[name];
-    // Header names as the validator looks them up (Node lowercases them).
-    const key = place === 'header' ? name.toLowerCase() : name;
-    if (jsonNames.has(`${place} ${name}`)) setOwn(copy, key, JSON.stringify(value));
+    const key = lowerCaseNames ? name.toLowerCase() : name;
+    if (jsonNames.has(name)) setOwn(copy, key, JSON.stringify(value));
     else setOwn(copy, key, Array.isArray(value) ? [...value] : value !== null && typeof value === 'object' ? { ...value } : value);
   }
   return copy;

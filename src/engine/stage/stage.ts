@@ -44,27 +44,12 @@ export function runStages(stages: readonly Stage[], { respond }: { respond: bool
 }
 
 /**
- * An Express middleware as a stage. It must call `next` once, or throw. A
- * middleware that keeps `next` for later (express-openapi-validator's response
- * validator calls it from its `res.json` wrapper when a response breaks the
- * contract) reaches the router's own `next` (`req.next`), hence the error mapper.
+ * An Express middleware as a stage that always returns a promise (the body
+ * parsers, which read the socket): `fromMiddlewares` of that one middleware.
  */
 export function fromMiddleware(middleware: RequestHandler): (req: Request, res: Response) => Promise<void> {
-  return (req, res) =>
-    new Promise<void>((resolve, reject) => {
-      let settled = false;
-      const next = (error?: unknown): void => {
-        if (settled) {
-          if (error) req.next?.(error);
-          return;
-        }
-        settled = true;
-        if (error) reject(error);
-        else resolve();
-      };
-      const result = middleware(req, res, next) as unknown;
-      if (result instanceof Promise) result.catch((error: unknown) => next(failure(error)));
-    });
+  const run = fromMiddlewares([middleware]);
+  return (req, res) => run(req, res) ?? Promise.resolve();
 }
 
 /**
