@@ -154,4 +154,53 @@ describe('express-openapi-validator, as patched', () => {
       compile.mockRestore();
     }
   });
+
+  it('a request without a query string or Content-Type is checked without splitting its URL, parsing a media type or scanning for bracketed query names', async () => {
+    // Driven directly, the way a router runs the chain, so only the validator's own work falls inside the spies.
+    const middlewares = OpenApiValidator.middleware({
+      apiSpec: structuredClone(DOCUMENT) as never,
+      validateRequests: true,
+      validateResponses: false,
+      validateApiSpec: false,
+    }) as unknown as Array<(req: unknown, res: unknown, next: (error?: unknown) => void) => unknown>;
+    const served = express();
+    const requestFor = (id: number) => ({
+      method: 'GET',
+      url: `/v1/pets/${id}`,
+      originalUrl: `/v1/pets/${id}`,
+      path: `/v1/pets/${id}`,
+      baseUrl: '',
+      app: served,
+      headers: {},
+      query: {},
+      params: {},
+      body: undefined,
+    });
+    const run = (req: ReturnType<typeof requestFor>): Promise<unknown> =>
+      new Promise((resolve) => {
+        const step = (index: number, error?: unknown): void => {
+          if (error || index === middlewares.length) resolve(error);
+          else void middlewares[index]!(req, {}, (failure?: unknown) => step(index + 1, failure));
+        };
+        step(0);
+      });
+    expect(await run(requestFor(1))).toBeUndefined(); // loads the document and builds the operation's checks
+    expect(await run(requestFor(-1.5))).toBeDefined(); // the path parameter is checked
+    const split = jest.spyOn(String.prototype, 'split');
+    const keys = jest.spyOn(Object, 'keys');
+    try {
+      let outcome: unknown = 'pending';
+      void run(requestFor(2)).then((error) => (outcome = error));
+      const calls = { split: split.mock.calls.length, keys: keys.mock.calls.length };
+      await Promise.resolve();
+      expect(outcome).toBeUndefined(); // settled in the same turn
+      // Two Object.keys: the request's path parameters, and its query names (refused when unknown). None for bracketed
+      // names nor for a media type's parameters.
+      expect(calls).toEqual({ split: 0, keys: 2 });
+    } finally {
+      split.mockRestore();
+      keys.mockRestore();
+    }
+  });
 });
+
