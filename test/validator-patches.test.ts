@@ -203,4 +203,3 @@ describe('express-openapi-validator, as patched', () => {
     }
   });
 });
-
