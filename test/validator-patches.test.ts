@@ -155,7 +155,7 @@ describe('express-openapi-validator, as patched', () => {
     }
   });
 
-  it('a request without a query string or Content-Type is checked without splitting its URL, parsing a media type or scanning for bracketed query names', async () => {
+  it('a request without a query string or Content-Type is checked without splitting its URL, parsing a media type, scanning for bracketed query names or redefining a writable query', async () => {
     // Driven directly, the way a router runs the chain, so only the validator's own work falls inside the spies.
     const middlewares = OpenApiValidator.middleware({
       apiSpec: structuredClone(DOCUMENT) as never,
@@ -188,18 +188,25 @@ describe('express-openapi-validator, as patched', () => {
     expect(await run(requestFor(-1.5))).toBeDefined(); // the path parameter is checked
     const split = jest.spyOn(String.prototype, 'split');
     const keys = jest.spyOn(Object, 'keys');
+    const define = jest.spyOn(Object, 'defineProperty');
     try {
       let outcome: unknown = 'pending';
       void run(requestFor(2)).then((error) => (outcome = error));
-      const calls = { split: split.mock.calls.length, keys: keys.mock.calls.length };
+      const calls = {
+        split: split.mock.calls.length,
+        keys: keys.mock.calls.length,
+        // The request's `query` is a writable property of its own: the Express 5 workaround has nothing to redefine.
+        queryRedefined: define.mock.calls.filter(([, name]) => name === 'query').length,
+      };
       await Promise.resolve();
       expect(outcome).toBeUndefined(); // settled in the same turn
       // Two Object.keys: the request's path parameters, and its query names (refused when unknown). None for bracketed
       // names nor for a media type's parameters.
-      expect(calls).toEqual({ split: 0, keys: 2 });
+      expect(calls).toEqual({ split: 0, keys: 2, queryRedefined: 0 });
     } finally {
       split.mockRestore();
       keys.mockRestore();
+      define.mockRestore();
     }
   });
 });
