@@ -5,7 +5,7 @@ import type { Logger } from 'pino';
 import type { DestinationStream } from 'pino';
 import type { Config } from './config';
 import { OPENAPI_DIR } from './project';
-import { type OpenApiDocument, loadContract, contractVersionsIn, servedApi, type ServedApi, schemaValidator } from './engine/contract';
+import { type OpenApiDocument, loadContract, contractVersionsIn, servedApi, type ServedApi, schemaValidator, type SchemaValidator } from './engine/contract';
 import {
   contractRefusals,
   sunsetStage,
@@ -14,6 +14,7 @@ import {
   routeOf,
   handleStage,
   serializeStage,
+  type StreamSettings,
   precomputeHeaders,
   errorMapper,
   unknownRoute,
@@ -95,6 +96,12 @@ export interface Service {
   readonly sharedState: 'memory' | SharedState['kind'];
   /** Operations whose handler is still a scaffolded stub. */
   readonly stubbed: readonly string[];
+  /**
+   * Tells what is still streaming that the server is stopping (called first
+   * by the server's stop): open Server-Sent Events streams end at once, their
+   * clients reconnecting elsewhere with Last-Event-ID.
+   */
+  beginShutdown(): void;
   /** Closes what `compose` opened (Redis, the database). */
   close(): Promise<void>;
 }
@@ -119,7 +126,14 @@ export async function compose(config: Config, overrides: ComposeOverrides = {}):
   for (const warning of warnings) logger.warn({ refused: warning }, warning);
   const metrics = createMetrics();
   const mocks = config.mockResponses
-    ? new Map(versions.map((version) => [version.name, buildOperationMocks(version.contract, stubbedOperations(version.handlers))]))
+    ? new Map(
+        versions.map((version) => [
+          version.name,
+          buildOperationMocks(version.contract, stubbedOperations(version.handlers), {
+            warn: (message) => logger.warn({ version: version.name, mock: 'invalid example' }, message),
+          }),
+        ]),
+      )
     : undefined;
 
   // What the service keeps open: the database (every query timed) and the state instances share.
@@ -139,7 +153,21 @@ export async function compose(config: Config, overrides: ComposeOverrides = {}):
     // The engine's phases, the service plugged in: its credentials, its limits, its handlers.
     const now = overrides.now ?? Date.now;
     const operationOf = operationResolver(apis);
-    const phases = await requestPhases({ config, overrides, versions, apis, mocks, storage, shared, logger, metrics, operationOf, now });
+    const shutdown = new AbortController();
+    const phases = await requestPhases({
+      config,
+      overrides,
+      versions,
+      apis,
+      mocks,
+      storage,
+      shared,
+      logger,
+      metrics,
+      operationOf,
+      now,
+      shutdown: shutdown.signal,
+    });
 
     // The app: the pipeline, the routes outside the contract, the error mapper.
     const app = express();
@@ -171,7 +199,9 @@ export async function compose(config: Config, overrides: ComposeOverrides = {}):
       storage,
       sharedState: sharedState?.kind ?? 'memory',
       stubbed: [...new Set(versions.flatMap((version) => stubbedOperations(version.handlers)))],
+      beginShutdown: () => shutdown.abort(),
       close: async () => {
+        shutdown.abort();
         clearInterval(purge);
         await sharedState?.close();
         await closeStorage();
@@ -198,6 +228,8 @@ interface PhaseParts {
   metrics: Metrics;
   operationOf: (req: Request) => string;
   now: () => number;
+  /** Aborted when the server begins to stop. */
+  shutdown: AbortSignal;
 }
 
 /**
@@ -206,7 +238,7 @@ interface PhaseParts {
  * (and their context: repositories, page links, idempotency) plugged in.
  */
 async function requestPhases(parts: PhaseParts): Promise<PhaseImplementations> {
-  const { config, overrides, versions, apis, mocks, storage, shared, logger, metrics, operationOf, now } = parts;
+  const { config, overrides, versions, apis, mocks, storage, shared, logger, metrics, operationOf, now, shutdown } = parts;
   const observe = requestObserver({
     metrics,
     operationOf,
@@ -251,6 +283,7 @@ async function requestPhases(parts: PhaseParts): Promise<PhaseImplementations> {
   );
   const requestSchemas = new Map(apis.map((api) => [api.name, schemaValidator(api.contract, { direction: 'request' })]));
   const validations = new Map(apis.map((api) => [api.name, requestValidation(api.contract, api.basePath, { validateResponses: config.validateResponses })]));
+  const streamSettings = new Map(apis.map((api) => [api.name, streamSettingsOf(api, config, shutdown, metrics, logger)]));
 
   return {
     observe: (req, res) => {
@@ -287,8 +320,30 @@ async function requestPhases(parts: PhaseParts): Promise<PhaseImplementations> {
     body: (op, api) => op && bodyStage(api.contract, op),
     validate: (op, api) => op && validations.get(api.name)!.body(op),
     negotiate: (op, api) => op && negotiation(representations(api.contract, op)),
-    handle: (op, api) => op && handleStage(op, handlersOf.get(api.name)![op.operationId], handleOptionsOf.get(api.name)!),
-    serialize: (op, api) => op && serializeStage(representations(api.contract, op), config.validateResponses),
+    handle: (op, api) =>
+      op &&
+      handleStage(op, handlersOf.get(api.name)![op.operationId], { ...handleOptionsOf.get(api.name)!, streams: representations(api.contract, op).streams }),
+    serialize: (op, api) =>
+      op && serializeStage(representations(api.contract, op), { validateResponses: config.validateResponses, streams: streamSettings.get(api.name)! }),
+  };
+}
+
+/** What the streams of one version share: its response schemas (compiled on first use), the settings, and where an invalid item is reported. */
+function streamSettingsOf(api: ServedApi, config: Config, shutdown: AbortSignal, metrics: Metrics, logger: Logger): StreamSettings {
+  let schemas: SchemaValidator | undefined;
+  return {
+    get schemas() {
+      schemas ??= schemaValidator(api.contract, { direction: 'response', allErrors: true });
+      return schemas;
+    },
+    heartbeatMs: config.streams.heartbeatMs,
+    stallMs: config.streams.stallMs,
+    shutdown,
+    invalidItem: (req, index, problem) => {
+      const operation = contextOf(req).operationName ?? 'unmatched';
+      metrics.streamItemViolations.inc({ operation });
+      logger.warn({ requestId: req.id, operation, item: index, problem }, `item ${index} of the stream breaks the contract: ${problem}`);
+    },
   };
 }
 

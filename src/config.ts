@@ -101,6 +101,9 @@ const environmentSchema = z
     HEADERS_TIMEOUT_SECONDS: z.coerce.number({ error: 'must be a number of seconds' }).positive().default(10),
     REQUEST_TIMEOUT_SECONDS: z.coerce.number({ error: 'must be a number of seconds' }).positive().default(20),
     KEEP_ALIVE_TIMEOUT_SECONDS: z.coerce.number({ error: 'must be a number of seconds' }).positive().default(5),
+    /** Streams (sequential media types): the idle time after which an SSE stream sends a heartbeat comment, and how long a client may leave a full socket unread. */
+    STREAM_HEARTBEAT_SECONDS: z.coerce.number({ error: 'must be a number of seconds' }).positive().default(15),
+    STREAM_STALL_SECONDS: z.coerce.number({ error: 'must be a number of seconds' }).positive().default(30),
     /** A folder laid out as openapi/ to serve the contract from instead (npm run dev points it at its last good copy). */
     OPENAPI_DIR: z
       .string()
@@ -208,6 +211,11 @@ const configSchema = environmentSchema.transform((values) => {
       lockMs: FIXED_SETTINGS.idempotencyLockMs,
     },
     shutdownTimeoutMs: values.SHUTDOWN_TIMEOUT_SECONDS * 1000,
+    /** Streamed answers (src/engine/response/sequential.ts). */
+    streams: {
+      heartbeatMs: values.STREAM_HEARTBEAT_SECONDS * 1000,
+      stallMs: values.STREAM_STALL_SECONDS * 1000,
+    },
     rateLimits: {
       banAfter: values.RATE_LIMIT_BAN_AFTER,
       banSeconds: values.RATE_LIMIT_BAN_SECONDS,

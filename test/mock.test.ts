@@ -6,15 +6,17 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { parse, stringify } from 'yaml';
-import { startTestApp, testConfig, type TestApp } from './support/test-app';
+import { startTestApp, type TestApp } from './support/test-app';
 import { handlers } from '../src/service/handlers';
 import { notImplementedHandler } from '../src/engine/handlers';
-import { compose } from '../src/compose';
 import { loadSpec } from './support/contracts';
 import { objectAt } from './support/document-edits';
 import { loadConfig } from '../src/config';
 import { copyProject } from './support/project-copy';
-import { runServerToExit } from './support/processes';
+import { startServer } from './support/processes';
+import { createKeyWithCli } from './support/server-env';
+import { spawnSync } from 'node:child_process';
+import request from 'supertest';
 import { tempDir } from './support/paths';
 
 /** getPet is a stub here; createPet and listPets stay implemented. */
@@ -101,40 +103,99 @@ describe('without mock mode', () => {
   });
 });
 
-describe('an invalid example in the YAML', () => {
+describe('an invalid example in the YAML (documents written by people carry them)', () => {
   const broken = (): ReturnType<typeof loadSpec> => {
     const spec = loadSpec();
     objectAt(spec, 'components', 'schemas', 'Pet').examples = [{ id: 1, name: 'Rex', categoryId: 1, status: 'adopted' }];
     return spec;
   };
 
-  it('stops the composition in mock mode with a message naming the operation, status and rule', async () => {
-    const t = await startTestApp();
+  it('is warned of once at start, naming the operation and example, and answered with a sample the schema accepts, marked', async () => {
+    const t = await startTestApp({ contract: broken(), handlers: registry, settings: { mockResponses: true, validateResponses: true } });
     try {
-      await expect(
-        compose(testConfig({ settings: { mockResponses: true, logLevel: 'silent' } }), { storage: t.storage, contract: broken(), handlers: registry }),
-      ).rejects.toThrow(
-        /^mock: the example generated from the schema \(from its `examples`, else a sample: fix them or add a response `example`\) of GET \/pets\/\{petId\} \(getPet\) 200 does not match its schema: data\/status must be equal to one of the allowed values/,
-      );
+      const warning =
+        'mock: the example generated from the schema (from its `examples`, else a sample) of GET /pets/{petId} (getPet) 200 does not match its schema ' +
+        '(data/status must be equal to one of the allowed values); a sample generated from the schema is sent instead, marked X-Mock-Replaced-Example: example';
+      expect(t.logs().split(warning).length - 1).toBe(1);
+      for (let i = 0; i < 2; i++) {
+        // Strict response validation is on: the answer is valid against the contract.
+        const res = await t.api.get('/v1/pets/7').set('Authorization', t.auth).expect(200);
+        expect(res.headers['x-mock-replaced-example']).toBe('example');
+        expect(['available', 'pending', 'sold']).toContain(res.body.status);
+        expect(typeof res.body.name).toBe('string');
+      }
+      expect(t.logs().split(warning).length - 1).toBe(1); // once, at start, not per request
+      // Valid examples of the same document are served as written, unmarked.
+      const banned = await t.api.get('/v1/pets/7').set('Authorization', t.auth).set('Prefer', 'code=429, example=banned').expect(429);
+      expect(banned.body.code).toBe('key_temporarily_banned');
+      expect(banned.headers['x-mock-replaced-example']).toBeUndefined();
     } finally {
       await t.close();
     }
   });
 
-  it('stops the real entry point at start (exit 1) when the response example is invalid', () => {
+  it('an example nothing valid can stand in for (a pattern the sampler cannot meet) is sent as written, marked X-Mock-Invalid-Example', async () => {
+    const spec = loadSpec();
+    objectAt(spec, 'paths', '/pets/{petId}', 'get', 'responses')['200'] = {
+      description: 'A tag.',
+      content: { 'application/json': { schema: { type: 'string', pattern: '^[A-Z]{3}-[0-9]{4}$' }, examples: { tag: { value: 'nope' } } } },
+    };
+    const t = await startTestApp({ contract: spec, handlers: registry, settings: { mockResponses: true } });
+    try {
+      expect(t.logs()).toContain(
+        'mock: the example \\"tag\\" of GET /pets/{petId} (getPet) 200 does not match its schema (data must match pattern \\"^[A-Z]{3}-[0-9]{4}$\\"), and no sample the schema accepts could be generated; it is sent as written, marked X-Mock-Invalid-Example: tag',
+      );
+      // Not through the test client, whose oracle would refuse the body: it breaks the contract, which is the point.
+      const res = await request(t.app).get('/v1/pets/7').set('Authorization', t.auth).expect(200);
+      expect(res.body).toBe('nope');
+      expect(res.headers['x-mock-invalid-example']).toBe('tag');
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('the real entry point starts (npm run mock), warns on its log, and Prefer: example= still picks the named example, replaced', async () => {
     const root = copyProject();
     const specFile = path.join(root, 'openapi/v1/openapi.yaml');
     const spec = parse(readFileSync(specFile, 'utf8'));
     spec.paths['/store/orders'].get.responses['200'] = {
       description: 'Orders.',
-      content: { 'application/json': { schema: { type: 'array', items: { type: 'integer' } }, examples: { some: { value: [1, 'two'] } } } },
+      content: {
+        'application/json': {
+          schema: { type: 'array', items: { type: 'integer' } },
+          examples: { some: { value: [1, 'two'] }, fine: { value: [3] } },
+        },
+      },
     };
     writeFileSync(specFile, stringify(spec));
-    const result = runServerToExit({ MOCK_RESPONSES: 'true', DATABASE_URL: `sqlite:${path.join(tempDir(), 'pets.db')}`, PORT: '0' }, root);
-    expect(result.status).toBe(1);
-    expect(result.output).toContain(
-      'failed to start: mock: the example "some" of GET /store/orders (listStoreOrders) 200 does not match its schema: data/1 must be integer',
-    );
+    const env = { MOCK_RESPONSES: 'true', DATABASE_URL: `sqlite:${path.join(tempDir(), 'pets.db')}` };
+    const server = await startServer(env, { projectRoot: root });
+    try {
+      expect(server.output()).toContain(
+        'mock: the example \\"some\\" of GET /store/orders (listStoreOrders) 200 does not match its schema (data/1 must be integer); a sample generated from the schema is sent instead, marked X-Mock-Replaced-Example: some',
+      );
+      const key = createKeyWithCli(env, '--plan', 'free');
+      const some = await fetch(`${server.url}/v1/store/orders`, { headers: { authorization: `Bearer ${key}`, prefer: 'example=some' } });
+      expect(some.status).toBe(200);
+      expect(some.headers.get('x-mock-replaced-example')).toBe('some');
+      expect(((await some.json()) as unknown[]).every((item) => Number.isInteger(item))).toBe(true);
+      const fine = await fetch(`${server.url}/v1/store/orders`, { headers: { authorization: `Bearer ${key}`, prefer: 'example=fine' } });
+      expect(await fine.json()).toEqual([3]);
+      expect(fine.headers.get('x-mock-replaced-example')).toBeNull();
+    } finally {
+      await server.stop();
+    }
+  });
+
+  it('lint:api keeps reporting the bad example', () => {
+    const root = copyProject();
+    const specFile = path.join(root, 'openapi/v1/openapi.yaml');
+    const spec = parse(readFileSync(specFile, 'utf8'));
+    spec.components.schemas.Pet.examples = [{ id: 1, name: 'Rex', categoryId: 1, status: 'adopted' }];
+    writeFileSync(specFile, stringify(spec));
+    const result = spawnSync('npm', ['run', '--silent', 'lint:api'], { cwd: root, encoding: 'utf8' });
+    expect(result.status).not.toBe(0);
+    expect(`${result.stdout}${result.stderr}`).toMatch(/no-invalid-schema-examples/);
   });
 });
 

@@ -58,6 +58,8 @@ interface ThirdPartyDocument {
   split?: boolean;
   /** Dropped in with a Markdown topic beside it, referenced from a root `x-topics` extension. */
   topics?: boolean;
+  /** How many of its response examples its own schemas refuse: the mock warns of each at start and answers a valid sample instead. */
+  invalidExamples?: number;
   /** What it brings that the others do not. */
   covers: string;
 }
@@ -81,6 +83,11 @@ const DOCUMENTS: ThirdPartyDocument[] = [
   { file: 'readme-file-uploads-3.0.yaml', covers: 'OpenAPI 3.0, image/png and multipart file uploads, no operationIds at all' },
   { file: 'readme-response-mediatypes-3.0.yaml', covers: 'OpenAPI 3.0, responses in text/plain and several media types, examples per media type' },
   {
+    file: 'readme-request-examples-3.0.yaml',
+    invalidExamples: 4,
+    covers: 'OpenAPI 3.0, named examples of parameters and bodies in several media types, response examples its own schemas refuse',
+  },
+  {
     file: 'readme-parameters-style-3.0.yaml',
     covers:
       'OpenAPI 3.0, every parameter style (form, spaceDelimited, pipeDelimited, deepObject, simple, label, matrix) in query, path, header and cookie, multipart encoding',
@@ -99,7 +106,7 @@ afterAll(async () => {
   await issuer.close();
 });
 
-describe.each(DOCUMENTS)('$file', ({ file, split, topics }) => {
+describe.each(DOCUMENTS)('$file', ({ file, split, topics, invalidExamples = 0 }) => {
   let root: string;
   let document: Document;
   let operations: DocumentOperation[];
@@ -233,6 +240,9 @@ describe.each(DOCUMENTS)('$file', ({ file, split, topics }) => {
       { projectRoot: root },
     );
     servers.push(mock);
+    // A document with examples its schemas refuse is still served: one warning per example at start, each replaced by a valid sample.
+    expect(mock.output().match(/a sample generated from the schema is sent instead, marked X-Mock-Replaced-Example/g) ?? []).toHaveLength(invalidExamples);
+    expect(mock.output()).not.toContain('X-Mock-Invalid-Example');
     const token = await issuer.sign({ sub: 'designer', iss: TOKEN_ISSUER, aud: TOKEN_AUDIENCE, scope: allScopes(document).join(' ') });
     const check = schemaChecker(document);
     const problems: string[] = [];

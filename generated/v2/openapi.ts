@@ -32,6 +32,35 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/pets/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Export every animal as JSON Lines
+         * @description Every animal, one JSON object per line (`application/jsonl`), in
+         *     ascending `id` order; with `status`, only the animals with that
+         *     status. The export is streamed from the database a page at a time,
+         *     so it starts at once and its size is not limited; it counts as one
+         *     request against the rate limits.
+         *
+         *     An export that fails part-way (or is cut short when the server stops)
+         *     ends without the last chunk of its chunked body, which every HTTP
+         *     client reports as an error: a complete export is one that ended
+         *     normally.
+         */
+        get: operations["exportPets"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/store/orders": {
         parameters: {
             query?: never;
@@ -461,6 +490,56 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             409: components["responses"]["IdempotencyKeyInUse"];
             422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["Error"];
+        };
+    };
+    exportPets: {
+        parameters: {
+            query?: {
+                /** @description Export only animals with this status. Omitted means every animal. */
+                status?: components["schemas"]["PetStatus"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Every animal (with `status`, those with that status), one JSON object per line, in ascending id order. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example [
+                     *       {
+                     *         "id": 1,
+                     *         "name": "Rex",
+                     *         "categoryId": 1,
+                     *         "status": "available"
+                     *       },
+                     *       {
+                     *         "id": 2,
+                     *         "name": "Misty",
+                     *         "categoryId": 2,
+                     *         "status": "pending"
+                     *       }
+                     *     ]
+                     */
+                    "application/jsonl": components["schemas"]["Pet"][];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["Error"];

@@ -14,6 +14,7 @@
 export const operationTable = {
   listPets: { method: 'get', path: '/pets', operationId: 'listPets', authentication: 'required', security: [['bearerAuth']], defaulted: { query: ['limit'], body: [] } },
   createPet: { method: 'post', path: '/pets', operationId: 'createPet', authentication: 'required', security: [['bearerAuth']], defaulted: { query: [], body: ['status'] } },
+  exportPets: { method: 'get', path: '/pets/export', operationId: 'exportPets', authentication: 'required', security: [['bearerAuth']], defaulted: { query: [], body: [] } },
   listStoreOrders: { method: 'get', path: '/store/orders', operationId: 'listStoreOrders', authentication: 'required', security: [['bearerAuth']], defaulted: { query: [], body: [] } },
 } as const;
 

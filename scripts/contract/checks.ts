@@ -140,7 +140,22 @@ export function checkResponse(contract: Contract, operation: Operation, response
   }
 
   const schema = media !== undefined && !(engineAnswer && !isJsonType(media)) ? declared?.content[media] : undefined;
-  if ((schema || response.status >= 400) && isJson && body === undefined) {
+  const sequential = media !== undefined && !engineAnswer ? sequentialFormat(contentType) : undefined;
+  if (sequential) {
+    // A stream: every item read and checked, as the list of items its schema describes (an empty stream is a valid one).
+    const items = streamItems(sequential, response.text, schema);
+    if (typeof items === 'string')
+      failures.push({ check: 'response_schema_conformance', expected: `a ${contentType} stream`, got: `${items}: ${excerpt(response.text)}` });
+    else if (schema) {
+      const error = schemaErrors(schema, items);
+      if (error)
+        failures.push({
+          check: 'response_schema_conformance',
+          expected: `every item of the ${contentType} stream valid against its item schema`,
+          got: `${response.status} ${error.replace(/^body\//, 'item ')}: ${excerpt(response.text)}`,
+        });
+    }
+  } else if ((schema || response.status >= 400) && isJson && body === undefined) {
     failures.push({ check: 'response_schema_conformance', expected: 'a JSON body', got: got(response) });
   } else if (schema && isJson && body !== undefined && !(engineAnswer && declaredIsOtherError(schema, body))) {
     const error = schemaErrors(schema, body);
@@ -171,6 +186,55 @@ export function checkResponse(contract: Contract, operation: Operation, response
     }
   }
   return dedupe(failures);
+}
+
+/** The stream formats the fuzzer reads item by item, by media type. */
+function sequentialFormat(contentType: string): 'sse' | 'jsonl' | 'json-seq' | undefined {
+  if (contentType === 'text/event-stream') return 'sse';
+  if (['application/jsonl', 'application/x-ndjson', 'application/x-jsonlines', 'application/jsonlines'].includes(contentType)) return 'jsonl';
+  if (contentType === 'application/json-seq') return 'json-seq';
+  return undefined;
+}
+
+/**
+ * The items of a stream as sent, or what makes it unreadable: JSON Lines one
+ * JSON text per line; JSON text sequences each after an RS (RFC 7464); Server-Sent
+ * Events each event (comments, such as heartbeats, skipped) as an object of its
+ * fields when the item schema describes objects, else its data.
+ */
+function streamItems(format: 'sse' | 'jsonl' | 'json-seq', text: string, schema: Schema | undefined): unknown[] | string {
+  const items: unknown[] = [];
+  if (format === 'sse') {
+    const asEvents = schema?.items?.type === 'object' || schema?.items?.properties !== undefined;
+    for (const block of text.split(/\r\n\r\n|\n\n|\r\r/)) {
+      const event: Record<string, unknown> = {};
+      const data: string[] = [];
+      for (const line of block.split(/\r\n|\n|\r/)) {
+        if (line === '' || line.startsWith(':')) continue;
+        const colon = line.indexOf(':');
+        const field = colon === -1 ? line : line.slice(0, colon);
+        const value = colon === -1 ? '' : line.slice(colon + 1).replace(/^ /, '');
+        if (field === 'data') data.push(value);
+        else if (field === 'retry') event['retry'] = Number(value);
+        else if (field === 'event' || field === 'id') event[field] = value;
+      }
+      if (data.length === 0 && Object.keys(event).length === 0) continue;
+      if (data.length > 0) event['data'] = data.join('\n');
+      items.push(asEvents ? event : event['data']);
+    }
+    return items;
+  }
+  const records = format === 'jsonl' ? text.split('\n') : text.split('\u001e').slice(1);
+  if (format === 'json-seq' && text.length > 0 && !text.startsWith('\u001e')) return 'a JSON text sequence starts with RS (0x1E)';
+  for (const [index, record] of records.entries()) {
+    if (format === 'jsonl' && record.trim() === '' && index === records.length - 1) continue;
+    try {
+      items.push(JSON.parse(record));
+    } catch {
+      return `${format === 'jsonl' ? 'line' : 'record'} ${index + 1} is not JSON`;
+    }
+  }
+  return items;
 }
 
 /** The Error object `{code, message, status}` every failure the server itself answers is (the engine's rule). */

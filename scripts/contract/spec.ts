@@ -138,6 +138,7 @@ interface RawResponse {
 
 interface RawMediaType {
   schema?: Schema;
+  itemSchema?: Schema;
 }
 
 interface RawSecurityScheme {
@@ -252,7 +253,11 @@ function responseOf(raw: RawResponse | undefined): DeclaredResponse {
     headers[name] = { required: header.required === true, schema: header.schema ?? {} };
   }
   const content: Record<string, Schema | undefined> = {};
-  for (const [mediaType, media] of Object.entries(raw?.content ?? {})) content[mediaType] = media?.schema && directional(media.schema, 'writeOnly');
+  for (const [mediaType, media] of Object.entries(raw?.content ?? {})) {
+    // A stream's items (3.2 `itemSchema`) are checked as the list they form: an array of that schema.
+    const schema = media?.itemSchema !== undefined ? ({ type: 'array', items: media.itemSchema } as Schema) : media?.schema;
+    content[mediaType] = schema && directional(schema, 'writeOnly');
+  }
   return { headers, content };
 }
 

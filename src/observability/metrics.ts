@@ -38,6 +38,12 @@ export interface Metrics {
    * `kind` (`status`, `header`, `body`).
    */
   readonly contractViolations: Counter<'operation' | 'kind'>;
+  /** Streams (sequential media types) that ended, by operation and how: `complete`, `client_closed`, `failed`, `invalid_item`, `shutdown`, `stalled`. */
+  readonly streams: Counter<'operation' | 'end'>;
+  /** Items sent in streams, by operation. */
+  readonly streamItems: Counter<'operation'>;
+  /** Items of a stream that broke their item schema (checked in strict mode and in sampled requests), by operation. */
+  readonly streamItemViolations: Counter<'operation'>;
   /** Reports a connection pool's size, idle and waiting counts at each scrape. */
   watchPool(backend: string, stats: () => PoolStats): void;
   /** The text exposition of this app's metrics and the process-wide ones. */
@@ -131,6 +137,24 @@ export function createMetrics(): Metrics {
       name: 'pas_redis_errors_total',
       help: 'Redis failures: connection errors and failed commands.',
       labelNames: ['kind'],
+      registers,
+    }),
+    streams: new Counter({
+      name: 'pas_streams_total',
+      help: 'Streamed answers (SSE, JSON Lines, JSON text sequences) that ended, by operation and how they ended.',
+      labelNames: ['operation', 'end'],
+      registers,
+    }),
+    streamItems: new Counter({
+      name: 'pas_stream_items_total',
+      help: 'Items sent in streamed answers, by operation.',
+      labelNames: ['operation'],
+      registers,
+    }),
+    streamItemViolations: new Counter({
+      name: 'pas_stream_item_violations_total',
+      help: 'Items of streamed answers that break their item schema (strict mode, and sampled requests), by operation.',
+      labelNames: ['operation'],
       registers,
     }),
     contractViolations: new Counter({

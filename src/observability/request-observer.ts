@@ -28,7 +28,8 @@ export interface RequestObserverOptions {
  * its message as `detail` (which rule, which window, which scope), so "why was
  * request X refused?" is one search by request id. Never the key, the
  * Authorization header, the query string or a body. `responseBytes` is the
- * body's Content-Length (absent for a streamed body). One line per request is
+ * body's Content-Length (absent for a streamed body; a stream of items logs
+ * `stream: {items, bytes, end}` instead, sent when it ends). One line per request is
  * cheaper than pino-http's serializers and child loggers.
  *
  * @example stages.push(requestObserver({ metrics, operationOf, accessLog: logger }));
@@ -52,6 +53,11 @@ export function requestObserver({ metrics, operationOf, accessLog }: RequestObse
       children.set(key, child);
     }
     child.observe(durationMs / 1000);
+    const { stream } = context;
+    if (stream) {
+      metrics.streams.inc({ operation, end: stream.end ?? 'client_closed' });
+      metrics.streamItems.inc({ operation }, stream.items);
+    }
     if (!accessLog) return;
     const length = res.getHeader('content-length');
     // Thrown refusals went through the error mapper; a handler's own (404, a bad cursor) are in its answer.
@@ -73,6 +79,11 @@ export function requestObserver({ metrics, operationOf, accessLog }: RequestObse
         plan: caller?.plan,
         ip: req.ip,
         ...(refusal && { reason: refusal.code, detail: refusal.message }),
+        // A stream: what it sent and how it ended (a failure's cause is logged with the request id).
+        ...(stream && {
+          stream: { items: stream.items, bytes: stream.bytes, end: stream.end ?? 'client_closed' },
+          ...(stream.error !== undefined && { err: stream.error }),
+        }),
         ...(res.writableFinished ? {} : { aborted: true }),
       },
       'request',

@@ -2,6 +2,7 @@ import type { Request, Response } from 'express';
 import type { Logger } from 'pino';
 import type { SentResponse } from '../engine/contract';
 import type { Stage } from '../engine/stage';
+import { contextOf } from '../engine/context';
 
 export interface ResponseSamplingOptions {
   /** The share of requests whose response is checked, above 0 and up to 1. */
@@ -37,6 +38,8 @@ const MAX_KEPT_BYTES = 1_048_576;
 export function responseSampler({ rate, check, logger, random = Math.random }: ResponseSamplingOptions): Stage {
   return (req, res) => {
     if (random() >= rate) return;
+    // A stream's items are checked as they are sent (its body is not kept whole).
+    contextOf(req).sampled = true;
     const sentText = keepBody(res);
     res.once('finish', () => {
       setImmediate(() => {

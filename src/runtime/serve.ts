@@ -46,6 +46,8 @@ export async function serve(service: Service): Promise<Serving> {
     stop: () =>
       (stopped ??= new Promise<void>((resolve) => {
         stopping = true;
+        // Open Server-Sent Events streams end now (their clients reconnect elsewhere); other streams run to their end or the deadline.
+        service.beginShutdown();
         for (const res of inFlight.responses()) if (!res.headersSent) res.setHeader('Connection', 'close');
         const force = setTimeout(() => server.closeAllConnections(), config.shutdownTimeoutMs).unref();
         server.close(() => {

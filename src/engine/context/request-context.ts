@@ -43,6 +43,18 @@ export interface OutgoingResponse {
   direct?: boolean;
 }
 
+/** How a stream ended, as the access log and the metrics tell it. */
+export type StreamEnd = 'complete' | 'client_closed' | 'failed' | 'invalid_item' | 'shutdown' | 'stalled';
+
+/** What one stream did, for the access log: items and bytes sent, and how it ended. */
+export interface StreamRecord {
+  items: number;
+  bytes: number;
+  end: StreamEnd | undefined;
+  /** What made it fail (`end: 'failed'`), for the log. */
+  error: unknown;
+}
+
 /**
  * What the phases of one request tell each other, made once per request (by
  * `observe`, the first phase) and read through `contextOf`. Each field says
@@ -75,6 +87,10 @@ export class RequestContext {
   answer: OutgoingResponse | undefined = undefined;
   /** The Error object the request was refused with, as the access log tells it. Written by the error mapper; read by the access log. */
   refusal: ErrorBody | undefined = undefined;
+  /** Whether this request's response is checked against the contract (VALIDATE_RESPONSES as a fraction). Written by `observe`; read by `serialize` (a stream's items are checked as they are sent). */
+  sampled = false;
+  /** What a streamed answer sent, and how it ended. Written by `serialize`; read by the access log and the metrics. */
+  stream: StreamRecord | undefined = undefined;
 }
 
 declare module 'express-serve-static-core' {

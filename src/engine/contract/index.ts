@@ -21,6 +21,7 @@ export type { SentResponse } from './response-conformance';
 export { routeTable } from './route-table';
 export type { RouteTable } from './route-table';
 export { schemaValidator } from './schemas';
+export type { SchemaValidator } from './schemas';
 export { servedApi } from './served-api';
 export type { ServedApi } from './served-api';
 export { contractVersions, contractVersionsIn } from './versions';

@@ -9,6 +9,7 @@
  * type Handler<K extends OperationId<Contracts, V>, V extends keyof Contracts = 'v1'> = HandlerOf<Contracts, K, V, Context, Caller>;
  */
 import type { BinaryBody } from '../response/send-body';
+import type { ItemSource } from '../response/sequential';
 import type { Stub } from './stub';
 
 /** An operation as the generated table describes it. */
@@ -70,8 +71,27 @@ type TextMedia = `text/${string}`;
 
 /** A request body of media type `M` with schema type `T`, as the handler receives it. */
 type ReceivedAs<M, T> = M extends JsonMedia | FormMedia ? T : M extends XmlMedia ? never : M extends TextMedia ? string : Blob;
-/** A response body of media type `M` with schema type `T`, as a handler may answer it. */
-type AnsweredAs<M, T> = M extends JsonMedia | FormMedia ? T : M extends XmlMedia ? never : M extends TextMedia ? string : BinaryBody;
+/** Sequential media types (src/engine/response/sequential.ts): a body of items, streamed. */
+type SequentialMedia =
+  | 'text/event-stream'
+  | 'application/jsonl'
+  | 'application/x-ndjson'
+  | 'application/x-jsonlines'
+  | 'application/jsonlines'
+  | 'application/json-seq';
+/** One item of a stream whose schema is `T`: the `items` of an array schema (3.0, 3.1), else `T` itself. */
+type ItemOf<T> = T extends readonly (infer I)[] ? I : T;
+
+/** A response body of media type `M` with schema type `T`, as a handler may answer it: for a stream, its items, one at a time. */
+type AnsweredAs<M, T> = M extends SequentialMedia
+  ? ItemSource<ItemOf<T>>
+  : M extends JsonMedia | FormMedia
+    ? T
+    : M extends XmlMedia
+      ? never
+      : M extends TextMedia
+        ? string
+        : BinaryBody;
 
 type ParametersIn<C extends ContractSet, K, V extends keyof C> = Operation<C, K, V> extends { parameters: infer P } ? P : never;
 type DefaultedIn<C extends ContractSet, K, V extends keyof C> = Facts<C, K, V> extends { defaulted: infer D } ? D : never;
@@ -123,6 +143,10 @@ export type HandlerRequest<C extends ContractSet, K extends string, V extends ke
       cookies: In<ParametersIn<C, K, V>, 'cookie'>;
       /** The media type the client accepts best among those the successful responses declare. */
       accept: string | undefined;
+      /** The `Last-Event-ID` a Server-Sent Events client sends when it reconnects: where to resume. */
+      lastEventId: string | undefined;
+      /** Aborted when the client goes away (a stream's handler stops waiting for its next item). */
+      signal: AbortSignal;
     } & BodyIn<C, K, V>
   : never;
 

@@ -8,6 +8,7 @@ import { ApiError } from '../errors/api-error';
 import { CODE_BY_STATUS } from '../errors/to-api-error';
 import { jsonFirst } from '../response/representations';
 import { placeholderFor } from './placeholders';
+import { sequentialFormat } from '../response/sequential';
 import { parsePrefer } from './prefer-header';
 
 /** A response the mock sends: a declared status, its declared headers' examples, and a body in one of its media types (none for 204). */
@@ -31,7 +32,20 @@ export interface OperationMock {
 }
 
 /** One media type of a declared response: its named examples in document order (the first is the default). */
-type Examples = Map<string, unknown>;
+type Examples = Map<string, ServedExample>;
+
+/** What the mock sends for one example: the body, and the header that says when it is not the document's example as written. */
+interface ServedExample {
+  body: unknown;
+  /** `X-Mock-Replaced-Example` (a valid sample stands in for an invalid example) or `X-Mock-Invalid-Example` (nothing valid could be made). */
+  marker?: Readonly<Record<string, string>>;
+}
+
+/** How the mock tells what it could not serve as written: once per example, at start. */
+export interface MockOptions {
+  /** Receives one message per invalid example (default: ignored). */
+  warn?: (message: string) => void;
+}
 
 interface DeclaredResponse {
   status: number;
@@ -47,14 +61,22 @@ type Node = Record<string, unknown>;
  * response, in each media type it declares, gets its `example` / `examples`,
  * else a sample generated from its schema by openapi-sampler (deterministic;
  * honours `example`, `examples`, `const`, `default`, `enum`); a binary media
- * type gets a small valid placeholder (a 1×1 PNG for `image/png`). Every
- * JSON and text body is validated against its schema here, so a contract
- * whose own example is invalid stops the server at start, with a message
- * naming the operation, status, media type and example. XML is not served.
+ * type gets a small valid placeholder (a 1×1 PNG for `image/png`). XML is
+ * not served.
  *
- * @example buildOperationMocks(spec, ['adoptPet']).get('adoptPet')!.answer('code=404')
+ * Every JSON and text body is validated against its schema here. Documents
+ * written by people carry examples their own schemas refuse; such a document
+ * is still served: `warn` gets one message per invalid example, naming the
+ * operation, status, media type and example, and the example is answered
+ * with a sample generated from the schema alone (its own examples left out),
+ * marked `X-Mock-Replaced-Example: <name>`. Where no sample the schema
+ * accepts can be generated either (a `pattern` the sampler cannot meet), the
+ * example is sent as written, marked `X-Mock-Invalid-Example: <name>`.
+ *
+ * @example buildOperationMocks(spec, ['adoptPet'], { warn: (message) => logger.warn(message) }).get('adoptPet')!.answer('code=404')
  */
-export function buildOperationMocks(spec: OpenApiDocument, operationIds: readonly string[]): Map<string, OperationMock> {
+export function buildOperationMocks(spec: OpenApiDocument, operationIds: readonly string[], options: MockOptions = {}): Map<string, OperationMock> {
+  const warn = options.warn ?? (() => undefined);
   const validator = schemaValidator(spec, { direction: 'response', allErrors: true });
   const wanted = new Set(operationIds);
   const mocks = new Map<string, OperationMock>();
@@ -65,7 +87,7 @@ export function buildOperationMocks(spec: OpenApiDocument, operationIds: readonl
     for (const [status, entry] of Object.entries((op.operation['responses'] ?? {}) as Record<string, Node>)) {
       if (!/^[1-5]\d\d$/.test(status)) continue; // `default` and ranges have no status to answer with
       const pointer = entry['$ref'] ? (entry['$ref'] as string).replace(/^#/, '') : `/paths/${escapePointer(op.path)}/${op.method}/responses/${status}`;
-      declared.set(status, declaredResponse(spec, validator, `${where} ${status}`, Number(status), pointer));
+      declared.set(status, declaredResponse(spec, validator, `${where} ${status}`, Number(status), pointer, warn));
     }
     const statuses = [...declared.keys()].sort();
     const fallback = statuses.find((status) => status.startsWith('2')) ?? statuses.find((status) => status.startsWith('3'));
@@ -95,8 +117,9 @@ export function buildOperationMocks(spec: OpenApiDocument, operationIds: readonl
               (names.length ? `its examples: ${names.join(', ')}` : 'it has no named examples'),
           );
         }
-        const body = asked.example !== undefined ? examples.get(asked.example) : examples.values().next().value;
-        return { status: response.status, headers: response.headers, mediaType: concrete(mediaType), body };
+        const served = (asked.example !== undefined ? examples.get(asked.example) : examples.values().next().value)!;
+        const headers = served.marker ? { ...response.headers, ...served.marker } : response.headers;
+        return { status: response.status, headers, mediaType: concrete(mediaType), body: served.body };
       },
     });
   }
@@ -115,7 +138,14 @@ function concrete(mediaType: string): string {
 
 const ERROR_CODE_BY_STATUS: Readonly<Record<number, string>> = CODE_BY_STATUS;
 
-function declaredResponse(spec: OpenApiDocument, validator: SchemaValidator, where: string, status: number, pointer: string): DeclaredResponse {
+function declaredResponse(
+  spec: OpenApiDocument,
+  validator: SchemaValidator,
+  where: string,
+  status: number,
+  pointer: string,
+  warn: (message: string) => void,
+): DeclaredResponse {
   const { node: response, ref: responseRef } = resolveRef(spec, { $ref: `#${pointer}` });
   const headers: Record<string, string> = {};
   for (const [name, header] of Object.entries((response['headers'] ?? {}) as Record<string, Node>)) {
@@ -128,20 +158,21 @@ function declaredResponse(spec: OpenApiDocument, validator: SchemaValidator, whe
   if (status === 204) return { status, headers, bodies };
   const served = jsonFirst(Object.keys(content)).filter((mediaType) => mediaKind(mediaType) !== 'xml');
   for (const mediaType of served) {
-    const kind = mediaKind(mediaType);
+    // A stream's example is the list of its items (its schema an array of them): sent as a stream of those items.
+    const kind = sequentialFormat(mediaType) !== undefined ? 'json' : mediaKind(mediaType);
     const media = content[mediaType]!;
     const schemaPointer = `${responseRef!.replace(/^#/, '')}/content/${escapePointer(mediaType)}/schema`;
     bodies.set(
       mediaType,
       kind === 'binary'
         ? binaryExamples(mediaType)
-        : checkedExamples(spec, validator, served.length > 1 ? `${where} ${mediaType}` : where, status, media, kind, schemaPointer),
+        : checkedExamples(spec, validator, served.length > 1 ? `${where} ${mediaType}` : where, status, media, kind, schemaPointer, warn),
     );
   }
   return { status, headers, bodies };
 }
 
-/** The examples of a JSON, text or form body, each checked against its schema. */
+/** The examples of a JSON, text or form body, each checked against its schema; an invalid one is warned of and replaced where a valid sample can be made. */
 function checkedExamples(
   spec: OpenApiDocument,
   validator: SchemaValidator,
@@ -150,35 +181,102 @@ function checkedExamples(
   media: Node,
   kind: string,
   schemaPointer: string,
+  warn: (message: string) => void,
 ): Examples {
   const examples: Examples = new Map();
-  const check = (name: string, value: unknown, origin: string): void => {
-    if (media['schema'] !== undefined) {
-      const problem = validator.explain(schemaPointer, value);
-      if (problem) throw new Error(`mock: ${origin} of ${where} does not match its schema: ${problem}`);
+  const schema = media['schema'] as Node | undefined;
+  const problemOf = (value: unknown): string | undefined => (schema === undefined ? undefined : validator.explain(schemaPointer, value));
+  let replacement: { body: unknown } | null | undefined;
+  // A sample from the schema alone (no example of the document), made once per media type and only when needed.
+  const validSample = (): { body: unknown } | null => {
+    if (replacement === undefined) {
+      replacement = null;
+      // Without the document's examples; then with the optional properties left out too (where they are what breaks a oneOf).
+      for (const onlyRequired of [false, true]) {
+        const body = generated(spec, schema, kind, status, false, onlyRequired);
+        if (problemOf(body) === undefined) {
+          replacement = { body };
+          break;
+        }
+      }
     }
-    examples.set(name, value);
+    return replacement;
+  };
+  const add = (name: string, value: unknown, origin: string): void => {
+    const problem = problemOf(value);
+    if (problem === undefined) {
+      examples.set(name, { body: value });
+      return;
+    }
+    const label = name === '' ? 'example' : name;
+    const stand = validSample();
+    if (stand) {
+      warn(
+        `mock: ${origin} of ${where} does not match its schema (${problem}); a sample generated from the schema is sent instead, marked X-Mock-Replaced-Example: ${label}`,
+      );
+      examples.set(name, { body: stand.body, marker: { 'X-Mock-Replaced-Example': label } });
+    } else {
+      warn(
+        `mock: ${origin} of ${where} does not match its schema (${problem}), and no sample the schema accepts could be generated; it is sent as written, marked X-Mock-Invalid-Example: ${label}`,
+      );
+      examples.set(name, { body: value, marker: { 'X-Mock-Invalid-Example': label } });
+    }
   };
   if (media['examples']) {
-    for (const [name, example] of Object.entries(media['examples'] as Record<string, Node>))
-      check(name, deref(spec, example)['value'], `the example "${name}"`);
+    for (const [name, example] of Object.entries(media['examples'] as Record<string, Node>)) add(name, deref(spec, example)['value'], `the example "${name}"`);
   }
-  if (media['example'] !== undefined) check('', media['example'], 'the example');
-  if (examples.size === 0) {
-    let generated = sample(media['schema'] ?? {}, { quiet: true, skipWriteOnly: true }, spec);
-    if (kind === 'text' && generated === undefined) generated = '';
-    // A generated Error object agrees with the status it is sent with.
-    if ((media['schema'] as Node | undefined)?.['$ref'] === '#/components/schemas/Error' && typeof generated === 'object' && generated !== null) {
-      generated = { ...generated, status, code: ERROR_CODE_BY_STATUS[status] ?? (generated as Node)['code'] };
-    }
-    check('', generated, 'the example generated from the schema (from its `examples`, else a sample: fix them or add a response `example`)');
+  if (media['example'] !== undefined) add('', media['example'], 'the example');
+  if (examples.size === 0) add('', generated(spec, schema, kind, status, true), 'the example generated from the schema (from its `examples`, else a sample)');
+  if (kind === 'text') {
+    for (const example of examples.values())
+      if (typeof example.body !== 'string') example.body = typeof example.body === 'object' ? JSON.stringify(example.body) : String(example.body);
   }
-  if (kind === 'text')
-    for (const [name, value] of examples) if (typeof value !== 'string') examples.set(name, typeof value === 'object' ? JSON.stringify(value) : String(value));
   return examples;
+}
+
+/**
+ * A body generated from the schema by openapi-sampler: with the schema's own
+ * `example`s and `examples` (which the sampler prefers), or without them, for
+ * when those are what the schema refuses.
+ */
+function generated(spec: OpenApiDocument, schema: Node | undefined, kind: string, status: number, withExamples: boolean, onlyRequired = false): unknown {
+  const source = withExamples ? spec : (withoutSchemaExamples(spec) as OpenApiDocument);
+  const from = withExamples ? (schema ?? {}) : (withoutSchemaExamples(schema ?? {}) as Node);
+  let body = sample(from, { quiet: true, skipWriteOnly: true, skipNonRequired: onlyRequired }, source);
+  if (kind === 'text' && body === undefined) body = '';
+  // A generated Error object agrees with the status it is sent with.
+  if (schema?.['$ref'] === '#/components/schemas/Error' && typeof body === 'object' && body !== null) {
+    body = { ...body, status, code: ERROR_CODE_BY_STATUS[status] ?? (body as Node)['code'] };
+  }
+  return body;
+}
+
+/** Keys whose value is a map of names (a property may be called `example`), not a schema's keywords. */
+const NAME_MAPS = new Set(['properties', 'patternProperties', '$defs', 'definitions', 'dependentSchemas', 'schemas']);
+
+const withoutExamplesCache = new WeakMap<object, unknown>();
+
+/** A copy of a document or schema with every schema's `example` and `examples` left out (cached: the document never changes once loaded). */
+function withoutSchemaExamples(node: unknown): unknown {
+  if (node === null || typeof node !== 'object') return node;
+  const cached = withoutExamplesCache.get(node);
+  if (cached !== undefined) return cached;
+  const strip = (value: unknown, namesHere: boolean): unknown => {
+    if (Array.isArray(value)) return value.map((item) => strip(item, false));
+    if (value === null || typeof value !== 'object') return value;
+    const copy: Node = {};
+    for (const [key, child] of Object.entries(value)) {
+      if (!namesHere && (key === 'example' || key === 'examples')) continue;
+      copy[key] = strip(child, !namesHere && NAME_MAPS.has(key));
+    }
+    return copy;
+  };
+  const result = strip(node, false);
+  withoutExamplesCache.set(node, result);
+  return result;
 }
 
 /** A binary body: a small valid placeholder of the media type (examples of binary bodies are file names or prose, not bytes). */
 function binaryExamples(mediaType: string): Examples {
-  return new Map([['', placeholderFor(concrete(mediaType))]]);
+  return new Map([['', { body: placeholderFor(concrete(mediaType)) }]]);
 }

@@ -12,5 +12,6 @@ export { assemblePipeline, routeOf } from './operation-pipeline';
 export type { PhaseImplementations } from './phases';
 export { contractRefusals } from './refusals';
 export { handleStage, serializeStage } from './respond';
+export type { StreamSettings } from './respond';
 export { precomputeHeaders } from './security-headers';
 export { sunsetStage } from './sunset';

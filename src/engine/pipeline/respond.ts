@@ -7,8 +7,10 @@ import type { OperationMock } from '../mock/mock-responses';
 import { jsonFirst, type Representations } from '../response/representations';
 import { sendBody } from '../response/send-body';
 import { sendJson } from '../response/send-json';
+import { isItemSource, sendItems, sequentialFormat, type ItemSource } from '../response/sequential';
+import type { SchemaValidator } from '../contract/schemas';
 import type { Stage } from '../stage/stage';
-import { contextOf, type OutgoingResponse } from '../context/request-context';
+import { contextOf, type OutgoingResponse, type StreamRecord } from '../context/request-context';
 
 /**
  * What a handler receives: the validated request of its operation. Typed per
@@ -24,6 +26,10 @@ export interface HandlerInput {
   mediaType: string | undefined;
   /** The media type the client accepts best among those the successful responses declare. */
   accept: string | undefined;
+  /** The `Last-Event-ID` a Server-Sent Events client sends when it reconnects: where to resume. */
+  lastEventId: string | undefined;
+  /** Aborted when the client goes away before the answer is sent (a stream's handler stops waiting for its next item). */
+  signal: AbortSignal;
 }
 
 export interface HandleOptions {
@@ -31,12 +37,16 @@ export interface HandleOptions {
   context: object;
   /** Mock mode: the example answers of the stubbed operations (`npm run mock`). */
   mocks?: ReadonlyMap<string, OperationMock>;
+  /** The operation declares a stream (a sequential media type): its handler gets a signal aborted when the client goes away. */
+  streams?: boolean;
 }
 
 /** A handler as the engine calls it: the registry was type-checked against the contract where it is declared. */
 type AnyHandler = (request: HandlerInput, context: object) => Promise<OutgoingResponse>;
 
 const NONE: Readonly<Record<string, unknown>> = Object.freeze({});
+/** The signal of an operation that does not stream: its answer is sent at once, so there is nothing to stop. */
+const NEVER_ABORTED = new AbortController().signal;
 
 /**
  * The handle phase of one operation: calls its handler with the validated
@@ -77,7 +87,8 @@ export function handleStage(op: SpecOperation, entry: unknown, options: HandleOp
   }
   const handler = entry as AnyHandler;
   const shared = options.context;
-  return async (req) => {
+  const streams = options.streams === true;
+  return async (req, res) => {
     const context = contextOf(req);
     const { parameters } = context;
     const input: HandlerInput = {
@@ -88,9 +99,20 @@ export function handleStage(op: SpecOperation, entry: unknown, options: HandleOp
       body: req.body,
       mediaType: context.received?.mediaType,
       accept: context.preferredMediaType,
+      lastEventId: req.headers['last-event-id'] as string | undefined,
+      signal: streams ? clientGone(res) : NEVER_ABORTED,
     };
     context.answer = await handler(input, { ...shared, caller: context.caller });
   };
+}
+
+/** A signal aborted when the response closes before it finished: the client went away. */
+function clientGone(res: Response): AbortSignal {
+  const controller = new AbortController();
+  res.once('close', () => {
+    if (!res.writableFinished) controller.abort();
+  });
+  return controller.signal;
 }
 
 /**
@@ -104,9 +126,13 @@ export function handleStage(op: SpecOperation, entry: unknown, options: HandleOp
  * in production a share of them is checked after it is sent
  * (src/observability/response-sampling.ts).
  *
- * @example stages.push(serializeStage(representations(spec, op), config.validateResponses));
+ * A body in a sequential media type (SSE, JSON Lines, JSON text sequences)
+ * given as an iterable of items is streamed (see `sendStream`).
+ *
+ * @example stages.push(serializeStage(representations(spec, op), { validateResponses: config.validateResponses, streams }));
  */
-export function serializeStage(declared: Representations, validateResponses: boolean): Stage {
+export function serializeStage(declared: Representations, options: SerializeOptions): Stage {
+  const { validateResponses, streams } = options;
   return (req, res) => {
     const answer = contextOf(req).answer;
     if (!answer) throw new Error(`the handle phase produced no response for ${req.method} ${req.path}`);
@@ -118,9 +144,71 @@ export function serializeStage(declared: Representations, validateResponses: boo
     if (answer.status < 300 && req.headers.accept !== undefined && negotiate([mediaType], req.headers.accept) === undefined) {
       throw new ApiError(406, 'not_acceptable', `Accept does not allow ${mediaType}, the media type of this answer`);
     }
+    if (sequentialFormat(mediaType) !== undefined && isItemSource(answer.body)) {
+      if (!streams) throw new Error(`${req.method} ${req.path} answers a stream, but this server was composed without stream settings`);
+      return sendStream(req, res, declared, mediaType, answer, validateResponses, streams);
+    }
     if (validateResponses && mediaKind(mediaType) === 'json' && declared.hasSchema(answer.status, mediaType)) return sendThroughValidator(res, answer);
     return sendBody(res, answer.status, mediaType, answer.body, answer.headers);
   };
+}
+
+export interface SerializeOptions {
+  /** Strict mode (VALIDATE_RESPONSES=true): every response is checked before it is sent, every item of a stream too. */
+  validateResponses: boolean;
+  /** How streamed answers (sequential media types) are sent and their items checked. */
+  streams?: StreamSettings;
+}
+
+/** What every stream of a version shares. */
+export interface StreamSettings {
+  /** The version's schemas, in the response direction: each item is checked against its item schema. */
+  schemas: SchemaValidator;
+  /** SSE: the idle time after which a heartbeat comment keeps the stream open. */
+  heartbeatMs: number;
+  /** The longest a client may leave a full socket unread before its stream is cut. */
+  stallMs: number;
+  /** Aborted when the server shuts down (open SSE streams end; their clients reconnect). */
+  shutdown: AbortSignal;
+  /** An item that breaks its schema (counted and logged by the service). */
+  invalidItem(req: Request, index: number, problem: string): void;
+}
+
+/**
+ * A handler's items sent as a stream (src/engine/response/sequential.ts),
+ * each checked against its item schema in strict mode (an invalid one ends
+ * the stream) and when the request is sampled (it is reported, and sent).
+ */
+async function sendStream(
+  req: Request,
+  res: Response,
+  declared: Representations,
+  mediaType: string,
+  answer: OutgoingResponse,
+  strict: boolean,
+  settings: StreamSettings,
+): Promise<void> {
+  const context = contextOf(req);
+  const record: StreamRecord = { items: 0, bytes: 0, end: undefined, error: undefined };
+  context.stream = record;
+  const pointer = strict || context.sampled ? declared.itemSchema(answer.status, mediaType) : undefined;
+  const checkItem = pointer === undefined ? undefined : (item: unknown): string | undefined => settings.schemas.explain(pointer, item);
+  const sending = sendItems(res, answer.status, mediaType, answer.body as ItemSource, answer.headers, {
+    checkItem,
+    strict,
+    onInvalidItem: (index, problem) => settings.invalidItem(req, index, problem),
+    heartbeatMs: settings.heartbeatMs,
+    stallMs: settings.stallMs,
+    shutdown: settings.shutdown,
+    record,
+  });
+  try {
+    await sending;
+  } catch (error) {
+    // Failed before its first item: nothing was streamed, and the error mapper answers an Error object.
+    context.stream = undefined;
+    throw error;
+  }
 }
 
 /** The concrete media type an answer is sent as. */

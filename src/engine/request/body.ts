@@ -133,7 +133,8 @@ function readerFor(spec: OpenApiDocument, declared: DeclaredBody, mediaType: str
   const kind = mediaKind(mediaType);
   switch (kind) {
     case 'json': {
-      const parse = fromMiddleware(express.json({ limit: MAX_BODY_BYTES, type: ANY, verify: utf8Only }));
+      // Any JSON text, not only objects and arrays (body-parser's `strict`): a body whose schema is a string or a number is sent as one.
+      const parse = fromMiddleware(express.json({ limit: MAX_BODY_BYTES, type: ANY, verify: utf8Only, strict: false }));
       return (req, res) => parse(req, res).then(() => refuseUnsafeStrings(req.body));
     }
     case 'text': {

@@ -1,9 +1,10 @@
 import type { OpenApiDocument, SpecOperation } from '../contract/document';
 import { essence, mediaKind, negotiate } from '../contract/media-types';
-import { resolveRef } from '../contract/refs';
+import { escapePointer, resolveRef } from '../contract/refs';
 import { ApiError } from '../errors/api-error';
 import type { Stage } from '../stage/stage';
 import { contextOf } from '../context/request-context';
+import { sequentialFormat } from './sequential';
 
 /** The media types a response of `status` may be sent as (XML left out: refused when the contract is loaded), in document order. */
 export interface Representations {
@@ -11,8 +12,16 @@ export interface Representations {
   of(status: number): readonly string[];
   /** Every media type of the successful (2xx) responses. */
   readonly successful: readonly string[];
+  /** Whether a successful response is declared in a sequential media type (a stream). */
+  readonly streams: boolean;
   /** Whether the response of `status` in `mediaType` has a schema to check a body against (some documents give only examples). */
   hasSchema(status: number, mediaType: string): boolean;
+  /**
+   * Where the schema of one item of a sequential media type (a stream) is, as
+   * a JSON pointer into the document: 3.2's `itemSchema`, else (3.0, 3.1) the
+   * `items` of its `type: array` schema; undefined when it has none.
+   */
+  itemSchema(status: number, mediaType: string): string | undefined;
 }
 
 /**
@@ -49,7 +58,27 @@ export function representations(spec: OpenApiDocument, op: SpecOperation): Repre
     const media = Object.entries(content).find(([type]) => essence(type) === essence(mediaType))?.[1];
     return media?.schema !== undefined;
   };
-  return { of: (status) => typesOf(keyOf(status)), successful, hasSchema };
+  const itemSchema = (status: number, mediaType: string): string | undefined => {
+    const key = keyOf(status);
+    if (key === undefined) return undefined;
+    const { node: response, ref } = resolveRef(spec, responses[key]);
+    const content = (response['content'] ?? {}) as Record<string, Record<string, unknown> | undefined>;
+    const declaredType = Object.keys(content).find((type) => essence(type) === essence(mediaType));
+    if (declaredType === undefined) return undefined;
+    const responsePointer = ref ? ref.replace(/^#/, '') : `/paths/${escapePointer(op.path)}/${op.method}/responses/${escapePointer(key)}`;
+    const mediaPointer = `${responsePointer}/content/${escapePointer(declaredType)}`;
+    const media = content[declaredType]!;
+    if (media['itemSchema'] !== undefined) return `${mediaPointer}/itemSchema`;
+    if (media['schema'] === undefined) return undefined;
+    // The array schema may be a $ref: its items are found where it points.
+    const { node: schema, ref: schemaRef } = resolveRef(spec, media['schema']);
+    const type = schema['type'];
+    const isArray = type === 'array' || (Array.isArray(type) && type.includes('array'));
+    if (!isArray || schema['items'] === undefined || typeof schema['items'] !== 'object') return undefined;
+    return `${schemaRef ? schemaRef.replace(/^#/, '') : `${mediaPointer}/schema`}/items`;
+  };
+  const streams = successful.some((type) => sequentialFormat(type) !== undefined);
+  return { of: (status) => typesOf(keyOf(status)), successful, streams, hasSchema, itemSchema };
 }
 
 /** JSON first: what an answer that does not name its media type is sent as. */

@@ -7,6 +7,7 @@
  */
 import type { HandlerRegistry } from './types';
 import { createPet } from './createPet';
+import { exportPets } from './exportPets';
 import { getPet } from './getPet';
 import { listPets } from './listPets';
 import { listStoreOrders } from './listStoreOrders';
@@ -22,6 +23,7 @@ export const v1 = {
 /** openapi/v2/openapi.yaml */
 export const v2 = {
   createPet,
+  exportPets,
   listPets,
   listStoreOrders,
 } satisfies HandlerRegistry<'v2'>;

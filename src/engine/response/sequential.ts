@@ -1,0 +1,313 @@
+import type { ServerResponse } from 'node:http';
+import { essence } from '../contract/media-types';
+import type { StreamRecord } from '../context/request-context';
+
+/**
+ * The sequential media types: a body that is a sequence of items, each
+ * written (and read) on its own, so a stream is never held whole.
+ *
+ * - `sse`: `text/event-stream` (Server-Sent Events: `event:`, `id:`,
+ *   `retry:` and `data:` fields, an empty line after each event);
+ * - `jsonl`: `application/jsonl`, `application/x-ndjson`,
+ *   `application/x-jsonlines` (one JSON text per line);
+ * - `json-seq`: `application/json-seq` (RFC 7464: each JSON text after an
+ *   RS byte, 0x1E, and ended by a line feed).
+ */
+export type SequentialFormat = 'sse' | 'jsonl' | 'json-seq';
+
+const FORMATS: Readonly<Record<string, SequentialFormat>> = {
+  'text/event-stream': 'sse',
+  'application/jsonl': 'jsonl',
+  'application/x-ndjson': 'jsonl',
+  'application/x-jsonlines': 'jsonl',
+  'application/jsonlines': 'jsonl',
+  'application/json-seq': 'json-seq',
+};
+
+/** The sequential format of a media type, or undefined. @example sequentialFormat('application/x-ndjson') // 'jsonl' */
+export function sequentialFormat(mediaType: string): SequentialFormat | undefined {
+  return FORMATS[essence(mediaType)];
+}
+
+/** The Content-Type a stream of `format` is sent with. */
+export function streamContentType(format: SequentialFormat, mediaType: string): string {
+  return format === 'sse' ? 'text/event-stream; charset=utf-8' : essence(mediaType);
+}
+
+/** What a handler answers for a sequential media type: its items, one at a time. */
+export type ItemSource<Item = unknown> = AsyncIterable<Item> | Iterable<Item>;
+
+/** Whether a body is a source of items (an async iterable or an iterable other than a string or bytes). */
+export function isItemSource(body: unknown): body is ItemSource {
+  if (body === null || typeof body !== 'object') return false;
+  if (Symbol.asyncIterator in body) return true;
+  return Symbol.iterator in body && !(body instanceof Uint8Array);
+}
+
+/** A Server-Sent Event as a handler gives it (3.2's SSE item schema): `data` is sent as is when text, as JSON otherwise. */
+export interface ServerSentEvent {
+  data?: unknown;
+  event?: string;
+  id?: string;
+  retry?: number;
+  /** A comment line (`: ...`), which clients ignore. */
+  comment?: string;
+}
+
+/**
+ * One item as its format frames it; throws when it cannot be framed
+ * faithfully (an SSE `event` or `id` with a line break or NUL would end the
+ * field early and corrupt the stream, and JSON cannot hold `undefined`).
+ *
+ * @example frameItem('jsonl', { id: 1 }) // '{"id":1}\n'
+ */
+export function frameItem(format: SequentialFormat, item: unknown): string {
+  if (format === 'sse') return frameEvent(item);
+  const json = JSON.stringify(item);
+  if (json === undefined) throw new Error(`an item of a ${format} stream is not JSON (${typeof item})`);
+  return format === 'jsonl' ? `${json}\n` : `\u001e${json}\n`;
+}
+
+function frameEvent(item: unknown): string {
+  if (typeof item === 'string') return `${dataLines(item)}\n`;
+  if (item === null || typeof item !== 'object') return `${dataLines(JSON.stringify(item) ?? '')}\n`;
+  const event = item as ServerSentEvent;
+  let text = '';
+  if (event.comment !== undefined) text += `: ${singleLine('comment', String(event.comment))}\n`;
+  if (event.event !== undefined) text += `event: ${singleLine('event', String(event.event))}\n`;
+  if (event.id !== undefined) {
+    const id = singleLine('id', String(event.id));
+    if (id.includes('\0')) throw new Error('an SSE id cannot hold NUL');
+    text += `id: ${id}\n`;
+  }
+  if (event.retry !== undefined) {
+    if (!Number.isInteger(event.retry) || event.retry < 0) throw new Error(`an SSE retry must be a non-negative integer, not ${event.retry}`);
+    text += `retry: ${event.retry}\n`;
+  }
+  if (event.data !== undefined) text += dataLines(typeof event.data === 'string' ? event.data : (JSON.stringify(event.data) ?? ''));
+  if (text === '') throw new Error('an SSE event needs data, event, id, retry or a comment');
+  return `${text}\n`;
+}
+
+const singleLine = (field: string, value: string): string => {
+  if (/[\r\n]/.test(value)) throw new Error(`an SSE ${field} cannot hold a line break`);
+  return value;
+};
+
+/** Text as `data:` lines: each line of it on its own field, so a line break in the data never ends the event. */
+const dataLines = (text: string): string =>
+  text
+    .split(/\r\n|\r|\n/)
+    .map((line) => `data: ${line}\n`)
+    .join('');
+
+/** The comment an idle SSE stream sends, so proxies and clients keep it open. */
+export const HEARTBEAT = ': heartbeat\n\n';
+
+export interface StreamOptions {
+  /** Checks one item against its schema: undefined when valid, else what breaks it. Undefined: items are not checked. */
+  checkItem?: ((item: unknown) => string | undefined) | undefined;
+  /** An invalid item ends the stream (strict mode); otherwise it is sent all the same, and reported. */
+  strict: boolean;
+  /** Called for each invalid item (counted and logged by the caller), with its index from 0. */
+  onInvalidItem(index: number, problem: string): void;
+  /** SSE only: the idle time after which a heartbeat comment is sent. */
+  heartbeatMs: number;
+  /** The longest the client may leave a full socket unread before the stream is cut (a reader that stopped reading). */
+  stallMs: number;
+  /** Aborted when the server shuts down: an SSE stream ends at once (its client reconnects with Last-Event-ID). */
+  shutdown: AbortSignal;
+  /** Filled in as the stream goes. */
+  record: StreamRecord;
+}
+
+/**
+ * Sends `items` as a stream of `format`: headers with the first item (or, for
+ * SSE, the first heartbeat), then each item framed and flushed on its own.
+ * It waits while the socket is full (backpressure), sends a heartbeat on an
+ * idle SSE stream, and stops the iterator when the client goes away. Nothing
+ * is buffered beyond the item being written.
+ *
+ * A failure before anything is sent rejects, so the caller answers an Error
+ * object. After that, the stream ends so the client can tell it from a
+ * complete one: SSE with an `error` event carrying the Error object, JSON
+ * Lines and JSON text sequences by closing the connection without the last
+ * chunk (an incomplete chunked body, which every HTTP client reports).
+ *
+ * @example await sendItems(res, 200, 'application/jsonl', pets(), { 'X-Request-Id': id }, options);
+ */
+export async function sendItems(
+  res: ServerResponse,
+  status: number,
+  mediaType: string,
+  items: ItemSource,
+  headers: Readonly<Record<string, string>> | undefined,
+  options: StreamOptions,
+): Promise<void> {
+  const format = sequentialFormat(mediaType)!;
+  const { record } = options;
+  const iterator: AsyncIterator<unknown> | Iterator<unknown> =
+    Symbol.asyncIterator in items ? (items as AsyncIterable<unknown>)[Symbol.asyncIterator]() : (items as Iterable<unknown>)[Symbol.iterator]();
+  let closed = false;
+  let wake: (() => void) | undefined;
+  const onClose = (): void => {
+    closed = true;
+    wake?.();
+  };
+  res.once('close', onClose);
+  const onShutdown = (): void => wake?.();
+  // What ends the wait for the next item early: the client leaving, or (SSE only) the server shutting down.
+  const stop = (): boolean => closed || (format === 'sse' && options.shutdown.aborted);
+  options.shutdown.addEventListener('abort', onShutdown);
+
+  const start = (): void => {
+    if (res.headersSent) return;
+    if (headers) for (const name in headers) res.setHeader(name, headers[name]!);
+    res.setHeader('Content-Type', streamContentType(format, mediaType));
+    res.setHeader('Cache-Control', 'no-cache');
+    // nginx buffers a proxied response unless told not to (deploy/ runs it in front).
+    res.setHeader('X-Accel-Buffering', 'no');
+    res.writeHead(status);
+    res.flushHeaders();
+  };
+  const write = async (text: string): Promise<void> => {
+    record.bytes += Buffer.byteLength(text);
+    if (res.write(text) || closed) return;
+    await until(res, 'drain', options.stallMs, (resolve) => (wake = resolve));
+    wake = undefined;
+    if (!closed && res.writableNeedDrain) {
+      record.end = 'stalled';
+      closed = true;
+    }
+  };
+
+  let heartbeat: NodeJS.Timeout | undefined;
+  const beat = (): void => {
+    if (closed) return;
+    start();
+    record.bytes += HEARTBEAT.length;
+    res.write(HEARTBEAT);
+    heartbeat = setTimeout(beat, options.heartbeatMs);
+  };
+  const rearm = (): void => {
+    if (format !== 'sse') return;
+    clearTimeout(heartbeat);
+    heartbeat = setTimeout(beat, options.heartbeatMs);
+  };
+
+  try {
+    rearm();
+    for (let index = 0; ; index++) {
+      let step: IteratorResult<unknown> | typeof CLOSED;
+      try {
+        step = await raceClose(iterator.next(), stop, (resolve) => (wake = resolve));
+      } catch (error) {
+        if (closed) {
+          record.end ??= 'client_closed';
+          return;
+        }
+        if (!res.headersSent) throw error;
+        record.end = 'failed';
+        record.error = error;
+        fail(res, format);
+        return;
+      }
+      if (closed || step === CLOSED) {
+        if (closed) record.end ??= 'client_closed';
+        else {
+          // Shut down: an SSE client reconnects (with Last-Event-ID) to another instance.
+          record.end = 'shutdown';
+          start();
+          // The connection closes with the stream: the server is stopping, and its client reconnects elsewhere.
+          const { socket } = res;
+          res.end(() => socket?.end());
+        }
+        return;
+      }
+      const result = step;
+      if (result.done) {
+        start();
+        record.end = 'complete';
+        res.end();
+        return;
+      }
+      const problem = options.checkItem?.(result.value);
+      if (problem !== undefined) {
+        options.onInvalidItem(index, problem);
+        if (options.strict) {
+          record.end = 'invalid_item';
+          start();
+          fail(res, format);
+          return;
+        }
+      }
+      let framed: string;
+      try {
+        framed = frameItem(format, result.value);
+      } catch (error) {
+        if (!res.headersSent) throw error;
+        record.end = 'failed';
+        record.error = error;
+        fail(res, format);
+        return;
+      }
+      start();
+      rearm();
+      await write(framed);
+      record.items++;
+      if (closed) {
+        record.end ??= 'client_closed';
+        return;
+      }
+    }
+  } finally {
+    clearTimeout(heartbeat);
+    res.off('close', onClose);
+    options.shutdown.removeEventListener('abort', onShutdown);
+    // Stops the handler's generator (its `finally` runs): the client left, the stream failed, or it ended early.
+    if (record.end !== 'complete') void Promise.resolve(iterator.return?.()).catch(() => undefined);
+  }
+}
+
+const CLOSED = Symbol('closed');
+
+/** The Error object of an SSE stream's `error` event: what failed is logged, not told to the client. */
+const STREAM_FAILED = { code: 'internal_error', message: 'the stream failed before its end', status: 500 } as const;
+
+/** The next item, or CLOSED as soon as `stop()` holds (the client left, or shutdown) while it is awaited. */
+async function raceClose<T>(next: T | Promise<T>, stop: () => boolean, setWake: (wake: () => void) => void): Promise<T | typeof CLOSED> {
+  if (stop()) return CLOSED;
+  if (!(next instanceof Promise)) return next;
+  return new Promise<T | typeof CLOSED>((resolve, reject) => {
+    setWake(() => {
+      if (stop()) resolve(CLOSED);
+    });
+    next.then(resolve, reject);
+  });
+}
+
+/** Resolves on `event`, or after `ms`, or when woken (the client left). */
+function until(res: ServerResponse, event: string, ms: number, setWake: (wake: () => void) => void): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const done = (): void => {
+      clearTimeout(timer);
+      res.off(event, done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    res.once(event, done);
+    setWake(done);
+  });
+}
+
+/** Ends a stream that failed after it began, in the way its format lets the client tell it from a complete one. */
+function fail(res: ServerResponse, format: SequentialFormat): void {
+  if (format === 'sse') {
+    res.end(`event: error\ndata: ${JSON.stringify(STREAM_FAILED)}\n\n`);
+    return;
+  }
+  // No last chunk: the connection closes (after what was written is flushed) before the body's terminating chunk,
+  // which the client reports as an incomplete body.
+  if (res.socket) res.socket.end();
+  else res.destroy();
+}
