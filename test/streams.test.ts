@@ -395,7 +395,13 @@ describe('npm run mock and streams', () => {
       const records = await open(server, '/v1/records', { authorization: t.auth });
       expect(await records.ended).toBe('complete');
       // Each record an RS, an integer and a line feed.
-      expect(records.text().split('\u001e').slice(1).every((record) => /^-?\d+\n$/.test(record))).toBe(true);
+      expect(
+        records
+          .text()
+          .split('\u001e')
+          .slice(1)
+          .every((record) => /^-?\d+\n$/.test(record)),
+      ).toBe(true);
       expect(records.text().startsWith('\u001e')).toBe(true);
     } finally {
       server.closeAllConnections();
