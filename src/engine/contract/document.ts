@@ -1,7 +1,7 @@
 import { operationNames } from './names';
 
 /**
- * An OpenAPI 3.0 or 3.1 document, bundled (every `$ref` local: see load.ts).
+ * An OpenAPI 3.0, 3.1 or 3.2 document, bundled (every `$ref` local: see load.ts).
  * The engine reads the members typed here; the validator reads all of it.
  */
 export interface OpenApiDocument {
@@ -37,8 +37,13 @@ export interface SpecOperation {
   operationId: string;
   /** The operationId as the document writes it; undefined when it has none. */
   documentId: string | undefined;
-  /** Lower-case HTTP method, as in the document. */
-  method: HttpMethod;
+  /**
+   * Lower-case HTTP method: a path item's key (`get` ... `trace`, and 3.2's
+   * `query`), or the lower-cased key of 3.2's `additionalOperations` (`purge`).
+   */
+  method: string;
+  /** Where the operation object is in the document, as a JSON pointer: `/paths/~1pets/get`, `/paths/~1pets/additionalOperations/PURGE`. */
+  pointer: string;
   /** OpenAPI path template relative to the base path, e.g. `/pets/{petId}`. */
   path: string;
   operation: OperationObject;
@@ -48,6 +53,13 @@ export interface SpecOperation {
 
 export const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'] as const;
 export type HttpMethod = (typeof HTTP_METHODS)[number];
+/** A 3.2 path item's fixed methods: those of 3.0 and 3.1, and `query` (the HTTP QUERY method, which has a body). */
+export const OPENAPI_32_METHODS = [...HTTP_METHODS, 'query'] as const;
+
+/** Whether the document is OpenAPI 3.2 (QUERY, `additionalOperations`, `in: querystring`, `itemSchema`). */
+export const isOpenApi32 = (spec: { openapi: string }): boolean => spec.openapi.startsWith('3.2');
+
+const escapeKey = (key: string): string => key.replace(/~/g, '~0').replace(/\//g, '~1');
 
 /**
  * Every operation of the document, in document order, each with its
@@ -57,12 +69,21 @@ export type HttpMethod = (typeof HTTP_METHODS)[number];
  */
 export function listOperations(spec: OpenApiDocument): SpecOperation[] {
   const found: Array<Omit<SpecOperation, 'operationId'>> = [];
+  const methods = isOpenApi32(spec) ? OPENAPI_32_METHODS : HTTP_METHODS;
   for (const [pathTemplate, item] of Object.entries(spec.paths ?? {})) {
-    for (const method of HTTP_METHODS) {
-      const operation = item[method] as OperationObject | undefined;
-      if (!operation) continue;
+    const base = `/paths/${escapeKey(pathTemplate)}`;
+    const add = (method: string, operation: OperationObject, pointer: string): void => {
       const documentId = typeof operation.operationId === 'string' ? operation.operationId : undefined;
-      found.push({ documentId, method, path: pathTemplate, operation, pathItem: item });
+      found.push({ documentId, method, pointer, path: pathTemplate, operation, pathItem: item });
+    };
+    for (const method of methods) {
+      const operation = item[method] as OperationObject | undefined;
+      if (operation) add(method, operation, `${base}/${method}`);
+    }
+    if (!isOpenApi32(spec)) continue;
+    const additional = (item['additionalOperations'] ?? {}) as Record<string, OperationObject | undefined>;
+    for (const [method, operation] of Object.entries(additional)) {
+      if (operation) add(method.toLowerCase(), operation, `${base}/additionalOperations/${escapeKey(method)}`);
     }
   }
   const names = operationNames(found.map(({ documentId, method, path }) => ({ operationId: documentId, method, path })));

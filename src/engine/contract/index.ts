@@ -8,7 +8,7 @@
  * @example const contract = await loadContract('openapi/v1/openapi.yaml'); const api = servedApi('v1', contract);
  */
 export { deprecationHeaders } from './deprecation';
-export { HTTP_METHODS, listOperations } from './document';
+export { HTTP_METHODS, OPENAPI_32_METHODS, isOpenApi32, listOperations } from './document';
 export type { OpenApiDocument, OperationObject, SpecOperation } from './document';
 export { holdsNames, isExtension, withoutExtensions } from './extensions';
 export { int64Format } from './formats';

@@ -2,9 +2,9 @@ import { readFileSync } from 'node:fs';
 import { parse } from 'yaml';
 import path from 'node:path';
 import type { NormalizedProblem } from '@redocly/openapi-core';
-import type { OpenApiDocument } from './document';
+import { isOpenApi32, type OpenApiDocument } from './document';
 import { holdsNames, isExtension } from './extensions';
-import { lookupRef } from './refs';
+import { lookupRef, resolveRef } from './refs';
 
 /** A document that cannot be served: the message names the file, the reference or schema, and the reason. */
 export class ContractLoadError extends Error {
@@ -64,12 +64,37 @@ export function checkedDocument(parsed: unknown, shown: string): OpenApiDocument
         (swagger === undefined ? 'no "openapi" field)' : `Swagger ${String(swagger)}: convert it to OpenAPI 3, e.g. with swagger2openapi)`),
     );
   }
-  if (!/^3\.[01]\.\d+$/.test(document.openapi)) throw new ContractLoadError(`${shown}: OpenAPI ${document.openapi} is not served (3.0.x and 3.1.x are)`);
+  if (!/^3\.[012]\.\d+$/.test(document.openapi))
+    throw new ContractLoadError(`${shown}: OpenAPI ${document.openapi} is not served (3.0.x, 3.1.x and 3.2.x are)`);
   if (typeof document.info?.version !== 'string') throw new ContractLoadError(`${shown}: info.version is missing`);
   if (document.paths !== undefined && (typeof document.paths !== 'object' || document.paths === null))
     throw new ContractLoadError(`${shown}: paths is not an object`);
-  return { ...document, paths: document.paths ?? {} } as OpenApiDocument;
+  const served = { ...document, paths: document.paths ?? {} } as OpenApiDocument;
+  return isOpenApi32(served) ? withMediaTypesInlined(served) : served;
 }
+
+/**
+ * 3.2 lets a `content` entry be a `$ref` to `components.mediaTypes`. Every
+ * reader of a media type object (bodies, responses, streams, mocks, the
+ * validator's copy) then finds it in place: each such reference is replaced
+ * by the object it names (the document says the same thing, once).
+ */
+function withMediaTypesInlined(spec: OpenApiDocument): OpenApiDocument {
+  const visit = (node: unknown, key: string | undefined): unknown => {
+    if (Array.isArray(node)) return node.map((item) => visit(item, undefined));
+    if (node === null || typeof node !== 'object') return node;
+    const out: Record<string, unknown> = {};
+    for (const [name, value] of Object.entries(node)) {
+      const inlined = key === 'content' && isMediaTypeRef(value) ? resolveRef(spec, value).node : value;
+      out[name] = visit(inlined, name);
+    }
+    return out;
+  };
+  return visit(spec, undefined) as OpenApiDocument;
+}
+
+const isMediaTypeRef = (value: unknown): boolean =>
+  typeof (value as { $ref?: unknown } | null)?.$ref === 'string' && (value as { $ref: string }).$ref.startsWith('#/components/mediaTypes/');
 
 /** `openapi/v3/schemas/order.yaml#/properties/owner: Can't resolve $ref: ENOENT ... './owner.yaml'`. */
 function describeProblem(problem: NormalizedProblem): string {

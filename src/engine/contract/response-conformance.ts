@@ -118,7 +118,7 @@ export function responseConformance(contract: OpenApiDocument): ResponseCheck {
     // Bytes and text are checked for their media type only; JSON against its schema.
     if (mediaKind(mediaType) !== 'json' || (content[mediaType] as { schema?: unknown } | undefined)?.schema === undefined) return violations;
     // Where the response object lives, so Ajv resolves its schema's $refs in place.
-    const pointer = ref ? ref.replace(/^#/, '') : `/paths/${escapePointer(operation.path)}/${operation.method}/responses/${declared}`;
+    const pointer = ref ? ref.replace(/^#/, '') : `${operation.pointer}/responses/${declared}`;
     return [...violations, ...bodyProblem(`${pointer}/content/${escapePointer(mediaType)}/schema`, response)];
   };
 }

@@ -20,6 +20,8 @@ export interface OperationFacts {
   readonly authentication: 'required' | 'optional' | 'none';
   /** The query parameters and top-level body properties with a schema `default`: present once validated. */
   readonly defaulted: { readonly query: readonly string[]; readonly body: readonly string[] };
+  /** Where openapi-typescript's `paths` types a 3.2 QUERY or additional operation (scripts/generate.ts, `typedDocument`). */
+  readonly typedAs?: { readonly path: string; readonly method: string };
 }
 
 /** One major version as generated: openapi-typescript's `paths`, and the operation table. */
@@ -46,15 +48,21 @@ export type OperationId<C extends ContractSet, V extends keyof C> = Unbox<UnionT
 
 type Facts<C extends ContractSet, K, V extends keyof C> = K extends keyof C[V]['table'] ? C[V]['table'][K] : never;
 
-/** openapi-typescript's type of the operation (its path item's method). */
+/** openapi-typescript's type of the operation (its path item's method; for 3.2's QUERY and additional operations, where `typedAs` says). */
 type Operation<C extends ContractSet, K, V extends keyof C> =
-  Facts<C, K, V> extends { path: infer P; method: infer M }
+  Facts<C, K, V> extends { typedAs: { path: infer P; method: infer M } }
     ? P extends keyof C[V]['paths']
       ? M extends keyof C[V]['paths'][P]
         ? C[V]['paths'][P][M]
         : never
       : never
-    : never;
+    : Facts<C, K, V> extends { path: infer P; method: infer M }
+      ? P extends keyof C[V]['paths']
+        ? M extends keyof C[V]['paths'][P]
+          ? C[V]['paths'][P][M]
+          : never
+        : never
+      : never;
 
 /** `T` with the keys `D` made required: the validator has applied their schema defaults. */
 type WithDefaults<T, D> = [T] extends [never]

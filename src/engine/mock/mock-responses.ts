@@ -86,7 +86,7 @@ export function buildOperationMocks(spec: OpenApiDocument, operationIds: readonl
     const declared = new Map<string, DeclaredResponse>();
     for (const [status, entry] of Object.entries((op.operation['responses'] ?? {}) as Record<string, Node>)) {
       if (!/^[1-5]\d\d$/.test(status)) continue; // `default` and ranges have no status to answer with
-      const pointer = entry['$ref'] ? (entry['$ref'] as string).replace(/^#/, '') : `/paths/${escapePointer(op.path)}/${op.method}/responses/${status}`;
+      const pointer = entry['$ref'] ? (entry['$ref'] as string).replace(/^#/, '') : `${op.pointer}/responses/${status}`;
       declared.set(status, declaredResponse(spec, validator, `${where} ${status}`, Number(status), pointer, warn));
     }
     const statuses = [...declared.keys()].sort();

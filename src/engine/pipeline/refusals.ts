@@ -1,5 +1,6 @@
 import type { OpenApiDocument, SpecOperation } from '../contract/document';
-import { listOperations } from '../contract/document';
+import { isOpenApi32, listOperations } from '../contract/document';
+import http from 'node:http';
 import { essence, mediaKind } from '../contract/media-types';
 import { escapePointer, resolveRef } from '../contract/refs';
 import { schemaValidator } from '../contract/schemas';
@@ -30,14 +31,25 @@ const STYLES: Readonly<Record<string, readonly string[]>> = {
   path: ['simple', 'label', 'matrix'],
   query: ['form', 'spaceDelimited', 'pipeDelimited', 'deepObject'],
   header: ['simple'],
-  cookie: ['form'],
+  // 3.2: `cookie` (values as the Cookie header carries them); a `querystring` parameter has no style, its `content` says how it is read.
+  cookie: ['form', 'cookie'],
+  querystring: [],
 };
+
+/** The methods a request can arrive with: what Node's HTTP parser accepts, but CONNECT (a tunnel, not a request for a resource). */
+const ROUTABLE_METHODS: ReadonlySet<string> = new Set(http.METHODS.filter((method) => method !== 'CONNECT'));
 
 export interface RefusalOptions {
   /** The label of the document in messages: `openapi/v3/openapi.yaml`. */
   label: string;
   /** Whether access tokens can be verified (OAUTH2_JWKS_URL is set). */
   tokensVerifiable: boolean;
+}
+
+/** Whether a `querystring` parameter's content is one the engine reads: JSON, or form fields. */
+function querystringReadable(parameter: { content?: Record<string, unknown> }): boolean {
+  const types = Object.keys(parameter.content ?? {});
+  return types.length === 1 && (mediaKind(types[0]!) === 'json' || mediaKind(types[0]!) === 'form');
 }
 
 /** @example const { errors, warnings } = contractRefusals(spec, { label: 'openapi/v3/openapi.yaml', tokensVerifiable: false }); */
@@ -91,6 +103,11 @@ export function contractRefusals(spec: OpenApiDocument, options: RefusalOptions)
           '(a fragment or query string is not part of the path): the operation is never routed',
       );
     }
+    if (!ROUTABLE_METHODS.has(op.method.toUpperCase())) {
+      errors.push(
+        `${at(op)}: no request can arrive with the method ${op.method.toUpperCase()}: ` + `the HTTP server accepts ${[...ROUTABLE_METHODS].join(', ')}`,
+      );
+    }
     for (const requirement of effectiveSecurity(spec, op)) {
       for (const name of Object.keys(requirement)) {
         if (!(name in definitions)) errors.push(`${at(op)}: its security names the scheme ${name}, which components.securitySchemes does not define`);
@@ -98,18 +115,22 @@ export function contractRefusals(spec: OpenApiDocument, options: RefusalOptions)
     }
     const levels = [
       { list: op.pathItem['parameters'], base: `/paths/${escapePointer(op.path)}/parameters` },
-      { list: op.operation['parameters'], base: `/paths/${escapePointer(op.path)}/${op.method}/parameters` },
+      { list: op.operation['parameters'], base: `${op.pointer}/parameters` },
     ];
     for (const { list, base } of levels) {
       for (const [index, raw] of ((list as unknown[] | undefined) ?? []).entries()) {
         const { node, ref } = resolveRef(spec, raw);
         const parameter = node as { name?: string; in?: string; style?: string; schema?: unknown };
         const styles = STYLES[String(parameter.in)];
-        if (!styles)
+        if (!styles || (parameter.in === 'querystring' && !isOpenApi32(spec)))
           errors.push(
-            `${at(op)}: parameter ${index} (${parameter.name}) is in "${parameter.in}", which is not a parameter location (path, query, header, cookie)`,
+            `${at(op)}: parameter ${index} (${parameter.name}) is in "${parameter.in}", which is not a parameter location (path, query, header, cookie${isOpenApi32(spec) ? ', querystring' : ''})`,
           );
-        else if (parameter.style !== undefined && !styles.includes(parameter.style)) {
+        else if (parameter.in === 'querystring' && !querystringReadable(parameter as { content?: Record<string, unknown> })) {
+          errors.push(
+            `${at(op)}: the querystring parameter ${parameter.name} must give its \`content\` as application/json or application/x-www-form-urlencoded`,
+          );
+        } else if (parameter.style !== undefined && !styles.includes(parameter.style)) {
           errors.push(
             `${at(op)}: parameter ${parameter.name} has style ${parameter.style}, which ${parameter.in} parameters do not have (${styles.join(', ')})`,
           );
@@ -120,7 +141,7 @@ export function contractRefusals(spec: OpenApiDocument, options: RefusalOptions)
     const body = op.operation['requestBody'];
     if (body !== undefined) {
       const { node, ref } = resolveRef(spec, body);
-      const base = ref ? ref.slice(1) : `/paths/${escapePointer(op.path)}/${op.method}/requestBody`;
+      const base = ref ? ref.slice(1) : `${op.pointer}/requestBody`;
       for (const [mediaType, media] of Object.entries((node['content'] as Record<string, { schema?: unknown }> | undefined) ?? {})) {
         if (mediaKind(mediaType) === 'xml') {
           warnings.push(
@@ -133,7 +154,7 @@ export function contractRefusals(spec: OpenApiDocument, options: RefusalOptions)
     const xmlResponses: string[] = [];
     for (const [status, raw] of Object.entries((op.operation['responses'] ?? {}) as Record<string, unknown>)) {
       const { node, ref } = resolveRef(spec, raw);
-      const base = ref ? ref.slice(1) : `/paths/${escapePointer(op.path)}/${op.method}/responses/${escapePointer(status)}`;
+      const base = ref ? ref.slice(1) : `${op.pointer}/responses/${escapePointer(status)}`;
       for (const [mediaType, media] of Object.entries((node['content'] as Record<string, { schema?: unknown }> | undefined) ?? {})) {
         if (mediaKind(mediaType) === 'xml') xmlResponses.push(`${status} ${essence(mediaType)}`);
         else if (media?.schema !== undefined) compile(response, `${base}/content/${escapePointer(mediaType)}/schema`, at(op));

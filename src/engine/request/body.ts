@@ -48,7 +48,7 @@ export function declaredBody(spec: OpenApiDocument, op: SpecOperation): Declared
     required: node['required'] === true,
     mediaTypes,
     served: mediaTypes.filter((type) => mediaKind(type) !== 'xml'),
-    pointer: ref ? ref.slice(1) : `/paths/${op.path.replace(/~/g, '~0').replace(/\//g, '~1')}/${op.method}/requestBody`,
+    pointer: ref ? ref.slice(1) : `${op.pointer}/requestBody`,
   };
 }
 

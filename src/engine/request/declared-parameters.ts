@@ -3,8 +3,8 @@ import { essence, mediaKind } from '../contract/media-types';
 import { escapePointer, resolveRef } from '../contract/refs';
 import { IGNORED_HEADERS, shapeOf, type Parameter } from './styles';
 
-/** Where a parameter is, as OpenAPI names it. */
-export type ParameterLocation = 'path' | 'query' | 'header' | 'cookie';
+/** Where a parameter is, as OpenAPI names it (`querystring`: 3.2's whole query string as one value). */
+export type ParameterLocation = 'path' | 'query' | 'querystring' | 'header' | 'cookie';
 
 /** A parameter an operation declares: how it is read, and its declaration as written (resolved), for the request validator's document. */
 export interface DeclaredParameter extends Parameter {
@@ -23,7 +23,7 @@ export function declaredParameters(spec: OpenApiDocument, op: SpecOperation): De
   const declared = new Map<string, DeclaredParameter>();
   const lists: Array<[unknown[], string]> = [
     [(op.pathItem['parameters'] as unknown[] | undefined) ?? [], `/paths/${escapePointer(op.path)}/parameters`],
-    [(op.operation['parameters'] as unknown[] | undefined) ?? [], `/paths/${escapePointer(op.path)}/${op.method}/parameters`],
+    [(op.operation['parameters'] as unknown[] | undefined) ?? [], `${op.pointer}/parameters`],
   ];
   for (const [list, base] of lists) {
     list.forEach((entry, index) => {
@@ -42,13 +42,15 @@ export function declaredParameters(spec: OpenApiDocument, op: SpecOperation): De
           ? `${at}/schema`
           : undefined;
       const schema = pointer ? resolveRef(spec, resolveRef(spec, { $ref: `#${pointer}` }).node).node : {};
-      const style = (node['style'] as string | undefined) ?? (location === 'query' || location === 'cookie' ? 'form' : 'simple');
+      const style =
+        (node['style'] as string | undefined) ??
+        (location === 'query' || location === 'cookie' ? 'form' : location === 'querystring' ? 'querystring' : 'simple');
       declared.set(`${location} ${location === 'header' ? name.toLowerCase() : name}`, {
         name,
         in: location,
         required: location === 'path' || node['required'] === true,
         style,
-        explode: (node['explode'] as boolean | undefined) ?? style === 'form',
+        explode: (node['explode'] as boolean | undefined) ?? (style === 'form' || style === 'cookie'),
         pointer,
         json: contentType !== undefined && mediaKind(essence(contentType)) === 'json',
         shape: shapeOf(spec, schema),
@@ -65,7 +67,11 @@ export function declaredParameters(spec: OpenApiDocument, op: SpecOperation): De
  * parameters itself, in `simple` style (path-to-regexp gives it the segment's
  * decoded text): a path parameter in `label` or `matrix` style, or an array
  * or object one, would reach it unread, so the engine's own Ajv checks those.
- * It reads every other parameter from the values the parameters phase hands it.
+ * It reads every other parameter from the values the parameters phase hands it,
+ * but those only 3.2 has, which it does not know: `in: querystring` and
+ * `style: cookie` (the engine checks them).
  */
 export const validatorReads = (parameter: Pick<Parameter, 'in' | 'json' | 'style' | 'shape'>): boolean =>
-  parameter.in !== 'path' || parameter.json || (parameter.style === 'simple' && parameter.shape.kind === 'primitive');
+  parameter.in === 'querystring' || parameter.style === 'cookie'
+    ? false
+    : parameter.in !== 'path' || parameter.json || (parameter.style === 'simple' && parameter.shape.kind === 'primitive');

@@ -1,10 +1,11 @@
+import type { Request } from 'express';
 import type { OpenApiDocument, SpecOperation } from '../contract/document';
 import type { SchemaValidator } from '../contract/schemas';
 import { ApiError } from '../errors/api-error';
 import { issuesOfAjv, describeIssues } from '../errors/validation-issues';
 import type { Stage } from '../stage/stage';
 import { cookiePairs } from './cookies';
-import { deserializeSimple, fromCookies, fromPath, fromQuery, PREFIX, queryPairs, setOwn, take, type Parameter } from './styles';
+import { deserializeSimple, fromCookies, fromPath, fromQuery, PREFIX, queryPairs, refuseUnsafeText, setOwn, take, type Parameter } from './styles';
 import { contextOf, type RequestParameters } from '../context/request-context';
 import { declaredParameters, validatorReads, type ParameterLocation } from './declared-parameters';
 import type { ParameterCheck } from './validator';
@@ -42,6 +43,7 @@ export function parametersStage(spec: OpenApiDocument, op: SpecOperation, option
   const query = byLocation('query');
   const header = byLocation('header');
   const cookie = byLocation('cookie');
+  const [querystring] = byLocation('querystring');
   const knownQuery = knownQueryNames(query, apiKeyQueryNames);
 
   return (req, res) => {
@@ -54,7 +56,9 @@ export function parametersStage(spec: OpenApiDocument, op: SpecOperation, option
       }
     }
     const pairs = queryPairs(req);
-    if (pairs.length > 0) refuseUnknown(pairs, knownQuery);
+    // The whole query string is one parameter (3.2's `in: querystring`), or each of its names is a declared one.
+    if (querystring) readQuerystring(result, querystring, req, pairs);
+    else if (pairs.length > 0) refuseUnknown(pairs, knownQuery);
     for (const parameter of query) take(result.query, parameter, fromQuery(parameter, pairs));
     for (const parameter of header) {
       const value = req.headers[parameter.name.toLowerCase()];
@@ -110,16 +114,65 @@ function refuseUnknown(pairs: Array<[string, string]>, known: (name: string) => 
   }
 }
 
+/**
+ * 3.2's `in: querystring`: the query string as one value, described by its
+ * `content`: JSON text (percent-encoded), or form fields
+ * (`application/x-www-form-urlencoded`: an object of its names, a name given
+ * twice an array), their text coerced to the types the schema declares. The
+ * handler receives it as `query[name]`.
+ */
+function readQuerystring(result: RequestParameters, parameter: Parameter, req: Request, pairs: Array<[string, string]>): void {
+  const target = req.originalUrl;
+  const start = target.indexOf('?');
+  if (start === -1 || start === target.length - 1) return;
+  const where = `querystring.${parameter.name}`;
+  if (parameter.json) {
+    let text: string;
+    try {
+      text = decodeURIComponent(target.slice(start + 1));
+    } catch {
+      throw new ApiError(400, 'invalid_request', `${where} is not valid percent-encoded UTF-8`);
+    }
+    let value: unknown;
+    try {
+      value = JSON.parse(text);
+    } catch {
+      throw new ApiError(400, 'invalid_request', `${where} is not valid JSON`);
+    }
+    refuseUnsafeText(value, where);
+    setOwn(result.query, parameter.name, value);
+    return;
+  }
+  const fields: Record<string, unknown> = {};
+  for (const [name, value] of pairs) {
+    const present = Object.hasOwn(fields, name) ? fields[name] : undefined;
+    setOwn(fields, name, present === undefined ? value : Array.isArray(present) ? [...present, value] : [present, value]);
+  }
+  take(result.query, { ...parameter, in: 'querystring', shape: parameter.shape.kind === 'object' ? parameter.shape : OPEN_OBJECT }, fields);
+}
+
+/** The shape of a form whose schema is not an object: its fields as text. */
+const OPEN_OBJECT = { kind: 'object', properties: {}, additional: ['string'] } as unknown as Parameter['shape'];
+
+/** Where a parameter's value is kept: `querystring` with the query (`query[name]`). */
+const valuesOf = (result: RequestParameters, location: string): Record<string, unknown> =>
+  result[(location === 'querystring' ? 'query' : location) as keyof RequestParameters];
+
 /** The default of an absent parameter, which the handler receives (and the validator checks). */
 function applyDefault(result: RequestParameters, parameter: Parameter): void {
-  const into = result[parameter.in as ParameterLocation];
+  const into = valuesOf(result, parameter.in);
   if (parameter.default !== undefined && !Object.hasOwn(into, parameter.name)) setOwn(into, parameter.name, structuredClone(parameter.default));
 }
 
 /** The engine's own check of a parameter the request validator does not read (a path parameter, always present). */
 function check(result: RequestParameters, parameter: Parameter, validator: SchemaValidator): void {
-  const into = result[parameter.in as ParameterLocation];
-  if (!Object.hasOwn(into, parameter.name) || !parameter.pointer) return;
+  const into = valuesOf(result, parameter.in);
+  if (!Object.hasOwn(into, parameter.name)) {
+    // The validator refuses a missing required parameter it reads; this one it does not read (a query string, a path parameter is always there).
+    if (parameter.required) throw new ApiError(400, 'invalid_request', `${PREFIX[parameter.in]}.${parameter.name} is required`);
+    return;
+  }
+  if (!parameter.pointer) return;
   const validate = validator.compile(parameter.pointer);
   if (!validate(into[parameter.name])) {
     throw new ApiError(400, 'invalid_request', describeIssues(issuesOfAjv(validate.errors ?? [], `/${PREFIX[parameter.in]}/${parameter.name}`)));

@@ -11,7 +11,7 @@ import { ApiError } from '../errors/api-error';
  */
 
 /** Where a value is, for messages: `params`, `query`, `headers`, `cookies`, or `body` (a form field). */
-export type ValueLocation = 'path' | 'query' | 'header' | 'cookie' | 'body';
+export type ValueLocation = 'path' | 'query' | 'querystring' | 'header' | 'cookie' | 'body';
 
 /** One declared parameter (or form field), as it is read. */
 export interface Parameter {
@@ -35,7 +35,14 @@ export type Shape =
   | { kind: 'object'; properties: Readonly<Record<string, readonly string[]>>; additional: readonly string[] };
 
 /** The message prefix of each location, as the request validator names them. */
-export const PREFIX: Record<ValueLocation, string> = { path: 'params', query: 'query', header: 'headers', cookie: 'cookies', body: 'body' };
+export const PREFIX: Record<ValueLocation, string> = {
+  path: 'params',
+  query: 'query',
+  querystring: 'querystring',
+  header: 'headers',
+  cookie: 'cookies',
+  body: 'body',
+};
 
 /** OpenAPI: a header parameter with one of these names is ignored (the HTTP machinery owns them). */
 export const IGNORED_HEADERS = new Set(['accept', 'content-type', 'authorization']);

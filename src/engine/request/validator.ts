@@ -1,6 +1,6 @@
 import * as OpenApiValidator from 'express-openapi-validator';
 import type { Request, RequestHandler } from 'express';
-import { listOperations, type OpenApiDocument, type SpecOperation } from '../contract/document';
+import { HTTP_METHODS, isOpenApi32, listOperations, type OpenApiDocument, type SpecOperation } from '../contract/document';
 import { int32Format, int64Format } from '../contract/formats';
 import { formatsIn } from '../contract/schemas';
 import { mediaKind } from '../contract/media-types';
@@ -108,18 +108,20 @@ export function requestValidation(spec: OpenApiDocument, basePath: string, optio
       const jsonIn = (place: string): ReadonlySet<string> =>
         new Set(read.filter((parameter) => parameter.json && parameter.in === place).map((parameter) => parameter.name));
       const jsonNames: JsonNames = { query: jsonIn('query'), header: jsonIn('header'), cookie: jsonIn('cookie') };
-      return (req, res, values) => forParameters(parameterView(req, values, jsonNames) as unknown as Request, res);
+      const route = validatorRoute(op, basePath);
+      return (req, res, values) => forParameters(parameterView(req, values, jsonNames, route) as unknown as Request, res);
     },
     body(op) {
       const hasBody = op.operation['requestBody'] !== undefined;
       if (!hasBody && !options.validateResponses) return undefined;
+      const route = validatorRoute(op, basePath);
       return (req, res) => {
         const context = contextOf(req);
         const { received } = context;
         // A binary body has no schema to check beyond being there; an absent optional body has nothing.
         const bytes = received !== undefined && (received.kind === 'binary' || mediaKind(received.mediaType) === 'xml');
         if (!options.validateResponses && (!received || bytes)) return;
-        const view = bodyView(req, bytes);
+        const view = bodyView(req, bytes, route);
         const done = forBodies(view as unknown as Request, res);
         const keep = (): void => {
           if (!bytes) req.body = withUploads(view.body, context.uploads);
@@ -182,16 +184,42 @@ function bodiesDocument(spec: OpenApiDocument, basePath: string): Record<string,
 function versionDocument(spec: OpenApiDocument, basePath: string, operationOf: (op: SpecOperation) => Record<string, unknown>): Record<string, unknown> {
   const paths: Record<string, Record<string, unknown>> = {};
   for (const op of listOperations(spec)) {
-    paths[op.path] ??= {};
-    paths[op.path]![op.method] = operationOf(op);
+    const { path, method } = validatorRoute(op, basePath).declared;
+    paths[path] ??= {};
+    paths[path]![method] = operationOf(op);
   }
   return {
-    openapi: spec.openapi,
+    // The validator refuses 3.2: it reads a copy labelled 3.1, with 3.2's methods under routes of its own (validatorRoute).
+    openapi: isOpenApi32(spec) ? '3.1.1' : spec.openapi,
     info: { title: spec.info.title, version: spec.info.version },
     servers: [{ url: basePath }],
     security: [],
     paths,
     components: readComponents(spec),
+  };
+}
+
+/** The methods express-openapi-validator routes (those of a 3.0 / 3.1 path item). */
+const VALIDATOR_METHODS: ReadonlySet<string> = new Set(HTTP_METHODS);
+
+/**
+ * Where the validator finds an operation, and how a request of it is shown:
+ * as written, for the methods it knows; a 3.2 `query` operation or one of
+ * `additionalOperations` (which it does not route) as a POST on a route of
+ * its own, `/~query/pets/{id}`, whose request is shown with that path.
+ */
+interface ValidatorRoute {
+  declared: { path: string; method: string };
+  /** The method and path the view shows, from the request's path. */
+  show(path: string): { method: string | undefined; path: string };
+}
+
+function validatorRoute(op: SpecOperation, basePath: string): ValidatorRoute {
+  if (VALIDATOR_METHODS.has(op.method)) return { declared: { path: op.path, method: op.method }, show: (path) => ({ method: undefined, path }) };
+  const prefix = `/~${op.method}`;
+  return {
+    declared: { path: `${prefix}${op.path}`, method: 'post' },
+    show: (path) => ({ method: 'POST', path: `${basePath}${prefix}${path.slice(basePath.length)}` }),
   };
 }
 
@@ -235,11 +263,12 @@ class RequestView {
 }
 
 /** The request as the parameter validator sees it: the query, headers and cookies the parameters phase read, as copies. */
-function parameterView(req: Request, values: ParameterValues, jsonNames: JsonNames): RequestView {
+function parameterView(req: Request, values: ParameterValues, jsonNames: JsonNames, route: ValidatorRoute): RequestView {
+  const shown = route.show(pathOf(req.originalUrl));
   return new RequestView(
     req,
-    req.method,
-    pathOf(req.originalUrl),
+    shown.method ?? req.method,
+    shown.path,
     req.app,
     copied(values.header, jsonNames.header, true),
     copied(values.query, jsonNames.query, false),
@@ -252,12 +281,13 @@ function parameterView(req: Request, values: ParameterValues, jsonNames: JsonNam
 type JsonNames = Readonly<Record<keyof ParameterValues, ReadonlySet<string>>>;
 
 /** The request as the body validator sees it: the body under its declared media type (an empty string in place of bytes), and `Accept` for strict response validation. */
-function bodyView(req: Request, bytes: boolean): RequestView {
+function bodyView(req: Request, bytes: boolean, route: ValidatorRoute): RequestView {
   const { received } = contextOf(req);
   const headers: Record<string, unknown> = {};
   if (received) headers['content-type'] = received.mediaType;
   if (req.headers.accept !== undefined) headers['accept'] = req.headers.accept;
-  return new RequestView(req, req.method, pathOf(req.originalUrl), req.app, headers, {}, {}, bytes ? '' : (req.body as unknown));
+  const shown = route.show(pathOf(req.originalUrl));
+  return new RequestView(req, shown.method ?? req.method, shown.path, req.app, headers, {}, {}, bytes ? '' : (req.body as unknown));
 }
 
 /** The path of a request target: the validator finds the operation by it; the query it is shown already read. */

@@ -65,7 +65,7 @@ export function representations(spec: OpenApiDocument, op: SpecOperation): Repre
     const content = (response['content'] ?? {}) as Record<string, Record<string, unknown> | undefined>;
     const declaredType = Object.keys(content).find((type) => essence(type) === essence(mediaType));
     if (declaredType === undefined) return undefined;
-    const responsePointer = ref ? ref.replace(/^#/, '') : `/paths/${escapePointer(op.path)}/${op.method}/responses/${escapePointer(key)}`;
+    const responsePointer = ref ? ref.replace(/^#/, '') : `${op.pointer}/responses/${escapePointer(key)}`;
     const mediaPointer = `${responsePointer}/content/${escapePointer(declaredType)}`;
     const media = content[declaredType]!;
     if (media['itemSchema'] !== undefined) return `${mediaPointer}/itemSchema`;

@@ -1,0 +1,185 @@
+/**
+ * OpenAPI 3.2 served as written (test/fixtures/openapi-3.2/library-3.2.yaml,
+ * served as v1 here): the QUERY method, `additionalOperations`, `in:
+ * querystring` (form fields and JSON), streams described by `itemSchema`, and
+ * what the start refuses by name.
+ */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { startTestApp, testConfig, type TestApp } from './support/test-app';
+import { handlers } from '../src/service/handlers';
+import { notImplementedHandler } from '../src/engine/handlers';
+import { loadSpec } from './support/contracts';
+import { compose } from '../src/compose';
+import { objectAt } from './support/document-edits';
+
+const LIBRARY = 'test/fixtures/openapi-3.2/library-3.2.yaml';
+const BOOKS = [
+  { id: 1, title: 'Dune' },
+  { id: 2, title: 'Emma' },
+];
+
+/** What the handlers received, by operation. */
+const received = new Map<string, { query: unknown; body: unknown }>();
+let feed: () => AsyncIterable<unknown> | Iterable<unknown> = () => [];
+
+const registry = {
+  ...handlers,
+  searchBooks: async (request: { body: { title: string } }) => {
+    received.set('searchBooks', { query: undefined, body: request.body });
+    return { status: 200, body: BOOKS.filter((book) => book.title === request.body.title) };
+  },
+  purgeBooks: async () => ({ status: 204 }),
+  findBooks: async (request: { query: unknown }) => {
+    received.set('findBooks', { query: request.query, body: undefined });
+    return { status: 200, body: BOOKS };
+  },
+  lookupBooks: async (request: { query: unknown }) => {
+    received.set('lookupBooks', { query: request.query, body: undefined });
+    return { status: 200, body: BOOKS };
+  },
+  followBooks: async () => ({ status: 200, body: feed() }),
+  exportBooks: async () => ({ status: 200, body: feed() }),
+  importBooks: notImplementedHandler('importBooks'),
+} as unknown as typeof handlers;
+
+/** One request over its own connection, whatever its method: status, headers and body text. */
+function send(
+  server: http.Server,
+  method: string,
+  path: string,
+  headers: Record<string, string>,
+  body?: string,
+): Promise<{ status: number; headers: http.IncomingHttpHeaders; text: string }> {
+  const { port } = server.address() as AddressInfo;
+  return new Promise((resolve, reject) => {
+    const request = http.request({ host: '127.0.0.1', port, method, path, headers, agent: false }, (response) => {
+      let text = '';
+      response.on('data', (chunk: Buffer) => (text += chunk.toString('utf8')));
+      response.on('end', () => resolve({ status: response.statusCode!, headers: response.headers, text }));
+      response.on('error', reject);
+    });
+    request.on('error', reject);
+    request.end(body);
+  });
+}
+
+describe.each([false, true])('an OpenAPI 3.2 document (strict response validation %s)', (validateResponses) => {
+  let t: TestApp;
+  let server: http.Server;
+  beforeAll(async () => {
+    t = await startTestApp({ contract: loadSpec(LIBRARY), handlers: registry, settings: { validateResponses } });
+    server = t.app.listen(0, '127.0.0.1');
+    await new Promise((resolve) => server.once('listening', resolve));
+  });
+  afterAll(async () => {
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+    await t.close();
+  });
+  const auth = () => ({ authorization: t.auth });
+  const json = { 'content-type': 'application/json' };
+
+  it('QUERY (a method with a body): routed, its body validated by the request validator, answered', async () => {
+    const found = await send(server, 'QUERY', '/v1/books', { ...auth(), ...json }, JSON.stringify({ title: 'Dune' }));
+    expect(found.status).toBe(200);
+    expect(JSON.parse(found.text)).toEqual([BOOKS[0]]);
+    expect(received.get('searchBooks')?.body).toEqual({ title: 'Dune' });
+    const empty = await send(server, 'QUERY', '/v1/books', { ...auth(), ...json }, JSON.stringify({ title: '' }));
+    expect(empty.status).toBe(400);
+    expect(JSON.parse(empty.text)).toEqual({ code: 'invalid_request', message: 'body.title must NOT have fewer than 1 characters', status: 400 });
+    const extra = await send(server, 'QUERY', '/v1/books', { ...auth(), ...json }, JSON.stringify({ title: 'Dune', colour: 'red' }));
+    expect(extra.status).toBe(400);
+    expect(JSON.parse(extra.text).message).toMatch(/colour/);
+    const anonymous = await send(server, 'QUERY', '/v1/books', json, JSON.stringify({ title: 'Dune' }));
+    expect(anonymous.status).toBe(401);
+  });
+
+  it('additionalOperations: PURGE is routed; a method the path does not declare is a 405 whose Allow lists QUERY and PURGE', async () => {
+    expect((await send(server, 'PURGE', '/v1/books', auth())).status).toBe(204);
+    const refused = await send(server, 'DELETE', '/v1/books', auth());
+    expect(refused.status).toBe(405);
+    expect(String(refused.headers['allow']).split(', ').sort()).toEqual(['PURGE', 'QUERY']);
+  });
+
+  it('in: querystring, form fields: the whole query string is one object, typed from its schema, handed to the handler as query[name]', async () => {
+    const found = await send(server, 'GET', '/v1/books/search?title=Dune&year=1965', auth());
+    expect(found.status).toBe(200);
+    expect(received.get('findBooks')?.query).toEqual({ filter: { title: 'Dune', year: 1965 } });
+    const year = await send(server, 'GET', '/v1/books/search?year=1200', auth());
+    expect(year.status).toBe(400);
+    expect(JSON.parse(year.text).message).toBe('querystring.filter.year must be >= 1450');
+    const unknown = await send(server, 'GET', '/v1/books/search?colour=red', auth());
+    expect(unknown.status).toBe(400);
+    expect(JSON.parse(unknown.text).message).toBe('querystring.filter.colour is not allowed (unknown property)');
+    const text = await send(server, 'GET', '/v1/books/search?year=soon', auth());
+    expect(JSON.parse(text.text).message).toBe('querystring.filter.year must be integer');
+  });
+
+  it('in: querystring, JSON: the query string is one JSON text; not JSON, or breaking its schema, is a 400 naming it', async () => {
+    const selector = encodeURIComponent(JSON.stringify({ ids: [1, 2] }));
+    expect((await send(server, 'GET', `/v1/books/lookup?${selector}`, auth())).status).toBe(200);
+    expect(received.get('lookupBooks')?.query).toEqual({ selector: { ids: [1, 2] } });
+    const broken = await send(server, 'GET', '/v1/books/lookup?%7Bids', auth());
+    expect(broken.status).toBe(400);
+    expect(JSON.parse(broken.text).message).toBe('querystring.selector is not valid JSON');
+    const invalid = await send(server, 'GET', `/v1/books/lookup?${encodeURIComponent('{"ids":["one"]}')}`, auth());
+    expect(invalid.status).toBe(400);
+    expect(JSON.parse(invalid.text).message).toBe('querystring.selector.ids.0 must be integer');
+  });
+
+  it('streams described by itemSchema: SSE events and JSON Lines records, each item checked against it in strict mode', async () => {
+    feed = () => BOOKS;
+    const lines = await send(server, 'GET', '/v1/books/export', auth());
+    expect(lines.status).toBe(200);
+    expect(lines.text).toBe(`${BOOKS.map((book) => JSON.stringify(book)).join('\n')}\n`);
+    feed = () => [
+      { event: 'book', id: '1', data: JSON.stringify(BOOKS[0]) },
+      { event: 'magazine', data: '{}' },
+    ];
+    const events = await send(server, 'GET', '/v1/books/feed', auth());
+    expect(events.headers['content-type']).toBe('text/event-stream; charset=utf-8');
+    if (validateResponses) {
+      // The second event breaks its item schema (`event` is const "book"): the stream ends there with an error event.
+      expect(events.text).toMatch(/^event: book\nid: 1\ndata: \{"id":1,"title":"Dune"\}\n\nevent: error\n/);
+      expect((await t.metrics.streamItemViolations.get()).values).toEqual([expect.objectContaining({ labels: { operation: 'followBooks' } })]);
+    } else {
+      expect(events.text).toContain('event: magazine');
+    }
+  });
+});
+
+describe('what an OpenAPI 3.2 document cannot have, refused by name at start', () => {
+  it('an additional operation whose method no request can arrive with', async () => {
+    const spec = loadSpec(LIBRARY);
+    objectAt(spec, 'paths', '/books', 'additionalOperations').BREW = { operationId: 'brewCoffee', responses: { '204': { description: 'Brewed.' } } };
+    const t = await startTestApp();
+    try {
+      await expect(compose(testConfig({ settings: { logLevel: 'silent' } }), { storage: t.storage, contract: spec, handlers: registry })).rejects.toThrow(
+        /BREW \/books \(brewCoffee\): no request can arrive with the method BREW: the HTTP server accepts .*QUERY/,
+      );
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('a querystring parameter in a 3.1 document, or one whose content is neither JSON nor form fields', async () => {
+    const spec = loadSpec(LIBRARY);
+    objectAt(spec, 'paths', '/books/search', 'get', 'parameters', '0').content = { 'text/plain': { schema: { type: 'string' } } };
+    const t = await startTestApp();
+    try {
+      await expect(compose(testConfig({ settings: { logLevel: 'silent' } }), { storage: t.storage, contract: spec, handlers: registry })).rejects.toThrow(
+        /the querystring parameter filter must give its `content` as application\/json or application\/x-www-form-urlencoded/,
+      );
+      const older = loadSpec(LIBRARY);
+      older.openapi = '3.1.1';
+      delete (older.paths['/books'] as Record<string, unknown>)['query'];
+      delete (older.paths['/books'] as Record<string, unknown>)['additionalOperations'];
+      await expect(compose(testConfig({ settings: { logLevel: 'silent' } }), { storage: t.storage, contract: older, handlers: registry })).rejects.toThrow(
+        /parameter 0 \(filter\) is in "querystring", which is not a parameter location \(path, query, header, cookie\)/,
+      );
+    } finally {
+      await t.close();
+    }
+  });
+});
