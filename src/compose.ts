@@ -317,7 +317,7 @@ async function requestPhases(parts: PhaseParts): Promise<PhaseImplementations> {
         check: validations.get(api.name)!.parameters(op),
         apiKeyQueryNames: apiKeyQueryNames(api),
       }),
-    body: (op, api) => op && bodyStage(api.contract, op),
+    body: (op, api) => op && bodyStage(api.contract, op, { schemas: requestSchemas.get(api.name)!, maxStreamBytes: config.streams.maxRequestBytes }),
     validate: (op, api) => op && validations.get(api.name)!.body(op),
     negotiate: (op, api) => op && negotiation(representations(api.contract, op)),
     handle: (op, api) =>

@@ -104,6 +104,8 @@ const environmentSchema = z
     /** Streams (sequential media types): the idle time after which an SSE stream sends a heartbeat comment, and how long a client may leave a full socket unread. */
     STREAM_HEARTBEAT_SECONDS: z.coerce.number({ error: 'must be a number of seconds' }).positive().default(15),
     STREAM_STALL_SECONDS: z.coerce.number({ error: 'must be a number of seconds' }).positive().default(30),
+    /** The largest request body sent as a stream of items (JSON Lines, JSON text sequences), in MiB; each item is held to the 1 MiB body limit. */
+    STREAM_REQUEST_MAX_MIB: z.coerce.number({ error: 'must be a number of MiB' }).positive().default(100),
     /** A folder laid out as openapi/ to serve the contract from instead (npm run dev points it at its last good copy). */
     OPENAPI_DIR: z
       .string()
@@ -215,6 +217,7 @@ const configSchema = environmentSchema.transform((values) => {
     streams: {
       heartbeatMs: values.STREAM_HEARTBEAT_SECONDS * 1000,
       stallMs: values.STREAM_STALL_SECONDS * 1000,
+      maxRequestBytes: Math.floor(values.STREAM_REQUEST_MAX_MIB * 1_048_576),
     },
     rateLimits: {
       banAfter: values.RATE_LIMIT_BAN_AFTER,

@@ -6,7 +6,7 @@
  * calling it does not compile (`npm run typecheck` fails on an unused
  * `@ts-expect-error` if it ever does).
  */
-import { createPetAdoptionClientV2, type PetAdoptionClientOptions } from '../src/client/v2';
+import { createPetAdoptionClientV2, readItems, type PetAdoptionClientOptions, type components } from '../src/client/v2';
 import { createPetAdoptionClient } from '../src/client';
 import { startTestApp, type TestApp } from './support/test-app';
 import { checkingFetch, listenOnFreePort, type CheckingFetch, type ListeningServer } from './support/http';
@@ -37,6 +37,16 @@ const v2Client = (options: Partial<Omit<PetAdoptionClientOptions, 'fetch'>> = {}
   createPetAdoptionClientV2({ baseUrl: `${origin}/v2`, apiKey: keyOf(t!.auth), fetch: checking, ...options });
 
 describe('typed client of v2 (openapi-fetch over generated/v2 paths)', () => {
+  it('reads the pet export (JSON Lines) as an async iterator of typed pets', async () => {
+    const client = v2Client();
+    for (const name of ['Rex', 'Misty', 'Tom']) await client.POST('/pets', { body: { name, categoryId: 1 } });
+    const { response } = await client.GET('/pets/export', { parseAs: 'stream' });
+    expect(response.status).toBe(200);
+    const names: string[] = [];
+    for await (const pet of readItems<components['schemas']['Pet']>(response)) names.push(pet.name);
+    expect(names).toEqual(['Rex', 'Misty', 'Tom']);
+  });
+
   it('creates and lists pets under /v2', async () => {
     const client = v2Client();
     const created = await client.POST('/pets', { body: { name: 'Rex', categoryId: 2 } });

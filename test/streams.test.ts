@@ -100,7 +100,7 @@ describe.each([false, true])('streams (strict response validation %s)', (validat
     t = await startTestApp({
       contract: streamingContract(),
       handlers: registry,
-      settings: { validateResponses, streams: { heartbeatMs: 200, stallMs: 30_000 } },
+      settings: { validateResponses, streams: { heartbeatMs: 200, stallMs: 30_000, maxRequestBytes: 1_048_576 } },
     });
     server = t.app.listen(0, '127.0.0.1');
     await new Promise((resolve) => server.once('listening', resolve));
@@ -278,7 +278,7 @@ describe('streams and the rest of the server', () => {
     const t = await startTestApp({
       contract: streamingContract(),
       handlers: registry,
-      settings: { validateResponses: false, responseSampleRate: 1, streams: { heartbeatMs: 1000, stallMs: 30_000 } },
+      settings: { validateResponses: false, responseSampleRate: 1, streams: { heartbeatMs: 1000, stallMs: 30_000, maxRequestBytes: 1_048_576 } },
     });
     const server = t.app.listen(0, '127.0.0.1');
     await new Promise((resolve) => server.once('listening', resolve));
@@ -296,7 +296,11 @@ describe('streams and the rest of the server', () => {
   });
 
   it('when the server begins to stop, an open SSE stream ends cleanly (its client reconnects with Last-Event-ID); a JSON Lines stream runs on', async () => {
-    const t = await startTestApp({ contract: streamingContract(), handlers: registry, settings: { streams: { heartbeatMs: 100, stallMs: 30_000 } } });
+    const t = await startTestApp({
+      contract: streamingContract(),
+      handlers: registry,
+      settings: { streams: { heartbeatMs: 100, stallMs: 30_000, maxRequestBytes: 1_048_576 } },
+    });
     const server = t.app.listen(0, '127.0.0.1');
     await new Promise((resolve) => server.once('listening', resolve));
     try {

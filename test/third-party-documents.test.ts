@@ -40,6 +40,7 @@ import {
   present,
   requirementsOf,
   schemaChecker,
+  type Schema,
   send,
   servedMediaType,
   validRequest,
@@ -86,6 +87,20 @@ const DOCUMENTS: ThirdPartyDocument[] = [
     file: 'readme-request-examples-3.0.yaml',
     invalidExamples: 4,
     covers: 'OpenAPI 3.0, named examples of parameters and bodies in several media types, response examples its own schemas refuse',
+  },
+  {
+    file: 'oai-path-item-query-additionalops.yaml',
+    covers: 'OpenAPI 3.2, the QUERY method and an additional operation (COPY) beside GET on one path',
+  },
+  {
+    file: 'oai-media-type-jsonl-ndjson.yaml',
+    covers: 'OpenAPI 3.2, JSON Lines and NDJSON bodies described by itemSchema, through $refs to components.mediaTypes',
+  },
+  { file: 'learn-tags-example.yaml', covers: 'OpenAPI 3.2, tags with parent, kind and summary' },
+  { file: 'redocly-sse-streaming.yaml', covers: 'OpenAPI 3.2, Server-Sent Events described by itemSchema' },
+  {
+    file: '../openapi-3.2/library-3.2.yaml',
+    covers: 'OpenAPI 3.2 written for this project: QUERY, additionalOperations, querystring (form and JSON), SSE, JSON Lines both ways, tags with parents',
   },
   {
     file: 'readme-parameters-style-3.0.yaml',
@@ -275,8 +290,37 @@ describe.each(DOCUMENTS)('$file', ({ file, split, topics, invalidExamples = 0 })
         problems.push(`${op.name}: Content-Type ${contentType} is not one of ${content.map(([m]) => m).join(', ')}`);
         continue;
       }
-      const schema = media[1]['schema'];
-      if (/json/.test(contentType)) {
+      // The bundler dereferences what 3.1 knows: in a 3.2 QUERY operation or an itemSchema, a $ref may remain.
+      const schema = inPlace(document, media[1]['schema']);
+      const itemSchema = inPlace(
+        document,
+        ((media[1] as { itemSchema?: Schema })['itemSchema'] ?? (schema?.['type'] === 'array' ? schema['items'] : undefined)) as Schema | undefined,
+      );
+      if (/^application\/(jsonl|x-ndjson|json-seq)$/.test(contentType)) {
+        // A stream of JSON items (JSON Lines, JSON text sequences): every item read and checked against its item schema.
+        const records = contentType === 'application/json-seq' ? response.text.split('\u001e').slice(1) : response.text.split('\n').filter(Boolean);
+        for (const [index, record] of records.entries()) {
+          const item = safeJson(record);
+          const complaint = item === undefined ? 'not JSON' : itemSchema && check(itemSchema, item);
+          if (complaint) problems.push(`${op.name}: item ${index} of the ${contentType} stream ${record.slice(0, 100)} is invalid: ${complaint}`);
+        }
+      } else if (contentType === 'text/event-stream') {
+        // Server-Sent Events: each event's data, as JSON when the item schema describes the data rather than the event's fields.
+        const fields = Object.keys((itemSchema as { properties?: object } | undefined)?.properties ?? {});
+        const ofFields = ['data', 'event', 'id', 'retry'].some((field) => fields.includes(field));
+        for (const block of response.text.split('\n\n').filter((text) => text.trim() !== '' && !text.startsWith(':'))) {
+          const event: Record<string, unknown> = {};
+          for (const line of block.split('\n')) {
+            const [field, ...rest] = line.split(':');
+            const value = rest.join(':').replace(/^ /, '');
+            if (field === 'data') event['data'] = event['data'] === undefined ? value : `${event['data']}\n${value}`;
+            else if (field === 'event' || field === 'id') event[field] = value;
+          }
+          const item = ofFields ? event : (safeJson(String(event['data'])) ?? event['data']);
+          const complaint = itemSchema && check(itemSchema, item);
+          if (complaint) problems.push(`${op.name}: an event of the stream ${block.slice(0, 100)} is invalid: ${complaint}`);
+        }
+      } else if (/json/.test(contentType)) {
         const parsed = safeJson(response.text);
         const complaint = schema && check(schema, parsed);
         if (parsed === undefined || complaint)
@@ -302,6 +346,19 @@ describe.each(DOCUMENTS)('$file', ({ file, split, topics, invalidExamples = 0 })
     expect(fuzzed.status).toBe(0);
   });
 });
+
+/** A schema with its local `$ref`s (at any depth) replaced by what they point at. */
+function inPlace(document: Document, schema: Schema | undefined, depth = 0): Schema | undefined {
+  if (schema === undefined || schema === null || typeof schema !== 'object' || depth > 20) return schema;
+  if (Array.isArray(schema)) return schema.map((item) => inPlace(document, item, depth + 1)) as unknown as Schema;
+  const ref = (schema as { $ref?: unknown }).$ref;
+  if (typeof ref === 'string' && ref.startsWith('#/')) {
+    let node: unknown = document;
+    for (const segment of ref.slice(2).split('/')) node = (node as Record<string, unknown>)[segment.replace(/~1/g, '/').replace(/~0/g, '~')];
+    return inPlace(document, node as Schema, depth + 1);
+  }
+  return Object.fromEntries(Object.entries(schema).map(([key, value]) => [key, inPlace(document, value as Schema, depth + 1)])) as Schema;
+}
 
 /** Runs a command to its end without blocking this process; its status and output. */
 function run(

@@ -205,7 +205,9 @@ function sequentialFormat(contentType: string): 'sse' | 'jsonl' | 'json-seq' | u
 function streamItems(format: 'sse' | 'jsonl' | 'json-seq', text: string, schema: Schema | undefined): unknown[] | string {
   const items: unknown[] = [];
   if (format === 'sse') {
-    const asEvents = schema?.items?.type === 'object' || schema?.items?.properties !== undefined;
+    // The item schema describes the event's fields (data, event, id, retry), or else its data (JSON, or text).
+    const fields = Object.keys(schema?.items?.properties ?? {});
+    const asEvents = ['data', 'event', 'id', 'retry'].some((field) => fields.includes(field));
     for (const block of text.split(/\r\n\r\n|\n\n|\r\r/)) {
       const event: Record<string, unknown> = {};
       const data: string[] = [];
@@ -220,7 +222,7 @@ function streamItems(format: 'sse' | 'jsonl' | 'json-seq', text: string, schema:
       }
       if (data.length === 0 && Object.keys(event).length === 0) continue;
       if (data.length > 0) event['data'] = data.join('\n');
-      items.push(asEvents ? event : event['data']);
+      items.push(asEvents ? event : dataOf(event['data']));
     }
     return items;
   }
@@ -235,6 +237,16 @@ function streamItems(format: 'sse' | 'jsonl' | 'json-seq', text: string, schema:
     }
   }
   return items;
+}
+
+/** An event's data: JSON when it is JSON text, else the text. */
+function dataOf(data: unknown): unknown {
+  if (typeof data !== 'string') return data;
+  try {
+    return JSON.parse(data);
+  } catch {
+    return data;
+  }
 }
 
 /** The Error object `{code, message, status}` every failure the server itself answers is (the engine's rule). */

@@ -106,7 +106,16 @@ export function buildRequest(operation: Operation, input: RequestInput, target: 
   for (const parameter of operation.parameters) {
     const value = input.params[parameter.name];
     if (value === undefined) continue;
-    if (parameter.in === 'query') {
+    if (parameter.in === 'querystring') {
+      // The whole query string is this one value: JSON text, or form fields.
+      if (/json/i.test(parameter.mediaType ?? '')) url.search = `?${encodeURIComponent(JSON.stringify(value))}`;
+      else if (value !== null && typeof value === 'object' && !Array.isArray(value)) {
+        for (const [name, field] of Object.entries(value)) {
+          for (const item of Array.isArray(field) ? field : [field])
+            url.searchParams.append(name, typeof item === 'object' ? JSON.stringify(item) : asText(item));
+        }
+      } else url.search = `?${encodeURIComponent(asText(value))}`;
+    } else if (parameter.in === 'query') {
       // A value given as several (a repeated parameter in a negative case) goes as is.
       if (Array.isArray(value) && !parameter.schema.type?.includes('array')) for (const item of value) url.searchParams.append(parameter.name, asText(item));
       else for (const [name, text] of queryPairs(parameter, value)) url.searchParams.append(name, text);

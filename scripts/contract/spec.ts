@@ -33,9 +33,11 @@ export type Schema = {
 
 export interface Parameter {
   name: string;
-  in: 'path' | 'query' | 'header' | 'cookie';
+  in: 'path' | 'query' | 'querystring' | 'header' | 'cookie';
   required: boolean;
   schema: Schema;
+  /** 3.2's `in: querystring`: the media type the whole query string is written in (JSON, or form fields). */
+  mediaType?: string;
   /** How the value is written (OpenAPI's defaults: form for query and cookie, simple for path and header). */
   style: string;
   explode: boolean;
@@ -292,8 +294,15 @@ export function contractOf(parsed: unknown, basePath?: string): Contract {
   for (const [route, item] of Object.entries(document.paths ?? {})) {
     // `/path#variant`: no request can reach it (the server refuses it by name).
     if (/[#?]/.test(route)) continue;
-    for (const method of METHODS) {
-      const raw = item[method];
+    // 3.2: the QUERY method and `additionalOperations` (any other method), each an operation like the rest.
+    const is32 = String(document.openapi).startsWith('3.2');
+    const additional = is32 ? ((item as { additionalOperations?: Record<string, RawOperation | undefined> }).additionalOperations ?? {}) : {};
+    const entries: Array<[string, RawOperation | undefined]> = [
+      ...METHODS.map((method): [string, RawOperation | undefined] => [method, item[method]]),
+      ...(is32 ? [['query', (item as { query?: RawOperation }).query] as [string, RawOperation | undefined]] : []),
+      ...Object.entries(additional).map(([method, operation]): [string, RawOperation | undefined] => [method.toLowerCase(), operation]),
+    ];
+    for (const [method, raw] of entries) {
       if (!raw) continue;
       // Operation parameters override path-level ones with the same name and location.
       const byKey = new Map<string, RawParameter>();
@@ -327,6 +336,7 @@ export function contractOf(parsed: unknown, basePath?: string): Contract {
             in: parameter.in,
             required: parameter.in === 'path' || parameter.required === true,
             schema: parameter.schema ?? Object.values(parameter.content ?? {})[0]?.schema ?? {},
+            ...(parameter.in === 'querystring' && { mediaType: Object.keys(parameter.content ?? {})[0] ?? 'application/x-www-form-urlencoded' }),
             style,
             explode: parameter.explode ?? style === 'form',
             issuedByServer: parameter['x-issued-by'] === 'server',

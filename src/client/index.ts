@@ -16,6 +16,7 @@ import { createVersionClient, type PetAdoptionClientOptions } from './options';
 export type { paths, components, operations } from '../../generated/v1/openapi';
 export { idempotencyKeys, retryOn429, retryTransient, retryAfterMs, type RetryOptions } from './retry';
 export type { PetAdoptionClientOptions } from './options';
+export { readItems } from './items';
 export { declaredCredentials, type ContractSecurity, type Credentials } from './credentials';
 
 export type PetAdoptionClient = Client<paths, 'application/json'>;

@@ -18,6 +18,7 @@ import { createVersionClient, type PetAdoptionClientOptions } from './options';
 export type { paths, components, operations } from '../../generated/v2/openapi';
 export { idempotencyKeys, retryTransient, retryAfterMs, type RetryOptions } from './retry';
 export type { PetAdoptionClientOptions } from './options';
+export { readItems } from './items';
 export { declaredCredentials, type ContractSecurity, type Credentials } from './credentials';
 
 export type PetAdoptionClientV2 = Client<paths, 'application/json'>;

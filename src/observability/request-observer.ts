@@ -77,7 +77,8 @@ export function requestObserver({ metrics, operationOf, accessLog }: RequestObse
         // A caller without a key (an access token) is named by its principal.
         ...(caller && caller.keyId === undefined && { principal: caller.principal }),
         plan: caller?.plan,
-        ip: req.ip,
+        // Express reads the address from the socket, which is gone when the connection closed first (a body cut off by a 413).
+        ip: req.socket ? req.ip : undefined,
         ...(refusal && { reason: refusal.code, detail: refusal.message }),
         // A stream: what it sent and how it ended (a failure's cause is logged with the request id).
         ...(stream && {

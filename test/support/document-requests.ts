@@ -124,16 +124,24 @@ export async function dereferencedDocument(file: string): Promise<Document> {
 
 /** Every operation a client can call (paths with a fragment or query cannot be requested). */
 export function operationsOf(document: Document): DocumentOperation[] {
-  return Object.entries(document['paths'] ?? {}).flatMap(([route, item]) =>
-    /[#?]/.test(route)
-      ? []
-      : METHODS.filter((method) => item[method]).map((method) => {
-          const operation = item[method]!;
-          const own = operation.parameters ?? [];
-          const inherited = (item.parameters ?? []).filter((p) => !own.some((o) => o['name'] === p['name'] && o['in'] === p['in']));
-          return { method, path: route, name: operation.operationId ?? `${method.toUpperCase()} ${route}`, operation, parameters: [...inherited, ...own] };
-        }),
-  );
+  const is32 = String(document['openapi']).startsWith('3.2');
+  return Object.entries(document['paths'] ?? {}).flatMap(([route, item]) => {
+    if (/[#?]/.test(route)) return [];
+    // 3.2: the QUERY method and additionalOperations (any other method) are operations too.
+    const extra = item as { query?: OperationObject; additionalOperations?: Record<string, OperationObject> };
+    const entries: Array<[string, OperationObject]> = [
+      ...METHODS.filter((method) => item[method]).map((method): [string, OperationObject] => [method, item[method]!]),
+      ...(is32 && extra.query ? [['query', extra.query] as [string, OperationObject]] : []),
+      ...(is32
+        ? Object.entries(extra.additionalOperations ?? {}).map(([method, operation]): [string, OperationObject] => [method.toLowerCase(), operation])
+        : []),
+    ];
+    return entries.map(([method, operation]) => {
+      const own = operation.parameters ?? [];
+      const inherited = (item.parameters ?? []).filter((p) => !own.some((o) => o['name'] === p['name'] && o['in'] === p['in']));
+      return { method, path: route, name: operation.operationId ?? `${method.toUpperCase()} ${route}`, operation, parameters: [...inherited, ...own] };
+    });
+  });
 }
 
 /** The security requirements in force (OR of ANDs); `[]` or a `{}` among them admits anyone. */

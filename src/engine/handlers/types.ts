@@ -77,8 +77,16 @@ type FormMedia = 'application/x-www-form-urlencoded' | 'multipart/form-data';
 type XmlMedia = 'application/xml' | 'text/xml' | `${string}+xml`;
 type TextMedia = `text/${string}`;
 
-/** A request body of media type `M` with schema type `T`, as the handler receives it. */
-type ReceivedAs<M, T> = M extends JsonMedia | FormMedia ? T : M extends XmlMedia ? never : M extends TextMedia ? string : Blob;
+/** A request body of media type `M` with schema type `T`, as the handler receives it: for a stream of items, the items as they are read and checked. */
+type ReceivedAs<M, T> = M extends RequestStreamMedia
+  ? AsyncIterable<ItemOf<T>>
+  : M extends JsonMedia | FormMedia
+    ? T
+    : M extends XmlMedia
+      ? never
+      : M extends TextMedia
+        ? string
+        : Blob;
 /** Sequential media types (src/engine/response/sequential.ts): a body of items, streamed. */
 type SequentialMedia =
   | 'text/event-stream'
@@ -87,6 +95,8 @@ type SequentialMedia =
   | 'application/x-jsonlines'
   | 'application/jsonlines'
   | 'application/json-seq';
+/** The sequential media types a request body is read item by item in (src/engine/request/items.ts). */
+type RequestStreamMedia = 'application/jsonl' | 'application/x-ndjson' | 'application/x-jsonlines' | 'application/jsonlines' | 'application/json-seq';
 /** One item of a stream whose schema is `T`: the `items` of an array schema (3.0, 3.1), else `T` itself. */
 type ItemOf<T> = T extends readonly (infer I)[] ? I : T;
 

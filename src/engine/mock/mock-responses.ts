@@ -161,7 +161,9 @@ function declaredResponse(
     // A stream's example is the list of its items (its schema an array of them): sent as a stream of those items.
     const kind = sequentialFormat(mediaType) !== undefined ? 'json' : mediaKind(mediaType);
     const media = content[mediaType]!;
-    const schemaPointer = `${responseRef!.replace(/^#/, '')}/content/${escapePointer(mediaType)}/schema`;
+    const mediaPointer = `${responseRef!.replace(/^#/, '')}/content/${escapePointer(mediaType)}`;
+    // 3.2's itemSchema: each item of the stream is checked against it, and an example is the list of items.
+    const schemaPointer = media['itemSchema'] !== undefined ? { items: `${mediaPointer}/itemSchema` } : `${mediaPointer}/schema`;
     bodies.set(
       mediaType,
       kind === 'binary'
@@ -180,12 +182,22 @@ function checkedExamples(
   status: number,
   media: Node,
   kind: string,
-  schemaPointer: string,
+  schemaPointer: string | { items: string },
   warn: (message: string) => void,
 ): Examples {
   const examples: Examples = new Map();
-  const schema = media['schema'] as Node | undefined;
-  const problemOf = (value: unknown): string | undefined => (schema === undefined ? undefined : validator.explain(schemaPointer, value));
+  const itemSchema = typeof schemaPointer === 'string' ? undefined : (media['itemSchema'] as Node);
+  // The schema samples are drawn from: for a stream of items, an array of them.
+  const schema = itemSchema !== undefined ? { type: 'array', items: itemSchema, minItems: 1 } : (media['schema'] as Node | undefined);
+  const problemOf = (value: unknown): string | undefined => {
+    if (typeof schemaPointer === 'string') return schema === undefined ? undefined : validator.explain(schemaPointer, value);
+    if (!Array.isArray(value)) return 'data must be the list of the items of the stream';
+    for (const [index, item] of value.entries()) {
+      const problem = validator.explain(schemaPointer.items, item);
+      if (problem) return problem.replace(/^data/, `data/${index}`);
+    }
+    return undefined;
+  };
   let replacement: { body: unknown } | null | undefined;
   // A sample from the schema alone (no example of the document), made once per media type and only when needed.
   const validSample = (): { body: unknown } | null => {
@@ -223,7 +235,8 @@ function checkedExamples(
     }
   };
   if (media['examples']) {
-    for (const [name, example] of Object.entries(media['examples'] as Record<string, Node>)) add(name, deref(spec, example)['value'], `the example "${name}"`);
+    for (const [name, example] of Object.entries(media['examples'] as Record<string, Node>))
+      add(name, exampleValue(deref(spec, example)), `the example "${name}"`);
   }
   if (media['example'] !== undefined) add('', media['example'], 'the example');
   if (examples.size === 0) add('', generated(spec, schema, kind, status, true), 'the example generated from the schema (from its `examples`, else a sample)');
@@ -233,6 +246,9 @@ function checkedExamples(
   }
   return examples;
 }
+
+/** The value of an Example object: 3.2's `dataValue`, else `value`. */
+const exampleValue = (example: Node): unknown => example['dataValue'] ?? example['value'];
 
 /**
  * A body generated from the schema by openapi-sampler: with the schema's own

@@ -8,6 +8,11 @@ import { ApiError } from '../errors/api-error';
 import { fromMiddleware, type Stage } from '../stage/stage';
 import { formFields } from './form-fields';
 import { contextOf } from '../context/request-context';
+import { sequentialFormat } from '../response/sequential';
+import { escapePointer } from '../contract/refs';
+import { itemSchemaPointer } from '../contract/item-schema';
+import type { SchemaValidator } from '../contract/schemas';
+import { readItems, type ItemFormat, type ItemReading } from './items';
 
 /** Largest body read, whatever its media type; a larger one gets 413 (also when sent chunked). */
 export const MAX_BODY_BYTES = 1_048_576;
@@ -72,12 +77,12 @@ export function declaredBody(spec: OpenApiDocument, op: SpecOperation): Declared
  * refused earlier are never read: this phase runs after authentication and
  * the rate limits. An operation without a request body ignores one.
  *
- * @example stages.push(bodyStage(spec, op));
+ * @example stages.push(bodyStage(spec, op, { schemas: schemaValidator(spec, { direction: 'request' }), maxStreamBytes: 100 * 1_048_576 }));
  */
-export function bodyStage(spec: OpenApiDocument, op: SpecOperation): Stage {
+export function bodyStage(spec: OpenApiDocument, op: SpecOperation, options: BodyOptions): Stage {
   const declared = declaredBody(spec, op);
   if (!declared) return () => undefined;
-  const readers = new Map(declared.served.map((mediaType) => [mediaType, readerFor(spec, declared, mediaType)] as const));
+  const readers = new Map(declared.served.map((mediaType) => [mediaType, readerFor(spec, declared, mediaType, options)] as const));
   const accepted = declared.served.join(', ');
   const onlyJson = declared.served.length === 1 && essence(declared.served[0]!) === 'application/json';
 
@@ -109,7 +114,8 @@ export function bodyStage(spec: OpenApiDocument, op: SpecOperation): Stage {
       );
     }
     const sentAs = essence(contentType!);
-    if (Number(req.headers['content-length']) > MAX_BODY_BYTES) throw tooLarge();
+    const limit = itemFormat(declaredType) === undefined ? MAX_BODY_BYTES : options.maxStreamBytes;
+    if (Number(req.headers['content-length']) > limit) throw limit === MAX_BODY_BYTES ? tooLarge() : streamTooLarge(limit);
     contextOf(req).received = { mediaType: declaredType, sentAs, kind: mediaKind(declaredType) };
     return read(req, res);
   };
@@ -120,7 +126,22 @@ const tooLarge = (): ApiError => new ApiError(413, 'payload_too_large', 'body mu
 /** A body is announced by Transfer-Encoding or a Content-Length above 0 (an empty body is no body). */
 export const hasBody = (req: Request): boolean => req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0;
 
-type Reader = (req: Request, res: Parameters<Stage>[1]) => Promise<void>;
+type Reader = (req: Request, res: Parameters<Stage>[1]) => Promise<void> | void;
+
+export interface BodyOptions {
+  /** The version's schemas in the request direction: each item of a streamed body is checked against its item schema. */
+  schemas: SchemaValidator;
+  /** The largest streamed body (JSON Lines, JSON text sequences) in all, in bytes; each item is held to MAX_BODY_BYTES. */
+  maxStreamBytes: number;
+}
+
+/** The sequential format of a request body's media type, when the engine reads it item by item. */
+function itemFormat(mediaType: string): ItemFormat | undefined {
+  const format = sequentialFormat(mediaType);
+  return format === 'jsonl' || format === 'json-seq' ? format : undefined;
+}
+
+const streamTooLarge = (limit: number): ApiError => new ApiError(413, 'payload_too_large', `body must not be larger than ${limit} bytes in all`);
 
 /** Any media type: body-parser reads it whatever its Content-Type says (the phase chose the reader). */
 const ANY = (): boolean => true;
@@ -129,7 +150,22 @@ const utf8Only = (_req: unknown, _res: unknown, buffer: Buffer, encoding: string
   if (encoding.toLowerCase() === 'utf-8' && !isUtf8(buffer)) throw new ApiError(400, 'invalid_request', 'body is not valid UTF-8');
 };
 
-function readerFor(spec: OpenApiDocument, declared: DeclaredBody, mediaType: string): Reader {
+function readerFor(spec: OpenApiDocument, declared: DeclaredBody, mediaType: string, options: BodyOptions): Reader {
+  const format = itemFormat(mediaType);
+  if (format !== undefined) {
+    // A stream of items: nothing is read here; the handler reads the items as it iterates (src/engine/request/items.ts).
+    const pointer = itemSchemaPointer(spec, `${declared.pointer}/content/${escapePointer(mediaType)}`);
+    const reading: ItemReading = {
+      format,
+      maxItemBytes: MAX_BODY_BYTES,
+      maxTotalBytes: options.maxStreamBytes,
+      check: pointer === undefined ? () => undefined : (item) => options.schemas.explain(pointer, item),
+      refuseUnsafe: (item, where) => refuseUnsafeStrings(item, where),
+    };
+    return (req) => {
+      req.body = readItems(req, reading);
+    };
+  }
   const kind = mediaKind(mediaType);
   switch (kind) {
     case 'json': {
@@ -233,12 +269,12 @@ const LONE_SURROGATE = /\p{Cs}/u;
  * No string (value or property name) of a JSON body may contain U+0000 or an
  * unpaired surrogate. The walk is iterative, so deeply nested JSON costs no stack.
  */
-export function refuseUnsafeStrings(body: unknown): void {
+export function refuseUnsafeStrings(body: unknown, where = 'body'): void {
   if (body === undefined) return;
   const pending: unknown[] = [body];
   const check = (text: string): void => {
-    if (text.includes('\0')) throw new ApiError(400, 'invalid_request', 'body must not contain the NUL character (\\u0000)');
-    if (LONE_SURROGATE.test(text)) throw new ApiError(400, 'invalid_request', 'body must not contain unpaired UTF-16 surrogates');
+    if (text.includes('\0')) throw new ApiError(400, 'invalid_request', `${where} must not contain the NUL character (\\u0000)`);
+    if (LONE_SURROGATE.test(text)) throw new ApiError(400, 'invalid_request', `${where} must not contain unpaired UTF-16 surrogates`);
   };
   while (pending.length > 0) {
     const value = pending.pop();

@@ -5,7 +5,7 @@
  * one of its files (test/layout.test.ts checks it).
  *
  * @example const validation = requestValidation(spec, '/v1', { validateResponses: false });
- * const stages = [parametersStage(spec, op, { validator, check: validation.parameters(op) }), bodyStage(spec, op), validation.body(op)];
+ * const stages = [parametersStage(spec, op, { validator, check: validation.parameters(op) }), bodyStage(spec, op, { schemas, maxStreamBytes }), validation.body(op)];
  */
 export { bodyStage } from './body';
 export { parametersStage } from './parameters';

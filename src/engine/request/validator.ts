@@ -11,6 +11,7 @@ import { contextOf } from '../context/request-context';
 import { setOwn } from './styles';
 import { declaredParameters, validatorReads, type DeclaredParameter } from './declared-parameters';
 import { withoutExtensions } from '../contract/extensions';
+import { sequentialFormat } from '../response/sequential';
 
 export interface ValidatorOptions {
   /** Every response goes through the validator before it is sent (strict mode: VALIDATE_RESPONSES=true). */
@@ -174,7 +175,11 @@ function bodiesDocument(spec: OpenApiDocument, basePath: string): Record<string,
     // (it reads a missing `required` as a missing Content-Type to refuse). The body phase has refused a missing required one.
     if (operation['requestBody'] !== undefined) {
       const { node } = resolveRef(spec, operation['requestBody']);
-      if (node['required'] !== true) operation['requestBody'] = { ...withoutExtensions(node), required: false };
+      const body = withoutExtensions(node);
+      // A body of items (JSON Lines, JSON text sequences) is read and checked item by item by the engine (request/items.ts): the validator sees its media type only.
+      const content = { ...((body['content'] ?? {}) as Record<string, unknown>) };
+      for (const mediaType of Object.keys(content)) if (sequentialFormat(mediaType) !== undefined) content[mediaType] = {};
+      operation['requestBody'] = { ...body, content, required: node['required'] === true };
     }
     return operation;
   });

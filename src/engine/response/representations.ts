@@ -1,6 +1,7 @@
 import type { OpenApiDocument, SpecOperation } from '../contract/document';
 import { essence, mediaKind, negotiate } from '../contract/media-types';
 import { escapePointer, resolveRef } from '../contract/refs';
+import { itemSchemaPointer } from '../contract/item-schema';
 import { ApiError } from '../errors/api-error';
 import type { Stage } from '../stage/stage';
 import { contextOf } from '../context/request-context';
@@ -62,20 +63,11 @@ export function representations(spec: OpenApiDocument, op: SpecOperation): Repre
     const key = keyOf(status);
     if (key === undefined) return undefined;
     const { node: response, ref } = resolveRef(spec, responses[key]);
-    const content = (response['content'] ?? {}) as Record<string, Record<string, unknown> | undefined>;
+    const content = (response['content'] ?? {}) as Record<string, unknown>;
     const declaredType = Object.keys(content).find((type) => essence(type) === essence(mediaType));
     if (declaredType === undefined) return undefined;
     const responsePointer = ref ? ref.replace(/^#/, '') : `${op.pointer}/responses/${escapePointer(key)}`;
-    const mediaPointer = `${responsePointer}/content/${escapePointer(declaredType)}`;
-    const media = content[declaredType]!;
-    if (media['itemSchema'] !== undefined) return `${mediaPointer}/itemSchema`;
-    if (media['schema'] === undefined) return undefined;
-    // The array schema may be a $ref: its items are found where it points.
-    const { node: schema, ref: schemaRef } = resolveRef(spec, media['schema']);
-    const type = schema['type'];
-    const isArray = type === 'array' || (Array.isArray(type) && type.includes('array'));
-    if (!isArray || schema['items'] === undefined || typeof schema['items'] !== 'object') return undefined;
-    return `${schemaRef ? schemaRef.replace(/^#/, '') : `${mediaPointer}/schema`}/items`;
+    return itemSchemaPointer(spec, `${responsePointer}/content/${escapePointer(declaredType)}`);
   };
   const streams = successful.some((type) => sequentialFormat(type) !== undefined);
   return { of: (status) => typesOf(keyOf(status)), successful, streams, hasSchema, itemSchema };

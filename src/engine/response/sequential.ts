@@ -44,7 +44,12 @@ export function isItemSource(body: unknown): body is ItemSource {
   return Symbol.iterator in body && !(body instanceof Uint8Array);
 }
 
-/** A Server-Sent Event as a handler gives it (3.2's SSE item schema): `data` is sent as is when text, as JSON otherwise. */
+/**
+ * A Server-Sent Event as a handler gives it (3.2's SSE item schema): `data`
+ * is sent as is when text, as JSON otherwise. An item with none of these
+ * fields is the data of an event, sent as JSON (some documents describe the
+ * data as the item).
+ */
 export interface ServerSentEvent {
   data?: unknown;
   event?: string;
@@ -70,7 +75,8 @@ export function frameItem(format: SequentialFormat, item: unknown): string {
 
 function frameEvent(item: unknown): string {
   if (typeof item === 'string') return `${dataLines(item)}\n`;
-  if (item === null || typeof item !== 'object') return `${dataLines(JSON.stringify(item) ?? '')}\n`;
+  // An object without any SSE field is the event's data (documents describe either the event's fields or its data as the item).
+  if (item === null || typeof item !== 'object' || !SSE_FIELDS.some((field) => Object.hasOwn(item, field))) return `${dataLines(JSON.stringify(item) ?? '')}\n`;
   const event = item as ServerSentEvent;
   let text = '';
   if (event.comment !== undefined) text += `: ${singleLine('comment', String(event.comment))}\n`;
@@ -88,6 +94,8 @@ function frameEvent(item: unknown): string {
   if (text === '') throw new Error('an SSE event needs data, event, id, retry or a comment');
   return `${text}\n`;
 }
+
+const SSE_FIELDS = ['data', 'event', 'id', 'retry', 'comment'] as const;
 
 const singleLine = (field: string, value: string): string => {
   if (/[\r\n]/.test(value)) throw new Error(`an SSE ${field} cannot hold a line break`);

@@ -1,0 +1,21 @@
+import type { OpenApiDocument } from './document';
+import { resolveRef } from './refs';
+
+/**
+ * Where the schema of one item of a sequential media type (a stream) is, as a
+ * JSON pointer into the document: 3.2's `itemSchema`, else (3.0, 3.1) the
+ * `items` of its `type: array` schema; undefined when it has neither.
+ *
+ * @example itemSchemaPointer(spec, '/paths/~1pets~1export/get/responses/200/content/application~1jsonl') // '/components/schemas/Pets/items'
+ */
+export function itemSchemaPointer(spec: OpenApiDocument, mediaPointer: string): string | undefined {
+  const media = resolveRef(spec, { $ref: `#${mediaPointer}` }).node;
+  if (media['itemSchema'] !== undefined) return `${mediaPointer}/itemSchema`;
+  if (media['schema'] === undefined) return undefined;
+  // The array schema may be a $ref: its items are found where it points.
+  const { node: schema, ref } = resolveRef(spec, media['schema']);
+  const type = schema['type'];
+  const isArray = type === 'array' || (Array.isArray(type) && type.includes('array'));
+  if (!isArray || schema['items'] === null || typeof schema['items'] !== 'object') return undefined;
+  return `${ref ? ref.replace(/^#/, '') : `${mediaPointer}/schema`}/items`;
+}
