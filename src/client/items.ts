@@ -14,7 +14,7 @@ export async function* readItems<Item>(response: Response): AsyncGenerator<Item>
   if (!response.body) return;
   const type = (response.headers.get('content-type') ?? '').split(';')[0]!.trim().toLowerCase();
   const sse = type === 'text/event-stream';
-  const separator = sse ? /\r\n\r\n|\n\n|\r\r/ : type === 'application/json-seq' ? /\u001e/ : /\n/;
+  const separator: string | RegExp = sse ? /\r\n\r\n|\n\n|\r\r/ : type === 'application/json-seq' ? RS : '\n';
   const decoder = new TextDecoder();
   let pending = '';
   const parse = (text: string): { item?: Item } => {
@@ -35,6 +35,9 @@ export async function* readItems<Item>(response: Response): AsyncGenerator<Item>
   const last = parse(pending);
   if ('item' in last) yield last.item!;
 }
+
+/** The record separator of a JSON text sequence (RFC 7464). */
+const RS = String.fromCharCode(0x1e);
 
 /** One Server-Sent Event's fields (comments, such as heartbeats, skipped); none when the block holds only comments. */
 function eventOf(block: string): { item?: { data?: string; event?: string; id?: string; retry?: number } } {
