@@ -46,6 +46,18 @@ export interface RefusalOptions {
   tokensVerifiable: boolean;
 }
 
+/** How many times `key` appears as a keyword in a tree of schemas (a property of that name is not counted). */
+function countKey(node: unknown, key: string, names = false): number {
+  if (Array.isArray(node)) return node.reduce((sum: number, item) => sum + countKey(item, key), 0);
+  if (node === null || typeof node !== 'object') return 0;
+  let count = 0;
+  for (const [name, value] of Object.entries(node)) {
+    if (!names && name === key) count++;
+    count += countKey(value, key, !names && (name === 'properties' || name === 'patternProperties' || name === '$defs'));
+  }
+  return count;
+}
+
 /** Whether a `querystring` parameter's content is one the engine reads: JSON, or form fields. */
 function querystringReadable(parameter: { content?: Record<string, unknown> }): boolean {
   const types = Object.keys(parameter.content ?? {});
@@ -61,6 +73,10 @@ export function contractRefusals(spec: OpenApiDocument, options: RefusalOptions)
   const served = servedSchemes(definitions);
 
   for (const [name, raw] of Object.entries(definitions)) {
+    // 3.2: a scheme marked deprecated is still served; its users should move off it, and the published document says so.
+    if ((resolveRef(spec, raw).node as { deprecated?: unknown }).deprecated === true) {
+      warnings.push(`${options.label}: the security scheme ${name} is deprecated: still accepted, and marked deprecated in the published document`);
+    }
     if (served.has(name)) {
       const scheme = served.get(name)!;
       if ((scheme.type === 'oauth2' || scheme.type === 'openIdConnect') && !options.tokensVerifiable) {
@@ -167,6 +183,13 @@ export function contractRefusals(spec: OpenApiDocument, options: RefusalOptions)
       );
     }
     events += Object.keys((op.operation['callbacks'] ?? {}) as object).length;
+  }
+  const defaultMappings = countKey(spec.components?.['schemas'], 'defaultMapping');
+  if (defaultMappings > 0) {
+    warnings.push(
+      `${options.label}: ${defaultMappings} discriminator defaultMapping(s) (3.2) are not applied: ` +
+        'a payload without the discriminating property is validated against the oneOf / anyOf as written',
+    );
   }
   if (events > 0) {
     warnings.push(
