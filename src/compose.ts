@@ -5,7 +5,16 @@ import type { Logger } from 'pino';
 import type { DestinationStream } from 'pino';
 import type { Config } from './config';
 import { OPENAPI_DIR } from './project';
-import { type OpenApiDocument, loadContract, contractVersionsIn, servedApi, type ServedApi, schemaValidator, type SchemaValidator } from './engine/contract';
+import {
+  type OpenApiDocument,
+  loadContract,
+  contractVersionsIn,
+  servedApi,
+  type ServedApi,
+  schemaValidator,
+  type SchemaValidator,
+  deref,
+} from './engine/contract';
 import {
   contractRefusals,
   sunsetStage,
@@ -266,8 +275,9 @@ async function requestPhases(parts: PhaseParts): Promise<PhaseImplementations> {
     tokenPlan: config.oauth2.plan,
     beforeLookup: refusedAddresses.guard(config.rateLimits.ipPerMinute),
   });
-  const { jwksUrl, issuer, audience, maxTokenAgeSeconds, tokenType } = config.oauth2;
-  const verifyToken = jwksUrl ? tokenVerifier({ jwksUrl, issuer, audience, maxTokenAgeSeconds, tokenType }) : undefined;
+  const { issuer, audience, maxTokenAgeSeconds, tokenType } = config.oauth2;
+  const keys = tokenKeysOf(apis, config);
+  const verifyToken = keys ? tokenVerifier({ keys, issuer, audience, maxTokenAgeSeconds, tokenType }) : undefined;
 
   // The service's handlers, per version, with what they use besides the request (links carry the version's base path).
   const cursorSecret = await storage.secrets.get('page-cursors');
@@ -347,6 +357,26 @@ function streamSettingsOf(api: ServedApi, config: Config, shutdown: AbortSignal,
   };
 }
 
+/**
+ * Where access tokens' keys are found: `OAUTH2_JWKS_URL`; else, when a
+ * document's oauth2 scheme gives its authorization server's metadata (3.2's
+ * `oauth2MetadataUrl`, RFC 8414) and `OAUTH2_AUDIENCE` says which tokens are
+ * for this API, that metadata; else nowhere (token requirements answer 401
+ * saying why).
+ */
+function tokenKeysOf(apis: readonly ServedApi[], config: Config): { jwksUrl: string } | { metadataUrl: string } | undefined {
+  if (config.oauth2.jwksUrl !== undefined) return { jwksUrl: config.oauth2.jwksUrl };
+  if (config.oauth2.audience === undefined) return undefined;
+  for (const api of apis) {
+    for (const raw of Object.values(api.contract.components?.securitySchemes ?? {})) {
+      const scheme = deref(api.contract, raw) as { type?: unknown; oauth2MetadataUrl?: unknown };
+      if (scheme.type === 'oauth2' && typeof scheme.oauth2MetadataUrl === 'string' && /^https?:\/\//.test(scheme.oauth2MetadataUrl))
+        return { metadataUrl: scheme.oauth2MetadataUrl };
+    }
+  }
+  return undefined;
+}
+
 /** Counts a deprecated operation's calls by plan: one counter child per plan, found by name (prom-client would hash the labels on every call). */
 function deprecatedCallCounter(metrics: Metrics, version: string): (operation: string, req: Request) => void {
   const byPlan = new Map<string, { inc(): void }>();
@@ -370,7 +400,7 @@ function refuseWhatCannotBeServed(apis: readonly ServedApi[], config: Config): s
   const warnings: string[] = [];
   const errors: string[] = [];
   for (const api of apis) {
-    const found = contractRefusals(api.contract, { label: `openapi/${api.name}/openapi.yaml`, tokensVerifiable: config.oauth2.jwksUrl !== undefined });
+    const found = contractRefusals(api.contract, { label: `openapi/${api.name}/openapi.yaml`, tokensVerifiable: tokenKeysOf(apis, config) !== undefined });
     errors.push(...found.errors);
     warnings.push(...found.warnings);
   }

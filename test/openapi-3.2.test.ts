@@ -11,6 +11,7 @@ import { handlers } from '../src/service/handlers';
 import { loadSpec } from './support/contracts';
 import { compose } from '../src/compose';
 import { objectAt } from './support/document-edits';
+import { startTestIssuer } from './support/jwks';
 
 const LIBRARY = 'test/fixtures/openapi-3.2/library-3.2.yaml';
 const BOOKS = [
@@ -168,6 +169,38 @@ describe.each([false, true])('an OpenAPI 3.2 document (strict response validatio
       expect((await t.metrics.streamItemViolations.get()).values).toEqual([expect.objectContaining({ labels: { operation: 'followBooks' } })]);
     } else {
       expect(events.text).toContain('event: magazine');
+    }
+  });
+});
+
+describe('oauth2MetadataUrl (3.2): without OAUTH2_JWKS_URL, the key set is found in the authorization server metadata (RFC 8414)', () => {
+  it('a token the metadata issuer signed for this audience passes; another issuer, another audience, or none is a 401', async () => {
+    const issuer = await startTestIssuer();
+    const spec = loadSpec(LIBRARY);
+    objectAt(spec, 'components', 'securitySchemes').library = {
+      type: 'oauth2',
+      oauth2MetadataUrl: issuer.metadataUrl,
+      flows: { clientCredentials: { tokenUrl: 'https://library.example.com/token', scopes: { 'books:read': 'Search books' } } },
+    };
+    objectAt(spec, 'paths', '/books/search', 'get').security = [{ library: ['books:read'] }];
+    const oauth2 = { ...testConfig().oauth2, jwksUrl: undefined, issuer: undefined, audience: 'library' };
+    const t = await startTestApp({ contract: spec, handlers: registry, settings: { oauth2 } });
+    const server = t.app.listen(0, '127.0.0.1');
+    await new Promise((resolve) => server.once('listening', resolve));
+    try {
+      expect(t.logs()).not.toContain('needs OAUTH2_JWKS_URL');
+      const token = await issuer.sign({ sub: 'reader', iss: issuer.issuer, aud: 'library', scope: 'books:read' });
+      expect((await send(server, 'GET', '/v1/books/search?title=Dune', { authorization: `Bearer ${token}` })).status).toBe(200);
+      const foreign = await issuer.sign({ sub: 'reader', iss: 'https://elsewhere.example/', aud: 'library', scope: 'books:read' });
+      expect((await send(server, 'GET', '/v1/books/search', { authorization: `Bearer ${foreign}` })).status).toBe(401);
+      const otherApi = await issuer.sign({ sub: 'reader', iss: issuer.issuer, aud: 'another-api', scope: 'books:read' });
+      expect((await send(server, 'GET', '/v1/books/search', { authorization: `Bearer ${otherApi}` })).status).toBe(401);
+      expect((await send(server, 'GET', '/v1/books/search', {})).status).toBe(401);
+    } finally {
+      server.closeAllConnections();
+      server.close();
+      await t.close();
+      await issuer.close();
     }
   });
 });

@@ -7,6 +7,10 @@ import { exportJWK, SignJWT, type JWTPayload } from 'jose';
 export interface TestIssuer {
   /** Where the JWKS is served (`OAUTH2_JWKS_URL`). */
   readonly jwksUrl: string;
+  /** Its authorization server metadata (RFC 8414: `issuer`, `jwks_uri`), as a 3.2 document's `oauth2MetadataUrl` names it. */
+  readonly metadataUrl: string;
+  /** The `issuer` its metadata states. */
+  readonly issuer: string;
   /**
    * Signs an access token for `sub` with the given claims (`scope`, `scp`,
    * `aud`, `iss`, ...), issued now and valid for an hour unless `iat` / `exp`
@@ -32,9 +36,15 @@ export async function startTestIssuer(): Promise<TestIssuer> {
     const pair = alg === 'RS256' ? generateKeyPairSync('rsa', { modulusLength: 2048 }) : generateKeyPairSync('ec', { namedCurve: 'P-256' });
     keys.set(kid, { alg, ...pair });
   };
+  let origin = '';
   add('rs-1', 'RS256');
   add('es-1', 'ES256');
-  const server = http.createServer((_req, res) => {
+  const server = http.createServer((req, res) => {
+    if (req.url === '/.well-known/oauth-authorization-server') {
+      res.setHeader('content-type', 'application/json');
+      res.end(JSON.stringify({ issuer: `${origin}/`, jwks_uri: `${origin}/.well-known/jwks.json`, token_endpoint: `${origin}/token` }));
+      return;
+    }
     void Promise.all([...keys].map(async ([kid, key]) => ({ ...(await exportJWK(key.publicKey)), kid, alg: key.alg, use: 'sig' }))).then((published) => {
       res.setHeader('content-type', 'application/json');
       res.end(JSON.stringify({ keys: published }));
@@ -42,8 +52,11 @@ export async function startTestIssuer(): Promise<TestIssuer> {
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
+  origin = `http://127.0.0.1:${port}`;
   return {
-    jwksUrl: `http://127.0.0.1:${port}/.well-known/jwks.json`,
+    jwksUrl: `${origin}/.well-known/jwks.json`,
+    metadataUrl: `${origin}/.well-known/oauth-authorization-server`,
+    issuer: `${origin}/`,
     async sign(claims, { alg = 'RS256', kid = alg === 'RS256' ? 'rs-1' : 'es-1', expires = true, typ } = {}) {
       const key = keys.get(kid);
       if (!key) throw new Error(`no key ${kid}`);

@@ -81,7 +81,7 @@ export function contractRefusals(spec: OpenApiDocument, options: RefusalOptions)
       const scheme = served.get(name)!;
       if ((scheme.type === 'oauth2' || scheme.type === 'openIdConnect') && !options.tokensVerifiable) {
         warnings.push(
-          `${options.label}: the ${scheme.type} scheme ${name} needs OAUTH2_JWKS_URL to verify access tokens; ` +
+          `${options.label}: the ${scheme.type} scheme ${name} needs OAUTH2_JWKS_URL (or, for an oauth2 scheme with oauth2MetadataUrl, OAUTH2_AUDIENCE) to verify access tokens; ` +
             'until it is set, its requirements answer 401 saying so',
         );
       }

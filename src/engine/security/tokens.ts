@@ -5,8 +5,13 @@ type Jose = typeof import('jose');
 
 /** Where access tokens are checked: the issuer's keys, and what the token must say. */
 export interface TokenSettings {
-  /** The JSON Web Key Set of the issuer (`OAUTH2_JWKS_URL`). */
-  jwksUrl: string;
+  /**
+   * Where the issuer's keys are: its JSON Web Key Set (`OAUTH2_JWKS_URL`), or
+   * its authorization server metadata (RFC 8414: a 3.2 document's
+   * `oauth2MetadataUrl`), whose `jwks_uri` names the set and whose `issuer`
+   * is the `iss` required when none is configured.
+   */
+  keys: { jwksUrl: string } | { metadataUrl: string };
   /** The `iss` every token must carry (`OAUTH2_ISSUER`); unset only where the configuration says so explicitly (tests). */
   issuer?: string | undefined;
   /** An `aud` every token must carry (`OAUTH2_AUDIENCE`); unset only where the configuration says so explicitly (tests). */
@@ -50,27 +55,33 @@ const ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256
  * `aud` and `typ` as configured.
  *
  * @example
- * const verify = tokenVerifier({ jwksUrl: 'https://issuer.example/.well-known/jwks.json', issuer: 'https://issuer.example/', audience: 'pets-api' });
+ * const verify = tokenVerifier({ keys: { jwksUrl: 'https://issuer.example/.well-known/jwks.json' }, issuer: 'https://issuer.example/', audience: 'pets-api' });
  * const { subject, scopes } = await verify(token);
  */
 export function tokenVerifier(settings: TokenSettings): (token: string) => Promise<VerifiedToken> {
   // jose is loaded with the first token: a server whose documents declare no token scheme never holds it in memory.
-  let loading: Promise<{ jose: Jose; keys: ReturnType<Jose['createRemoteJWKSet']> }> | undefined;
+  let loading: Promise<{ jose: Jose; keys: ReturnType<Jose['createRemoteJWKSet']>; issuer: string | undefined }> | undefined;
   const load = () =>
-    (loading ??= import('jose').then((jose) => ({
-      jose,
+    (loading ??= (async () => {
+      const jose = await import('jose');
+      const found = 'jwksUrl' in settings.keys ? { jwksUrl: settings.keys.jwksUrl, issuer: undefined } : await discover(settings.keys.metadataUrl);
       // An unknown kid refetches the set (a rotation), at most once a second however many such tokens arrive.
-      keys: jose.createRemoteJWKSet(new URL(settings.jwksUrl), { timeoutDuration: 2_000, cooldownDuration: 1_000 }),
-    })));
+      const keys = jose.createRemoteJWKSet(new URL(found.jwksUrl), { timeoutDuration: 2_000, cooldownDuration: 1_000 });
+      return { jose, keys, issuer: settings.issuer ?? found.issuer };
+    })().catch((error: unknown) => {
+      // Metadata that could not be read is read again for the next token.
+      loading = undefined;
+      throw error;
+    }));
   return async (token) => {
-    const { jose, keys } = await load();
+    const { jose, keys, issuer } = await load();
     let payload: JWTPayload;
     try {
       ({ payload } = await jose.jwtVerify(token, keys, {
         algorithms: ALGORITHMS,
         clockTolerance: CLOCK_SKEW_SECONDS,
         requiredClaims: REQUIRED_CLAIMS,
-        ...(settings.issuer !== undefined && { issuer: settings.issuer }),
+        ...(issuer !== undefined && { issuer }),
         ...(settings.audience !== undefined && { audience: settings.audience }),
         ...(settings.maxTokenAgeSeconds !== undefined && { maxTokenAge: settings.maxTokenAgeSeconds }),
         ...(settings.tokenType !== undefined && { typ: settings.tokenType }),
@@ -81,6 +92,26 @@ export function tokenVerifier(settings: TokenSettings): (token: string) => Promi
     if (typeof payload.sub !== 'string' || payload.sub === '') throw new TokenRejected('the token has no subject (sub)');
     return { subject: payload.sub, scopes: scopesOf(payload), claims: payload };
   };
+}
+
+/**
+ * The key set and issuer an authorization server publishes in its metadata
+ * (RFC 8414): fetched once per process (and again after a failure), within
+ * the same 2 s the key set is given.
+ */
+async function discover(metadataUrl: string): Promise<{ jwksUrl: string; issuer: string | undefined }> {
+  let metadata: { jwks_uri?: unknown; issuer?: unknown };
+  try {
+    const response = await fetch(metadataUrl, { signal: AbortSignal.timeout(2_000), headers: { accept: 'application/json' } });
+    if (!response.ok) throw new Error(`it answered ${response.status}`);
+    metadata = (await response.json()) as typeof metadata;
+  } catch (error) {
+    throw new TokenKeysUnavailable(`the authorization server metadata (${metadataUrl}) could not be read: ${(error as Error).message}`);
+  }
+  if (typeof metadata.jwks_uri !== 'string' || !/^https?:\/\//.test(metadata.jwks_uri)) {
+    throw new TokenKeysUnavailable(`the authorization server metadata (${metadataUrl}) names no jwks_uri`);
+  }
+  return { jwksUrl: metadata.jwks_uri, issuer: typeof metadata.issuer === 'string' ? metadata.issuer : undefined };
 }
 
 function rejection(errors: Jose['errors'], error: unknown): Error {
