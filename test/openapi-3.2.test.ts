@@ -12,6 +12,7 @@ import { loadSpec } from './support/contracts';
 import { compose } from '../src/compose';
 import { objectAt } from './support/document-edits';
 import { startTestIssuer } from './support/jwks';
+import { diffContracts } from '../scripts/lib/contract-diff/diff-contracts';
 
 const LIBRARY = 'test/fixtures/openapi-3.2/library-3.2.yaml';
 const BOOKS = [
@@ -202,6 +203,20 @@ describe('oauth2MetadataUrl (3.2): without OAUTH2_JWKS_URL, the key set is found
       await t.close();
       await issuer.close();
     }
+  });
+});
+
+describe('npm run api:diff on OpenAPI 3.2', () => {
+  it('sees QUERY and additional operations: removing them is breaking, adding one is not, each told where the document writes it', () => {
+    const base = loadSpec(LIBRARY);
+    const head = loadSpec(LIBRARY);
+    delete (head.paths['/books'] as Record<string, unknown>)['query'];
+    (head.paths['/books'] as { additionalOperations: Record<string, unknown> }).additionalOperations['LINK'] = {
+      operationId: 'linkBooks',
+      responses: { '204': { description: 'Linked.' } },
+    };
+    const changes = diffContracts(base, head).map((change) => `${change.class} ${change.location} ${change.operation?.method ?? ''}`);
+    expect(changes).toEqual(['breaking paths./books.query query', 'non-breaking paths./books.additionalOperations.LINK link']);
   });
 });
 

@@ -6,7 +6,7 @@
  * the same text (`npm run api:changelog -- --check` relies on it).
  */
 import path from 'node:path';
-import { HTTP_METHODS, type OpenApiDocument, type OperationObject } from '../../../src/engine/contract';
+import { listOperations, type OpenApiDocument } from '../../../src/engine/contract';
 import { operationLabel, type ContractChange } from './change';
 import { compareContracts } from './compare-contracts';
 import { ContractSourceError, displayPath } from './load-contract';
@@ -19,15 +19,12 @@ export const changelogPathOf = (specPath: string): string => path.join(path.dirn
 /** The first release has nothing to compare with: its operations, in document order. */
 function initialEntry(document: OpenApiDocument): string[] {
   const lines: string[] = [];
-  for (const [template, item] of Object.entries(document.paths)) {
-    for (const method of HTTP_METHODS) {
-      const operation = item[method] as OperationObject | undefined;
-      if (!operation) continue;
-      const sunset = operation['x-sunset'] === undefined ? '' : `, sunset ${String(operation['x-sunset'])}`;
-      lines.push(
-        `- ${operationLabel({ operationId: operation.operationId, method, path: template })}${operation.deprecated === true ? `: deprecated${sunset}` : ''}`,
-      );
-    }
+  // Every operation, 3.2's QUERY and additional operations included.
+  for (const { operation, method, path: template } of listOperations(document)) {
+    const sunset = operation['x-sunset'] === undefined ? '' : `, sunset ${String(operation['x-sunset'])}`;
+    lines.push(
+      `- ${operationLabel({ operationId: operation.operationId, method, path: template })}${operation.deprecated === true ? `: deprecated${sunset}` : ''}`,
+    );
   }
   return [`Initial release: ${lines.length} operation${lines.length === 1 ? '' : 's'}.`, '', ...lines];
 }

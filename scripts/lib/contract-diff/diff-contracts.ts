@@ -12,6 +12,7 @@ import { CHANGE_CLASSES } from './change';
 import { displayLocation, operationOf, sideOf } from './contract-path';
 import { securityChanges } from './effective-security';
 import { OWN_RULES, diffContext } from './own-rules';
+import { typedDocument } from '../openapi-31-rendering';
 
 export interface DiffOptions {
   /** false: api-smart-diff's classification alone (components still de-duplicated); for measuring the library. */
@@ -69,7 +70,10 @@ function defaultReason(changeClass: ChangeClass, diff: Diff): string {
  * // [{ class: 'breaking', location: 'paths./pets.get.parameters.limit.schema.maximum', before: 100, after: 50,
  * //    action: 'replace', reason: 'requests that were valid are now refused', rule: 'bounds-by-direction' }]
  */
-export function diffContracts(before: OpenApiDocument, after: OpenApiDocument, options: DiffOptions = {}): ContractChange[] {
+export function diffContracts(written: OpenApiDocument, changed: OpenApiDocument, options: DiffOptions = {}): ContractChange[] {
+  // api-smart-diff knows 3.1's operations: 3.2's QUERY and additional operations are compared under paths of their own.
+  const before = typedDocument(written);
+  const after = typedDocument(changed);
   const ownRules = options.ownRules !== false;
   // apiCompare rewrites its inputs (a $ref with siblings becomes allOf); locations are read from the documents as written.
   const { diffs } = apiCompare(structuredClone(before), structuredClone(after));
@@ -107,5 +111,19 @@ export function diffContracts(before: OpenApiDocument, after: OpenApiDocument, o
       changes.push({ ...change.verdict, location, ...(operation ? { operation } : {}), action: 'replace', before: change.before, after: change.after });
     }
   }
-  return CHANGE_CLASSES.flatMap((changeClass) => changes.filter((change) => change.class === changeClass));
+  const told = changes.map(asWritten);
+  return CHANGE_CLASSES.flatMap((changeClass) => told.filter((change) => change.class === changeClass));
+}
+
+/** A change found under a path of its own (`/books (QUERY)`, as POST) told where the document writes it: `paths./books.query`. */
+function asWritten(change: ContractChange): ContractChange {
+  const match = /^paths\.(.+?) \(([A-Z][A-Z-]*)\)\.post(\.|$)/.exec(change.location);
+  if (!match) return change;
+  const [, template, method] = match;
+  const where = method === 'QUERY' ? 'query' : `additionalOperations.${method}`;
+  return {
+    ...change,
+    location: `paths.${template}.${where}${change.location.slice(match[0].length - match[3]!.length)}`,
+    ...(change.operation && { operation: { ...change.operation, method: method!.toLowerCase(), path: template! } }),
+  };
 }
