@@ -11,6 +11,8 @@ import { startTestApp, type TestApp } from './support/test-app';
 import { handlers } from '../src/service/handlers';
 import { loadSpec } from './support/contracts';
 import { notImplementedHandler } from '../src/engine/handlers';
+import { createHttpServer } from '../src/runtime/http-server';
+import { loadConfig } from '../src/config';
 
 /** What the test handlers do, set by each test. */
 let items: () => AsyncIterable<unknown> | Iterable<unknown> = () => [];
@@ -370,6 +372,39 @@ describe('streams and the rest of the server', () => {
       expect(JSON.parse(bad.text()).message).toBe('query.status must be equal to one of the allowed values: available, pending, sold');
       const json = await open(server, '/v2/pets/export', { authorization: key, accept: 'application/json' });
       expect(json.response.statusCode).toBe(406);
+    } finally {
+      server.closeAllConnections();
+      server.close();
+      await t.close();
+    }
+  });
+});
+
+describe('streams and the slow-client limits of the HTTP server', () => {
+  it('an SSE stream longer than the request timeout is not cut while it sends, nor while idle with its heartbeat', async () => {
+    const t = await startTestApp({
+      contract: streamingContract(),
+      handlers: registry,
+      settings: { streams: { heartbeatMs: 150, stallMs: 30_000, maxRequestBytes: 1_048_576 } },
+    });
+    const limits = { ...loadConfig({ HEADERS_TIMEOUT_SECONDS: '0.3', REQUEST_TIMEOUT_SECONDS: '0.5', KEEP_ALIVE_TIMEOUT_SECONDS: '0.5' }).httpLimits };
+    const server = createHttpServer(t.app, limits).listen(0, '127.0.0.1');
+    await new Promise((resolve) => server.once('listening', resolve));
+    try {
+      items = async function* () {
+        // Sending for a while, then idle (heartbeats only), then the last event: 2 s in all, four times the request timeout.
+        for (let i = 1; i <= 5; i++) {
+          yield { id: String(i), data: `tick ${i}` };
+          await sleep(100);
+        }
+        await sleep(1500);
+        yield { id: '6', data: 'last' };
+      };
+      const opened = await open(server, '/v1/events', { authorization: t.auth });
+      expect(await opened.ended).toBe('complete');
+      expect(opened.text()).toContain('data: tick 5');
+      expect(opened.text()).toContain(': heartbeat');
+      expect(opened.text()).toMatch(/data: last\n\n$/);
     } finally {
       server.closeAllConnections();
       server.close();
