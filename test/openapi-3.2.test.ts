@@ -13,6 +13,7 @@ import { compose } from '../src/compose';
 import { objectAt } from './support/document-edits';
 import { startTestIssuer } from './support/jwks';
 import { diffContracts } from '../scripts/lib/contract-diff/diff-contracts';
+import { notImplementedHandler } from '../src/engine/handlers';
 
 const LIBRARY = 'test/fixtures/openapi-3.2/library-3.2.yaml';
 const BOOKS = [
@@ -202,6 +203,42 @@ describe('oauth2MetadataUrl (3.2): without OAUTH2_JWKS_URL, the key set is found
       server.close();
       await t.close();
       await issuer.close();
+    }
+  });
+});
+
+describe('the rest of 3.2, honoured', () => {
+  it("style: cookie: the value as the Cookie header carries it (not percent-decoded); a mock sends an example's serializedValue", async () => {
+    const spec = loadSpec(LIBRARY);
+    const lookup = objectAt(spec, 'paths', '/books/lookup', 'get');
+    lookup.parameters = [...(lookup.parameters as object[]), { name: 'shelf', in: 'cookie', style: 'cookie', schema: { type: 'string' } }];
+    objectAt(spec, 'paths', '/books/export', 'get', 'responses', '200', 'content', 'application/jsonl').examples = {
+      one: { serializedValue: '{"id":7,"title":"Ulysses"}\n' },
+    };
+    let cookies: unknown;
+    const t = await startTestApp({
+      contract: spec,
+      handlers: {
+        ...registry,
+        lookupBooks: async (request: { cookies: unknown }) => {
+          cookies = request.cookies;
+          return { status: 200, body: BOOKS };
+        },
+        exportBooks: notImplementedHandler('exportBooks'),
+      } as unknown as typeof handlers,
+      settings: { mockResponses: true },
+    });
+    const server = t.app.listen(0, '127.0.0.1');
+    await new Promise((resolve) => server.once('listening', resolve));
+    try {
+      expect((await send(server, 'GET', '/v1/books/lookup', { authorization: t.auth, cookie: 'shelf=a%20b' })).status).toBe(200);
+      expect(cookies).toEqual({ shelf: 'a%20b' });
+      const exported = await send(server, 'GET', '/v1/books/export', { authorization: t.auth });
+      expect(exported.text).toBe('{"id":7,"title":"Ulysses"}\n');
+    } finally {
+      server.closeAllConnections();
+      server.close();
+      await t.close();
     }
   });
 });

@@ -168,7 +168,7 @@ function declaredResponse(
       mediaType,
       kind === 'binary'
         ? binaryExamples(mediaType)
-        : checkedExamples(spec, validator, served.length > 1 ? `${where} ${mediaType}` : where, status, media, kind, schemaPointer, warn),
+        : checkedExamples(spec, validator, served.length > 1 ? `${where} ${mediaType}` : where, status, media, mediaType, kind, schemaPointer, warn),
     );
   }
   return { status, headers, bodies };
@@ -181,6 +181,7 @@ function checkedExamples(
   where: string,
   status: number,
   media: Node,
+  mediaType: string,
   kind: string,
   schemaPointer: string | { items: string },
   warn: (message: string) => void,
@@ -236,7 +237,7 @@ function checkedExamples(
   };
   if (media['examples']) {
     for (const [name, example] of Object.entries(media['examples'] as Record<string, Node>))
-      add(name, exampleValue(deref(spec, example)), `the example "${name}"`);
+      add(name, exampleValue(deref(spec, example), mediaType), `the example "${name}"`);
   }
   if (media['example'] !== undefined) add('', media['example'], 'the example');
   if (examples.size === 0) add('', generated(spec, schema, kind, status, true), 'the example generated from the schema (from its `examples`, else a sample)');
@@ -247,8 +248,34 @@ function checkedExamples(
   return examples;
 }
 
-/** The value of an Example object: 3.2's `dataValue`, else `value`. */
-const exampleValue = (example: Node): unknown => example['dataValue'] ?? example['value'];
+/**
+ * The value of an Example object: 3.2's `dataValue`, else `value`, else
+ * 3.2's `serializedValue` read back (JSON text, or for a stream its JSON
+ * Lines or sequence records, as the list of items).
+ */
+function exampleValue(example: Node, mediaType: string): unknown {
+  if (example['dataValue'] !== undefined) return example['dataValue'];
+  if (example['value'] !== undefined) return example['value'];
+  const serialized = example['serializedValue'];
+  if (typeof serialized !== 'string') return undefined;
+  const format = sequentialFormat(mediaType);
+  try {
+    if (format === 'jsonl')
+      return serialized
+        .split('\n')
+        .filter((line) => line.trim() !== '')
+        .map((line) => JSON.parse(line) as unknown);
+    if (format === 'json-seq')
+      return serialized
+        .split('\u001e')
+        .slice(1)
+        .map((record) => JSON.parse(record) as unknown);
+    return mediaKind(mediaType) === 'json' ? (JSON.parse(serialized) as unknown) : serialized;
+  } catch {
+    // Not what its media type says: kept as text, for the schema check to judge (and the mock to replace).
+    return serialized;
+  }
+}
 
 /**
  * A body generated from the schema by openapi-sampler: with the schema's own

@@ -66,7 +66,9 @@ export function parametersStage(spec: OpenApiDocument, op: SpecOperation, option
     }
     if (cookie.length > 0) {
       const cookies = cookiePairs(req.headers.cookie);
-      for (const parameter of cookie) take(result.cookie, parameter, fromCookies(parameter, cookies));
+      // 3.2's `style: cookie`: values as the Cookie header carries them, not percent-decoded.
+      const raw = cookie.some((parameter) => parameter.style === 'cookie') ? cookiePairs(req.headers.cookie, false) : cookies;
+      for (const parameter of cookie) take(result.cookie, parameter, fromCookies(parameter, parameter.style === 'cookie' ? raw : cookies));
     }
     for (const parameter of parameters) applyDefault(result, parameter);
     for (const parameter of ownChecks) check(result, parameter, validator);
