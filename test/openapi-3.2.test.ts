@@ -89,6 +89,10 @@ describe.each([false, true])('an OpenAPI 3.2 document (strict response validatio
   const auth = () => ({ authorization: t.auth });
   const json = { 'content-type': 'application/json' };
 
+  it('what is published as written but not acted on is said at start: tags with a parent (the /docs navigation is one level)', () => {
+    expect(t.logs()).toContain('1 tag(s) name a parent (3.2): published as written, but /docs (Swagger UI) lists every tag at one level');
+  });
+
   it('QUERY (a method with a body): routed, its body validated by the request validator, answered', async () => {
     const found = await send(server, 'QUERY', '/v1/books', { ...auth(), ...json }, JSON.stringify({ title: 'Dune' }));
     expect(found.status).toBe(200);
