@@ -320,3 +320,42 @@ describeInBrowser('/docs of a document written elsewhere (Scalar Galaxy as v3): 
     expect(problems.filter((problem) => !elsewhere.test(problem))).toEqual([]);
   });
 });
+
+describeInBrowser('/docs of an OpenAPI 3.2 document (the project library fixture as v3)', () => {
+  let server: RunningServer;
+  let browser: Browser;
+  let page: Page;
+  const problems: string[] = [];
+
+  beforeAll(async () => {
+    const root = copyProject();
+    mkdirSync(path.join(root, 'openapi/v3'), { recursive: true });
+    copyFileSync(path.join(PROJECT_ROOT, 'test/fixtures/openapi-3.2/library-3.2.yaml'), path.join(root, 'openapi/v3/openapi.yaml'));
+    for (const script of ['generate', 'scaffold']) expect(runNpm(root, script)).toMatchObject({ status: 0 });
+    server = await startServer({ DATABASE_URL: `sqlite:${tempDir()}/pets.db`, NODE_ENV: 'production' }, { projectRoot: root });
+    browser = await launchChromium();
+    page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    await watchProblems(page, problems, []);
+  }, 180_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await server?.stop();
+  });
+
+  it('renders it as written: the QUERY method and the additional PURGE beside the other operations, no page error', async () => {
+    await page.goto(`${server.url}/docs`);
+    const versions = page.locator('.topbar select');
+    await versions.locator('option').first().waitFor({ state: 'attached' });
+    await versions.selectOption({ label: 'v3 (1.0.0)' });
+    await page.locator('.info .title', { hasText: 'Library' }).waitFor();
+    await page.locator('.opblock').first().waitFor();
+    const shown = await page
+      .locator('.opblock')
+      .evaluateAll((blocks) => blocks.map((block) => `${block.querySelector('.opblock-summary-method')?.textContent} ${block.id}`));
+    expect(shown).toEqual(
+      expect.arrayContaining(['QUERY operations-search-searchBooks', 'PURGE operations-books-purgeBooks', 'GET operations-books-followBooks']),
+    );
+    expect(problems).toEqual([]);
+  });
+});
