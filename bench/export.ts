@@ -1,10 +1,11 @@
 /**
- * `node --import tsx bench/export.ts [--pets N] [--no-build] [--rounds R]`
+ * `node --import tsx bench/export.ts [--pets N] [--no-build] [--rounds R] [--check]`
  * (`npm run bench:export`): the JSON Lines export of v2
  * (`GET /v2/pets/export`) of N pets (1,000,000 by default) from the server
  * as `npm start` runs it in production. Reports records per second and the
  * server's peak RSS during the export against its RSS warmed up and at rest
- * just before (the export must hold memory flat: within 10 MB).
+ * just before (the export must hold memory flat: within 10 MB; with
+ * --check, as CI runs it, exit 1 when it does not).
  *
  * Writes bench/results/export.md and export.json.
  */
@@ -44,7 +45,12 @@ function exportAll(baseUrl: string, key: string): Promise<{ records: number; sec
 
 async function main(): Promise<void> {
   const { values } = parseArgs({
-    options: { pets: { type: 'string', default: '1000000' }, rounds: { type: 'string', default: '3' }, 'no-build': { type: 'boolean', default: false } },
+    options: {
+      pets: { type: 'string', default: '1000000' },
+      rounds: { type: 'string', default: '3' },
+      'no-build': { type: 'boolean', default: false },
+      check: { type: 'boolean', default: false },
+    },
   });
   const pets = Number(values.pets);
   if (!values['no-build']) await runCommand('npm', ['run', 'build'], { inheritOutput: true });
@@ -94,6 +100,8 @@ async function main(): Promise<void> {
     writeFileSync(path.join(ROOT, 'bench/results/export.md'), lines.join('\n'));
     writeFileSync(path.join(ROOT, 'bench/results/export.json'), `${JSON.stringify({ pets, rounds }, null, 2)}\n`);
     console.log(lines.slice(-2).join('\n'));
+    // CI (--check): a growth past the target fails.
+    if (values.check && worst > 10) process.exitCode = 1;
   } finally {
     killAllServers();
     rmSync(scratch, { recursive: true, force: true });
