@@ -260,6 +260,12 @@ describe.each([false, true])('streams (strict response validation %s)', (validat
       const requestId = opened.response.headers['x-request-id'];
       expect(t.logs()).toMatch(new RegExp(`"requestId":"${requestId}","operation":"lines","item":1,"problem":"[^"]*data/id must be integer`));
       await until(() => t.logs().includes('"end":"invalid_item"'));
+      // An invalid first item: nothing was sent, so the answer is a 500 Error object, as for a response that breaks the contract.
+      items = () => [{ id: 'one' }];
+      const first = await open(server, '/v1/lines', auth());
+      expect(first.response.statusCode).toBe(500);
+      await first.ended;
+      expect(JSON.parse(first.text())).toMatchObject({ code: 'internal_error', status: 500 });
     } else {
       expect(ended).toBe('complete');
       expect(opened.text().trim().split('\n')).toHaveLength(3);
@@ -405,6 +411,32 @@ describe('streams and the slow-client limits of the HTTP server', () => {
       expect(opened.text()).toContain('data: tick 5');
       expect(opened.text()).toContain(': heartbeat');
       expect(opened.text()).toMatch(/data: last\n\n$/);
+    } finally {
+      server.closeAllConnections();
+      server.close();
+      await t.close();
+    }
+  });
+});
+
+describe('a reader that stops reading', () => {
+  it('is let go after STREAM_STALL_SECONDS with its socket still full: the connection is closed and the stream logged as stalled', async () => {
+    const t = await startTestApp({
+      contract: streamingContract(),
+      handlers: registry,
+      settings: { streams: { heartbeatMs: 1000, stallMs: 300, maxRequestBytes: 1_048_576 } },
+    });
+    const server = t.app.listen(0, '127.0.0.1');
+    await new Promise((resolve) => server.once('listening', resolve));
+    try {
+      const big = 'x'.repeat(64 * 1024);
+      items = async function* () {
+        for (let i = 0; i < 2000; i++) yield big;
+      };
+      const opened = await open(server, '/v1/texts', { authorization: t.auth }, { read: false });
+      await until(() => t.logs().includes('"end":"stalled"'), 3000);
+      opened.response.resume();
+      expect(await opened.ended).toBe('aborted');
     } finally {
       server.closeAllConnections();
       server.close();

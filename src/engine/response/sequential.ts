@@ -184,8 +184,10 @@ export async function sendItems(
     await until(res, 'drain', options.stallMs, (resolve) => (wake = resolve));
     wake = undefined;
     if (!closed && res.writableNeedDrain) {
+      // A reader that stopped reading: the connection is let go, not held for it.
       record.end = 'stalled';
       closed = true;
+      res.destroy();
     }
   };
 
@@ -243,8 +245,9 @@ export async function sendItems(
       if (problem !== undefined) {
         options.onInvalidItem(index, problem);
         if (options.strict) {
+          // Nothing sent yet: answered as any response that breaks the contract in strict mode, a 500 Error object.
+          if (!res.headersSent) throw new Error(`item ${index} of the stream breaks its item schema: ${problem}`);
           record.end = 'invalid_item';
-          start();
           fail(res, format);
           return;
         }
