@@ -4,8 +4,7 @@
  * querystring` (form fields and JSON), streams described by `itemSchema`, and
  * what the start refuses by name.
  */
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingHttpHeaders } from 'node:http';
 import { startTestApp, testConfig, type TestApp } from './support/test-app';
 import { handlers } from '../src/service/handlers';
 import { loadSpec } from './support/contracts';
@@ -14,6 +13,7 @@ import { objectAt } from './support/document-edits';
 import { startTestIssuer } from './support/jwks';
 import { diffContracts } from '../scripts/lib/contract-diff/diff-contracts';
 import { notImplementedHandler } from '../src/engine/handlers';
+import { listenOnFreePort, openRequest, type ListeningServer } from './support/http';
 
 const LIBRARY = 'test/fixtures/openapi-3.2/library-3.2.yaml';
 const BOOKS = [
@@ -53,37 +53,27 @@ const registry = {
 } as unknown as typeof handlers;
 
 /** One request over its own connection, whatever its method: status, headers and body text. */
-function send(
-  server: http.Server,
+async function send(
+  server: { url: string },
   method: string,
   path: string,
   headers: Record<string, string>,
   body?: string,
-): Promise<{ status: number; headers: http.IncomingHttpHeaders; text: string }> {
-  const { port } = server.address() as AddressInfo;
-  return new Promise((resolve, reject) => {
-    const request = http.request({ host: '127.0.0.1', port, method, path, headers, agent: false }, (response) => {
-      let text = '';
-      response.on('data', (chunk: Buffer) => (text += chunk.toString('utf8')));
-      response.on('end', () => resolve({ status: response.statusCode!, headers: response.headers, text }));
-      response.on('error', reject);
-    });
-    request.on('error', reject);
-    request.end(body);
-  });
+): Promise<{ status: number; headers: IncomingHttpHeaders; text: string }> {
+  const opened = await openRequest(`${server.url}${path}`, { method, headers, ...(body !== undefined && { body }) });
+  await opened.ended;
+  return { status: opened.response.statusCode!, headers: opened.response.headers, text: opened.text() };
 }
 
 describe.each([false, true])('an OpenAPI 3.2 document (strict response validation %s)', (validateResponses) => {
   let t: TestApp;
-  let server: http.Server;
+  let server: ListeningServer;
   beforeAll(async () => {
     t = await startTestApp({ contract: loadSpec(LIBRARY), handlers: registry, settings: { validateResponses } });
-    server = t.app.listen(0, '127.0.0.1');
-    await new Promise((resolve) => server.once('listening', resolve));
+    server = await listenOnFreePort(t.app);
   });
   afterAll(async () => {
-    server.closeAllConnections();
-    await new Promise((resolve) => server.close(resolve));
+    await server.close();
     await t.close();
   });
   const auth = () => ({ authorization: t.auth });
@@ -191,8 +181,7 @@ describe('oauth2MetadataUrl (3.2): without OAUTH2_JWKS_URL, the key set is found
     objectAt(spec, 'paths', '/books/search', 'get').security = [{ library: ['books:read'] }];
     const oauth2 = { ...testConfig().oauth2, jwksUrl: undefined, issuer: undefined, audience: 'library' };
     const t = await startTestApp({ contract: spec, handlers: registry, settings: { oauth2 } });
-    const server = t.app.listen(0, '127.0.0.1');
-    await new Promise((resolve) => server.once('listening', resolve));
+    const server = await listenOnFreePort(t.app);
     try {
       expect(t.logs()).not.toContain('needs OAUTH2_JWKS_URL');
       const token = await issuer.sign({ sub: 'reader', iss: issuer.issuer, aud: 'library', scope: 'books:read' });
@@ -203,15 +192,86 @@ describe('oauth2MetadataUrl (3.2): without OAUTH2_JWKS_URL, the key set is found
       expect((await send(server, 'GET', '/v1/books/search', { authorization: `Bearer ${otherApi}` })).status).toBe(401);
       expect((await send(server, 'GET', '/v1/books/search', {})).status).toBe(401);
     } finally {
-      server.closeAllConnections();
-      server.close();
+      await server.close();
       await t.close();
       await issuer.close();
     }
   });
 });
 
+describe('oauth2MetadataUrl: metadata that cannot be read', () => {
+  it('answers 503 (the keys are unavailable, not the token wrong) and is read again for the next token', async () => {
+    const issuer = await startTestIssuer();
+    // The authorization server's metadata: unavailable at first, then as published.
+    let available = false;
+    const metadata = await listenOnFreePort((_req, res) => {
+      if (!available) res.writeHead(503).end();
+      else res.setHeader('content-type', 'application/json').end(JSON.stringify({ issuer: issuer.issuer, jwks_uri: issuer.jwksUrl }));
+    });
+    const spec = loadSpec(LIBRARY);
+    objectAt(spec, 'components', 'securitySchemes').library = {
+      type: 'oauth2',
+      oauth2MetadataUrl: `${metadata.url}/.well-known/oauth-authorization-server`,
+      flows: { clientCredentials: { tokenUrl: 'https://library.example.com/token', scopes: {} } },
+    };
+    objectAt(spec, 'paths', '/books/search', 'get').security = [{ library: [] }];
+    const oauth2 = { ...testConfig().oauth2, jwksUrl: undefined, issuer: undefined, audience: 'library' };
+    const t = await startTestApp({ contract: spec, handlers: registry, settings: { oauth2 } });
+    const server = await listenOnFreePort(t.app);
+    try {
+      const token = await issuer.sign({ sub: 'reader', iss: issuer.issuer, aud: 'library' });
+      expect((await send(server, 'GET', '/v1/books/search', { authorization: `Bearer ${token}` })).status).toBe(503);
+      available = true;
+      expect((await send(server, 'GET', '/v1/books/search', { authorization: `Bearer ${token}` })).status).toBe(200);
+    } finally {
+      await server.close();
+      await t.close();
+      await metadata.close();
+      await issuer.close();
+    }
+  });
+});
+
 describe('the rest of 3.2, honoured', () => {
+  it('published as written but not acted on, said at start: a deprecated security scheme, a discriminator defaultMapping', async () => {
+    const spec = loadSpec(LIBRARY);
+    objectAt(spec, 'components', 'securitySchemes', 'bearer').deprecated = true;
+    objectAt(spec, 'components', 'schemas').Shelf = {
+      oneOf: [{ $ref: '#/components/schemas/Book' }],
+      discriminator: { propertyName: 'kind', defaultMapping: '#/components/schemas/Book' },
+    };
+    const t = await startTestApp({ contract: spec, handlers: registry });
+    try {
+      expect(t.logs()).toContain('the security scheme bearer is deprecated: still accepted, and marked deprecated in the published document');
+      expect(t.logs()).toContain('1 discriminator defaultMapping(s) (3.2) are not applied');
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('a request body of JSON text sequences reaches the handler as items; one that does not start with RS is a 400', async () => {
+    const spec = loadSpec(LIBRARY);
+    objectAt(spec, 'paths', '/books/import', 'post', 'requestBody', 'content')['application/json-seq'] = {
+      itemSchema: { $ref: '#/components/schemas/Book' },
+    };
+    const t = await startTestApp({ contract: spec, handlers: registry });
+    const server = await listenOnFreePort(t.app);
+    try {
+      const seq = { authorization: t.auth, 'content-type': 'application/json-seq' };
+      const records = BOOKS.map((book) => `\u001e${JSON.stringify(book)}\n`).join('');
+      const imported = await send(server, 'POST', '/v1/books/import', seq, records);
+      expect(JSON.parse(imported.text)).toEqual({ imported: 2 });
+      const bare = await send(server, 'POST', '/v1/books/import', seq, `${JSON.stringify(BOOKS[0])}\n`);
+      expect(bare.status).toBe(400);
+      expect(JSON.parse(bare.text).message).toBe('body is not a JSON text sequence: it must start with RS (0x1E)');
+      const invalid = await send(server, 'POST', '/v1/books/import', seq, `${records}\u001e{"id":0,"title":"Zero"}\n`);
+      expect(JSON.parse(invalid.text).message).toBe('body record 3/id must be >= 1');
+    } finally {
+      await server.close();
+      await t.close();
+    }
+  });
+
   it("style: cookie: the value as the Cookie header carries it (not percent-decoded); a mock sends an example's serializedValue", async () => {
     const spec = loadSpec(LIBRARY);
     const lookup = objectAt(spec, 'paths', '/books/lookup', 'get');
@@ -232,16 +292,14 @@ describe('the rest of 3.2, honoured', () => {
       } as unknown as typeof handlers,
       settings: { mockResponses: true },
     });
-    const server = t.app.listen(0, '127.0.0.1');
-    await new Promise((resolve) => server.once('listening', resolve));
+    const server = await listenOnFreePort(t.app);
     try {
       expect((await send(server, 'GET', '/v1/books/lookup', { authorization: t.auth, cookie: 'shelf=a%20b' })).status).toBe(200);
       expect(cookies).toEqual({ shelf: 'a%20b' });
       const exported = await send(server, 'GET', '/v1/books/export', { authorization: t.auth });
       expect(exported.text).toBe('{"id":7,"title":"Ulysses"}\n');
     } finally {
-      server.closeAllConnections();
-      server.close();
+      await server.close();
       await t.close();
     }
   });

@@ -4,7 +4,7 @@
  * client that leaves, invalid items, failures part-way, shutdown, and the
  * pet export of v2.
  */
-import http, { type IncomingMessage } from 'node:http';
+import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { startTestApp, type TestApp } from './support/test-app';
@@ -13,6 +13,7 @@ import { loadSpec } from './support/contracts';
 import { notImplementedHandler } from '../src/engine/handlers';
 import { createHttpServer } from '../src/runtime/http-server';
 import { loadConfig } from '../src/config';
+import { listenOnFreePort, openRequest, type ListeningServer, type OpenedResponse } from './support/http';
 
 /** What the test handlers do, set by each test. */
 let items: () => AsyncIterable<unknown> | Iterable<unknown> = () => [];
@@ -56,33 +57,9 @@ const streamHandler = async (request: { lastEventId: string | undefined; signal:
 };
 const registry = { ...handlers, lines: streamHandler, records: streamHandler, events: streamHandler, texts: streamHandler } as unknown as typeof handlers;
 
-interface Opened {
-  response: IncomingMessage;
-  /** Everything read so far. */
-  text(): string;
-  /** Resolves when the body ended: `complete` (its last chunk came) or `aborted` (the connection closed before it). */
-  ended: Promise<'complete' | 'aborted'>;
-  close(): void;
-}
-
-/** A GET over its own connection, read as it arrives (`read: false` leaves it unread: a client that stopped reading). */
-async function open(server: http.Server, path: string, headers: Record<string, string>, { read = true } = {}): Promise<Opened> {
-  const { port } = server.address() as AddressInfo;
-  return new Promise((resolve, reject) => {
-    const request = http.get({ host: '127.0.0.1', port, path, headers, agent: false }, (response) => {
-      let text = '';
-      const ended = new Promise<'complete' | 'aborted'>((done) => {
-        response.on('end', () => done('complete'));
-        response.on('aborted', () => done('aborted'));
-        response.on('error', () => done('aborted'));
-      });
-      if (read) response.on('data', (chunk: Buffer) => (text += chunk.toString('utf8')));
-      else response.pause();
-      resolve({ response, text: () => text, ended, close: () => request.destroy() });
-    });
-    request.on('error', reject);
-  });
-}
+/** A GET of `path` over its own connection, read as it arrives (`read: false`: a client that stopped reading). */
+const open = (server: { url: string }, path: string, headers: Record<string, string>, { read = true } = {}): Promise<OpenedResponse> =>
+  openRequest(`${server.url}${path}`, { headers, read });
 
 /** Waits until `condition` holds (polling), at most `ms`. */
 async function until(condition: () => boolean, ms = 3000): Promise<void> {
@@ -97,19 +74,17 @@ const pet = (id: number) => ({ id, name: `Pet ${id}`, categoryId: 1, status: 'av
 
 describe.each([false, true])('streams (strict response validation %s)', (validateResponses) => {
   let t: TestApp;
-  let server: http.Server;
+  let server: ListeningServer;
   beforeAll(async () => {
     t = await startTestApp({
       contract: streamingContract(),
       handlers: registry,
       settings: { validateResponses, streams: { heartbeatMs: 200, stallMs: 30_000, maxRequestBytes: 1_048_576 } },
     });
-    server = t.app.listen(0, '127.0.0.1');
-    await new Promise((resolve) => server.once('listening', resolve));
+    server = await listenOnFreePort(t.app);
   });
   afterAll(async () => {
-    server.closeAllConnections();
-    await new Promise((resolve) => server.close(resolve));
+    await server.close();
     await t.close();
   });
   const auth = () => ({ authorization: t.auth });
@@ -288,8 +263,7 @@ describe('streams and the rest of the server', () => {
       handlers: registry,
       settings: { validateResponses: false, responseSampleRate: 1, streams: { heartbeatMs: 1000, stallMs: 30_000, maxRequestBytes: 1_048_576 } },
     });
-    const server = t.app.listen(0, '127.0.0.1');
-    await new Promise((resolve) => server.once('listening', resolve));
+    const server = await listenOnFreePort(t.app);
     try {
       items = () => [pet(1), { id: 'two' }];
       const opened = await open(server, '/v1/lines', { authorization: t.auth });
@@ -297,8 +271,7 @@ describe('streams and the rest of the server', () => {
       expect(opened.text().trim().split('\n')).toHaveLength(2);
       expect((await t.metrics.streamItemViolations.get()).values).toEqual([expect.objectContaining({ value: 1 })]);
     } finally {
-      server.closeAllConnections();
-      server.close();
+      await server.close();
       await t.close();
     }
   });
@@ -309,8 +282,7 @@ describe('streams and the rest of the server', () => {
       handlers: registry,
       settings: { streams: { heartbeatMs: 100, stallMs: 30_000, maxRequestBytes: 1_048_576 } },
     });
-    const server = t.app.listen(0, '127.0.0.1');
-    await new Promise((resolve) => server.once('listening', resolve));
+    const server = await listenOnFreePort(t.app);
     try {
       let finish!: () => void;
       const gate = new Promise<void>((resolve) => (finish = resolve));
@@ -336,16 +308,14 @@ describe('streams and the rest of the server', () => {
       expect(lines.text().trim().split('\n')).toHaveLength(2);
       await until(() => t.logs().includes('"end":"shutdown"'));
     } finally {
-      server.closeAllConnections();
-      server.close();
+      await server.close();
       await t.close();
     }
   });
 
   it('the v2 pet export: every pet (or one status) as JSON Lines in ascending id order, read a page at a time', async () => {
     const t = await startTestApp();
-    const server = t.app.listen(0, '127.0.0.1');
-    await new Promise((resolve) => server.once('listening', resolve));
+    const server = await listenOnFreePort(t.app);
     try {
       const key = await t.issueKey('enterprise', { requestsPerMinute: 100_000, requestsPerDay: 1_000_000 });
       const statuses = ['available', 'pending', 'sold'] as const;
@@ -379,8 +349,7 @@ describe('streams and the rest of the server', () => {
       const json = await open(server, '/v2/pets/export', { authorization: key, accept: 'application/json' });
       expect(json.response.statusCode).toBe(406);
     } finally {
-      server.closeAllConnections();
-      server.close();
+      await server.close();
       await t.close();
     }
   });
@@ -394,8 +363,9 @@ describe('streams and the slow-client limits of the HTTP server', () => {
       settings: { streams: { heartbeatMs: 150, stallMs: 30_000, maxRequestBytes: 1_048_576 } },
     });
     const limits = { ...loadConfig({ HEADERS_TIMEOUT_SECONDS: '0.3', REQUEST_TIMEOUT_SECONDS: '0.5', KEEP_ALIVE_TIMEOUT_SECONDS: '0.5' }).httpLimits };
-    const server = createHttpServer(t.app, limits).listen(0, '127.0.0.1');
-    await new Promise((resolve) => server.once('listening', resolve));
+    const http = createHttpServer(t.app, limits).listen(0, '127.0.0.1');
+    await once(http, 'listening');
+    const server = { url: `http://127.0.0.1:${(http.address() as AddressInfo).port}` };
     try {
       items = async function* () {
         // Sending for a while, then idle (heartbeats only), then the last event: 2 s in all, four times the request timeout.
@@ -412,8 +382,8 @@ describe('streams and the slow-client limits of the HTTP server', () => {
       expect(opened.text()).toContain(': heartbeat');
       expect(opened.text()).toMatch(/data: last\n\n$/);
     } finally {
-      server.closeAllConnections();
-      server.close();
+      http.closeAllConnections();
+      http.close();
       await t.close();
     }
   });
@@ -426,8 +396,7 @@ describe('a reader that stops reading', () => {
       handlers: registry,
       settings: { streams: { heartbeatMs: 1000, stallMs: 300, maxRequestBytes: 1_048_576 } },
     });
-    const server = t.app.listen(0, '127.0.0.1');
-    await new Promise((resolve) => server.once('listening', resolve));
+    const server = await listenOnFreePort(t.app);
     try {
       const big = 'x'.repeat(64 * 1024);
       items = async function* () {
@@ -438,8 +407,7 @@ describe('a reader that stops reading', () => {
       opened.response.resume();
       expect(await opened.ended).toBe('aborted');
     } finally {
-      server.closeAllConnections();
-      server.close();
+      await server.close();
       await t.close();
     }
   });
@@ -455,8 +423,7 @@ describe('npm run mock and streams', () => {
       handlers: { ...registry, lines: notImplementedHandler('lines'), records: notImplementedHandler('records') } as unknown as typeof handlers,
       settings: { mockResponses: true },
     });
-    const server = t.app.listen(0, '127.0.0.1');
-    await new Promise((resolve) => server.once('listening', resolve));
+    const server = await listenOnFreePort(t.app);
     try {
       const opened = await open(server, '/v1/lines', { authorization: t.auth });
       expect(await opened.ended).toBe('complete');
@@ -475,8 +442,7 @@ describe('npm run mock and streams', () => {
       ).toBe(true);
       expect(records.text().startsWith('\u001e')).toBe(true);
     } finally {
-      server.closeAllConnections();
-      server.close();
+      await server.close();
       await t.close();
     }
   });

@@ -3,7 +3,7 @@
  * 3.1 only: openapi-typescript (`npm run generate`) and api-smart-diff
  * (`npm run api:diff`).
  */
-import { HTTP_METHODS, isOpenApi32, type OpenApiDocument, type SpecOperation } from '../../src/engine/contract';
+import { HTTP_METHODS, holdsNames, isOpenApi32, type OpenApiDocument, type SpecOperation } from '../../src/engine/contract';
 
 /**
  * The document as openapi-typescript reads it: it reads 3.0 and 3.1 only (its
@@ -49,16 +49,13 @@ export function typedAs(op: SpecOperation): { path: string; method: string } | u
   return (HTTP_METHODS as readonly string[]).includes(op.method) ? undefined : { path: typedPath(op.path, op.method), method: 'post' };
 }
 
-/** Keys whose value maps names to schemas or objects (a property may be called `itemSchema` or `in`). */
-const NAME_MAPS = new Set(['properties', 'patternProperties', '$defs', 'definitions', 'dependentSchemas', 'examples', 'headers', 'schemas', 'responses']);
-
-/** `in: querystring` made `in: query`; `itemSchema` made an array `schema`; at every depth outside maps of names. */
+/** `in: querystring` made `in: query`; `itemSchema` made an array `schema`; at every depth outside maps of names (a property may be called `itemSchema` or `in`). */
 function rewritten(node: unknown, names: boolean): unknown {
   if (Array.isArray(node)) return node.map((item) => rewritten(item, false));
   if (node === null || typeof node !== 'object') return node;
   const object = node as Record<string, unknown>;
   const out: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(object)) out[key] = rewritten(value, !names && NAME_MAPS.has(key));
+  for (const [key, value] of Object.entries(object)) out[key] = rewritten(value, holdsNames(key, names));
   if (names) return out;
   if (out['in'] === 'querystring' && typeof out['name'] === 'string') {
     // Typed as the value its content's schema describes (openapi-typescript types a content parameter as text).

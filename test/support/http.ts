@@ -178,3 +178,43 @@ export function freePort(): Promise<number> {
     });
   });
 }
+
+/** A response read as it arrives. */
+export interface OpenedResponse {
+  response: http.IncomingMessage;
+  /** Everything read so far. */
+  text(): string;
+  /** Resolves when the body ended: `complete` (its last chunk came) or `aborted` (the connection closed before it). */
+  ended: Promise<'complete' | 'aborted'>;
+  /** Drops the connection (a client that goes away). */
+  close(): void;
+}
+
+/**
+ * One request over a connection of its own, with any method (QUERY, PURGE),
+ * its response read as it arrives; `read: false` leaves it unread (a client
+ * that stopped reading). Not checked against the contract: the tests of
+ * streams judge the bytes themselves, cut ones included.
+ *
+ * @example const opened = await openRequest(`${url}/v2/pets/export`, { headers: { authorization } }); await opened.ended;
+ */
+export function openRequest(
+  url: string,
+  { method = 'GET', headers = {}, body, read = true }: { method?: string; headers?: Record<string, string>; body?: string; read?: boolean } = {},
+): Promise<OpenedResponse> {
+  return new Promise((resolve, reject) => {
+    const request = http.request(url, { method, headers, agent: false }, (response) => {
+      let text = '';
+      const ended = new Promise<'complete' | 'aborted'>((done) => {
+        response.on('end', () => done('complete'));
+        response.on('aborted', () => done('aborted'));
+        response.on('error', () => done('aborted'));
+      });
+      if (read) response.on('data', (chunk: Buffer) => (text += chunk.toString('utf8')));
+      else response.pause();
+      resolve({ response, text: () => text, ended, close: () => request.destroy() });
+    });
+    request.on('error', reject);
+    request.end(body);
+  });
+}

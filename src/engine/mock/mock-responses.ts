@@ -4,6 +4,7 @@ import { listOperations } from '../contract/document';
 import { essence, mediaKind, negotiate } from '../contract/media-types';
 import { schemaValidator, type SchemaValidator } from '../contract/schemas';
 import { deref, escapePointer, resolveRef } from '../contract/refs';
+import { holdsNames } from '../contract/extensions';
 import { ApiError } from '../errors/api-error';
 import { CODE_BY_STATUS } from '../errors/to-api-error';
 import { jsonFirst } from '../response/representations';
@@ -294,9 +295,6 @@ function generated(spec: OpenApiDocument, schema: Node | undefined, kind: string
   return body;
 }
 
-/** Keys whose value is a map of names (a property may be called `example`), not a schema's keywords. */
-const NAME_MAPS = new Set(['properties', 'patternProperties', '$defs', 'definitions', 'dependentSchemas', 'schemas']);
-
 const withoutExamplesCache = new WeakMap<object, unknown>();
 
 /** A copy of a document or schema with every schema's `example` and `examples` left out (cached: the document never changes once loaded). */
@@ -310,7 +308,8 @@ function withoutSchemaExamples(node: unknown): unknown {
     const copy: Node = {};
     for (const [key, child] of Object.entries(value)) {
       if (!namesHere && (key === 'example' || key === 'examples')) continue;
-      copy[key] = strip(child, !namesHere && NAME_MAPS.has(key));
+      // A map of names (`properties`: a property may be called `example`) keeps every member.
+      copy[key] = strip(child, holdsNames(key, namesHere));
     }
     return copy;
   };

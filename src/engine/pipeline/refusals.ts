@@ -2,6 +2,7 @@ import type { OpenApiDocument, SpecOperation } from '../contract/document';
 import { isOpenApi32, listOperations } from '../contract/document';
 import http from 'node:http';
 import { essence, mediaKind } from '../contract/media-types';
+import { holdsNames } from '../contract/extensions';
 import { escapePointer, resolveRef } from '../contract/refs';
 import { schemaValidator } from '../contract/schemas';
 import { effectiveSecurity } from '../security/requirements';
@@ -46,14 +47,14 @@ export interface RefusalOptions {
   tokensVerifiable: boolean;
 }
 
-/** How many times `key` appears as a keyword in a tree of schemas (a property of that name is not counted). */
+/** How many times `key` appears as a keyword in a tree of schemas (`names`: the node's own members are names, as in `components.schemas`; a property of that name is not counted). */
 function countKey(node: unknown, key: string, names = false): number {
   if (Array.isArray(node)) return node.reduce((sum: number, item) => sum + countKey(item, key), 0);
   if (node === null || typeof node !== 'object') return 0;
   let count = 0;
   for (const [name, value] of Object.entries(node)) {
     if (!names && name === key) count++;
-    count += countKey(value, key, !names && (name === 'properties' || name === 'patternProperties' || name === '$defs'));
+    count += countKey(value, key, holdsNames(name, names));
   }
   return count;
 }
@@ -120,9 +121,7 @@ export function contractRefusals(spec: OpenApiDocument, options: RefusalOptions)
       );
     }
     if (!ROUTABLE_METHODS.has(op.method.toUpperCase())) {
-      errors.push(
-        `${at(op)}: no request can arrive with the method ${op.method.toUpperCase()}: ` + `the HTTP server accepts ${[...ROUTABLE_METHODS].join(', ')}`,
-      );
+      errors.push(`${at(op)}: no request can arrive with the method ${op.method.toUpperCase()}: the HTTP server accepts ${[...ROUTABLE_METHODS].join(', ')}`);
     }
     for (const requirement of effectiveSecurity(spec, op)) {
       for (const name of Object.keys(requirement)) {
@@ -188,7 +187,7 @@ export function contractRefusals(spec: OpenApiDocument, options: RefusalOptions)
   if (nested.length > 0) {
     warnings.push(`${options.label}: ${nested.length} tag(s) name a parent (3.2): published as written, but /docs (Swagger UI) lists every tag at one level`);
   }
-  const defaultMappings = countKey(spec.components?.['schemas'], 'defaultMapping');
+  const defaultMappings = countKey(spec.components?.['schemas'], 'defaultMapping', true);
   if (defaultMappings > 0) {
     warnings.push(
       `${options.label}: ${defaultMappings} discriminator defaultMapping(s) (3.2) are not applied: ` +

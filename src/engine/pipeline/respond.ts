@@ -144,7 +144,7 @@ export function serializeStage(declared: Representations, options: SerializeOpti
     if (answer.status < 300 && req.headers.accept !== undefined && negotiate([mediaType], req.headers.accept) === undefined) {
       throw new ApiError(406, 'not_acceptable', `Accept does not allow ${mediaType}, the media type of this answer`);
     }
-    if (sequentialFormat(mediaType) !== undefined && isItemSource(answer.body)) {
+    if (declared.streams && sequentialFormat(mediaType) !== undefined && isItemSource(answer.body)) {
       if (!streams) throw new Error(`${req.method} ${req.path} answers a stream, but this server was composed without stream settings`);
       return sendStream(req, res, declared, mediaType, answer, validateResponses, streams);
     }

@@ -8,11 +8,10 @@ import { ApiError } from '../errors/api-error';
 import { fromMiddleware, type Stage } from '../stage/stage';
 import { formFields } from './form-fields';
 import { contextOf } from '../context/request-context';
-import { sequentialFormat } from '../response/sequential';
 import { escapePointer } from '../contract/refs';
 import { itemSchemaPointer } from '../contract/item-schema';
 import type { SchemaValidator } from '../contract/schemas';
-import { readItems, type ItemFormat, type ItemReading } from './items';
+import { itemFormat, readItems, type ItemReading } from './items';
 
 /** Largest body read, whatever its media type; a larger one gets 413 (also when sent chunked). */
 export const MAX_BODY_BYTES = 1_048_576;
@@ -83,6 +82,10 @@ export function bodyStage(spec: OpenApiDocument, op: SpecOperation, options: Bod
   const declared = declaredBody(spec, op);
   if (!declared) return () => undefined;
   const readers = new Map(declared.served.map((mediaType) => [mediaType, readerFor(spec, declared, mediaType, options)] as const));
+  // A body of items is held to the stream limit as a whole (each item to MAX_BODY_BYTES); any other to MAX_BODY_BYTES.
+  const limits = new Map(
+    declared.mediaTypes.map((mediaType) => [mediaType, itemFormat(mediaType) === undefined ? MAX_BODY_BYTES : options.maxStreamBytes] as const),
+  );
   const accepted = declared.served.join(', ');
   const onlyJson = declared.served.length === 1 && essence(declared.served[0]!) === 'application/json';
 
@@ -114,7 +117,7 @@ export function bodyStage(spec: OpenApiDocument, op: SpecOperation, options: Bod
       );
     }
     const sentAs = essence(contentType!);
-    const limit = itemFormat(declaredType) === undefined ? MAX_BODY_BYTES : options.maxStreamBytes;
+    const limit = limits.get(declaredType)!;
     if (Number(req.headers['content-length']) > limit) throw limit === MAX_BODY_BYTES ? tooLarge() : streamTooLarge(limit);
     contextOf(req).received = { mediaType: declaredType, sentAs, kind: mediaKind(declaredType) };
     return read(req, res);
@@ -133,12 +136,6 @@ export interface BodyOptions {
   schemas: SchemaValidator;
   /** The largest streamed body (JSON Lines, JSON text sequences) in all, in bytes; each item is held to MAX_BODY_BYTES. */
   maxStreamBytes: number;
-}
-
-/** The sequential format of a request body's media type, when the engine reads it item by item. */
-function itemFormat(mediaType: string): ItemFormat | undefined {
-  const format = sequentialFormat(mediaType);
-  return format === 'jsonl' || format === 'json-seq' ? format : undefined;
 }
 
 const streamTooLarge = (limit: number): ApiError => new ApiError(413, 'payload_too_large', `body must not be larger than ${limit} bytes in all`);

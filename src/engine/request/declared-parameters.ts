@@ -72,6 +72,6 @@ export function declaredParameters(spec: OpenApiDocument, op: SpecOperation): De
  * `style: cookie` (the engine checks them).
  */
 export const validatorReads = (parameter: Pick<Parameter, 'in' | 'json' | 'style' | 'shape'>): boolean =>
-  parameter.in === 'querystring' || parameter.style === 'cookie'
-    ? false
-    : parameter.in !== 'path' || parameter.json || (parameter.style === 'simple' && parameter.shape.kind === 'primitive');
+  parameter.in !== 'querystring' &&
+  parameter.style !== 'cookie' &&
+  (parameter.in !== 'path' || parameter.json || (parameter.style === 'simple' && parameter.shape.kind === 'primitive'));

@@ -1,8 +1,15 @@
 import type { Readable } from 'node:stream';
 import { ApiError } from '../errors/api-error';
+import { sequentialFormat } from '../response/sequential';
 
 /** The sequential formats a request body may be sent in: JSON Lines (and NDJSON), and JSON text sequences. */
 export type ItemFormat = 'jsonl' | 'json-seq';
+
+/** The format of a request body's media type when the engine reads it item by item; undefined otherwise (an SSE body is read as text). */
+export function itemFormat(mediaType: string): ItemFormat | undefined {
+  const format = sequentialFormat(mediaType);
+  return format === 'jsonl' || format === 'json-seq' ? format : undefined;
+}
 
 export interface ItemReading {
   format: ItemFormat;
@@ -29,63 +36,69 @@ export interface ItemReading {
  * @example for await (const pet of readItems(req, reading)) await pets.create(pet);
  */
 export async function* readItems(body: Readable, reading: ItemReading): AsyncGenerator<unknown> {
-  const decoder = new TextDecoder('utf-8', { fatal: true });
-  const separator = reading.format === 'jsonl' ? '\n' : '\u001e';
   const unit = reading.format === 'jsonl' ? 'line' : 'record';
-  let pending = '';
   let number = 0;
-  let total = 0;
-  // A JSON text sequence's first record starts after the first RS: whatever comes before it must be blank.
-  let beforeFirst = reading.format === 'json-seq';
-  const item = (text: string): { found: boolean; value?: unknown } => {
+  for await (const record of records(body, reading, unit)) {
     number++;
-    if (beforeFirst) {
-      beforeFirst = false;
-      number--;
-      if (text.trim() !== '') throw new ApiError(400, 'invalid_request', 'body is not a JSON text sequence: it must start with RS (0x1E)');
-      return { found: false };
-    }
-    const trimmed = text.endsWith('\r') ? text.slice(0, -1) : text;
-    if (trimmed.trim() === '') return { found: false };
+    const text = record.endsWith('\r') ? record.slice(0, -1) : record;
+    if (text.trim() === '') continue;
+    const where = `body ${unit} ${number}`;
     let value: unknown;
     try {
-      value = JSON.parse(trimmed);
+      value = JSON.parse(text);
     } catch {
-      throw new ApiError(400, 'invalid_request', `body ${unit} ${number} is not valid JSON`);
+      throw new ApiError(400, 'invalid_request', `${where} is not valid JSON`);
     }
-    const where = `body ${unit} ${number}`;
     reading.refuseUnsafe(value, where);
     const problem = reading.check(value);
     if (problem !== undefined) throw new ApiError(400, 'invalid_request', problem.replace(/^data/, where));
-    return { found: true, value };
+    yield value;
+  }
+}
+
+/**
+ * The body's records as text, in order (blank ones included, so numbers
+ * count them): split at each line feed (JSON Lines) or RS (JSON text
+ * sequences, where the text before the first RS must be blank), decoded as
+ * UTF-8, within the item and total limits.
+ */
+async function* records(body: Readable, reading: ItemReading, unit: string): AsyncGenerator<string> {
+  const decoder = new TextDecoder('utf-8', { fatal: true });
+  const separator = reading.format === 'jsonl' ? '\n' : '\u001e';
+  const decode = (bytes?: Buffer): string => {
+    try {
+      return bytes === undefined ? decoder.decode() : decoder.decode(bytes, { stream: true });
+    } catch {
+      throw new ApiError(400, 'invalid_request', 'body is not valid UTF-8');
+    }
   };
+  let beforeFirst = reading.format === 'json-seq';
+  const opening = (text: string): void => {
+    beforeFirst = false;
+    if (text.trim() !== '') throw new ApiError(400, 'invalid_request', 'body is not a JSON text sequence: it must start with RS (0x1E)');
+  };
+  let pending = '';
+  let total = 0;
+  let count = 0;
   for await (const chunk of body) {
     const bytes = chunk as Buffer;
     total += bytes.length;
     if (total > reading.maxTotalBytes) throw new ApiError(413, 'payload_too_large', `body must not be larger than ${reading.maxTotalBytes} bytes in all`);
-    try {
-      pending += decoder.decode(bytes, { stream: true });
-    } catch {
-      throw new ApiError(400, 'invalid_request', 'body is not valid UTF-8');
-    }
-    let at = pending.indexOf(separator);
-    while (at !== -1) {
-      const read = item(pending.slice(0, at));
+    pending += decode(bytes);
+    for (let at = pending.indexOf(separator); at !== -1; at = pending.indexOf(separator)) {
+      const text = pending.slice(0, at);
       pending = pending.slice(at + 1);
-      if (read.found) yield read.value;
-      at = pending.indexOf(separator);
+      if (beforeFirst) opening(text);
+      else {
+        count++;
+        yield text;
+      }
     }
     if (Buffer.byteLength(pending) > reading.maxItemBytes) {
-      throw new ApiError(413, 'payload_too_large', `body ${unit} ${number + 1} must not be larger than ${reading.maxItemBytes} bytes`);
+      throw new ApiError(413, 'payload_too_large', `body ${unit} ${count + 1} must not be larger than ${reading.maxItemBytes} bytes`);
     }
   }
-  try {
-    pending += decoder.decode();
-  } catch {
-    throw new ApiError(400, 'invalid_request', 'body is not valid UTF-8');
-  }
-  if (pending.trim() !== '' || beforeFirst) {
-    const read = item(pending);
-    if (read.found) yield read.value;
-  }
+  pending += decode();
+  if (beforeFirst) opening(pending);
+  else if (pending.trim() !== '') yield pending;
 }

@@ -44,6 +44,8 @@ export function parametersStage(spec: OpenApiDocument, op: SpecOperation, option
   const header = byLocation('header');
   const cookie = byLocation('cookie');
   const [querystring] = byLocation('querystring');
+  // 3.2's `style: cookie`: values as the Cookie header carries them, not percent-decoded.
+  const rawCookies = cookie.some((parameter) => parameter.style === 'cookie');
   const knownQuery = knownQueryNames(query, apiKeyQueryNames);
 
   return (req, res) => {
@@ -66,8 +68,7 @@ export function parametersStage(spec: OpenApiDocument, op: SpecOperation, option
     }
     if (cookie.length > 0) {
       const cookies = cookiePairs(req.headers.cookie);
-      // 3.2's `style: cookie`: values as the Cookie header carries them, not percent-decoded.
-      const raw = cookie.some((parameter) => parameter.style === 'cookie') ? cookiePairs(req.headers.cookie, false) : cookies;
+      const raw = rawCookies ? cookiePairs(req.headers.cookie, false) : cookies;
       for (const parameter of cookie) take(result.cookie, parameter, fromCookies(parameter, parameter.style === 'cookie' ? raw : cookies));
     }
     for (const parameter of parameters) applyDefault(result, parameter);

@@ -11,7 +11,7 @@ import { contextOf } from '../context/request-context';
 import { setOwn } from './styles';
 import { declaredParameters, validatorReads, type DeclaredParameter } from './declared-parameters';
 import { withoutExtensions } from '../contract/extensions';
-import { sequentialFormat } from '../response/sequential';
+import { itemFormat } from './items';
 
 export interface ValidatorOptions {
   /** Every response goes through the validator before it is sent (strict mode: VALIDATE_RESPONSES=true). */
@@ -178,7 +178,7 @@ function bodiesDocument(spec: OpenApiDocument, basePath: string): Record<string,
       const body = withoutExtensions(node);
       // A body of items (JSON Lines, JSON text sequences) is read and checked item by item by the engine (request/items.ts): the validator sees its media type only.
       const content = { ...((body['content'] ?? {}) as Record<string, unknown>) };
-      for (const mediaType of Object.keys(content)) if (sequentialFormat(mediaType) !== undefined) content[mediaType] = {};
+      for (const mediaType of Object.keys(content)) if (itemFormat(mediaType) !== undefined) content[mediaType] = {};
       operation['requestBody'] = { ...body, content, required: node['required'] === true };
     }
     return operation;
@@ -215,16 +215,19 @@ const VALIDATOR_METHODS: ReadonlySet<string> = new Set(HTTP_METHODS);
  */
 interface ValidatorRoute {
   declared: { path: string; method: string };
-  /** The method and path the view shows, from the request's path. */
-  show(path: string): { method: string | undefined; path: string };
+  /** The method the view shows; undefined: the request's own. */
+  method: string | undefined;
+  /** The request's path as the view shows it. */
+  path(requestPath: string): string;
 }
 
 function validatorRoute(op: SpecOperation, basePath: string): ValidatorRoute {
-  if (VALIDATOR_METHODS.has(op.method)) return { declared: { path: op.path, method: op.method }, show: (path) => ({ method: undefined, path }) };
+  if (VALIDATOR_METHODS.has(op.method)) return { declared: { path: op.path, method: op.method }, method: undefined, path: (requestPath) => requestPath };
   const prefix = `/~${op.method}`;
   return {
     declared: { path: `${prefix}${op.path}`, method: 'post' },
-    show: (path) => ({ method: 'POST', path: `${basePath}${prefix}${path.slice(basePath.length)}` }),
+    method: 'POST',
+    path: (requestPath) => `${basePath}${prefix}${requestPath.slice(basePath.length)}`,
   };
 }
 
@@ -269,11 +272,10 @@ class RequestView {
 
 /** The request as the parameter validator sees it: the query, headers and cookies the parameters phase read, as copies. */
 function parameterView(req: Request, values: ParameterValues, jsonNames: JsonNames, route: ValidatorRoute): RequestView {
-  const shown = route.show(pathOf(req.originalUrl));
   return new RequestView(
     req,
-    shown.method ?? req.method,
-    shown.path,
+    route.method ?? req.method,
+    route.path(pathOf(req.originalUrl)),
     req.app,
     copied(values.header, jsonNames.header, true),
     copied(values.query, jsonNames.query, false),
@@ -291,8 +293,7 @@ function bodyView(req: Request, bytes: boolean, route: ValidatorRoute): RequestV
   const headers: Record<string, unknown> = {};
   if (received) headers['content-type'] = received.mediaType;
   if (req.headers.accept !== undefined) headers['accept'] = req.headers.accept;
-  const shown = route.show(pathOf(req.originalUrl));
-  return new RequestView(req, shown.method ?? req.method, shown.path, req.app, headers, {}, {}, bytes ? '' : (req.body as unknown));
+  return new RequestView(req, route.method ?? req.method, route.path(pathOf(req.originalUrl)), req.app, headers, {}, {}, bytes ? '' : (req.body as unknown));
 }
 
 /** The path of a request target: the validator finds the operation by it; the query it is shown already read. */

@@ -13,7 +13,7 @@ export interface Representations {
   of(status: number): readonly string[];
   /** Every media type of the successful (2xx) responses. */
   readonly successful: readonly string[];
-  /** Whether a successful response is declared in a sequential media type (a stream). */
+  /** Whether a successful response is declared in a sequential media type (a stream): only then is an answer looked at as one. */
   readonly streams: boolean;
   /** Whether the response of `status` in `mediaType` has a schema to check a body against (some documents give only examples). */
   hasSchema(status: number, mediaType: string): boolean;

@@ -205,6 +205,14 @@ export async function sendItems(
     heartbeat = setTimeout(beat, options.heartbeatMs);
   };
 
+  // A failure once the stream has begun ends it in its format's way; before that, it is thrown for the error mapper to answer.
+  const failed = (error: unknown): void => {
+    if (!res.headersSent) throw error;
+    record.end = 'failed';
+    record.error = error;
+    fail(res, format);
+  };
+
   try {
     rearm();
     for (let index = 0; ; index++) {
@@ -212,14 +220,8 @@ export async function sendItems(
       try {
         step = await raceClose(iterator.next(), stop, (resolve) => (wake = resolve));
       } catch (error) {
-        if (closed) {
-          record.end ??= 'client_closed';
-          return;
-        }
-        if (!res.headersSent) throw error;
-        record.end = 'failed';
-        record.error = error;
-        fail(res, format);
+        if (closed) record.end ??= 'client_closed';
+        else failed(error);
         return;
       }
       if (closed || step === CLOSED) {
@@ -234,14 +236,13 @@ export async function sendItems(
         }
         return;
       }
-      const result = step;
-      if (result.done) {
+      if (step.done) {
         start();
         record.end = 'complete';
         res.end();
         return;
       }
-      const problem = options.checkItem?.(result.value);
+      const problem = options.checkItem?.(step.value);
       if (problem !== undefined) {
         options.onInvalidItem(index, problem);
         if (options.strict) {
@@ -254,12 +255,9 @@ export async function sendItems(
       }
       let framed: string;
       try {
-        framed = frameItem(format, result.value);
+        framed = frameItem(format, step.value);
       } catch (error) {
-        if (!res.headersSent) throw error;
-        record.end = 'failed';
-        record.error = error;
-        fail(res, format);
+        failed(error);
         return;
       }
       start();
