@@ -28,7 +28,13 @@ const DOCS = [
  * creates in a walk-through (a third version, a new operation's handler), and
  * what generate writes only for a document that declares webhooks or callbacks.
  */
-const WALK_THROUGH = [/^openapi\/v3\b/, /^generated\/v3\b/, /^src\/service\/handlers\/listShelters\.ts$/, /^generated\/vN\/events\.ts$/];
+const WALK_THROUGH = [
+  /^openapi\/v3\b/,
+  /^generated\/v3\b/,
+  /^src\/client\/v3\.ts$/,
+  /^src\/service\/handlers\/listShelters\.ts$/,
+  /^generated\/vN\/events\.ts$/,
+];
 /** A path of the repository named in prose: a top-level folder of the tree, then its path. */
 const PATH_NAMED = /(?<![\w./-])((?:src|test|bench|scripts|docs|openapi|generated|deploy|\.ci)\/[\w./*{},<>-]*[\w*}>])/g;
 /**

@@ -5,6 +5,10 @@
  * what the start refuses by name.
  */
 import type { IncomingHttpHeaders } from 'node:http';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { loadContract } from '../src/engine/contract';
+import { tempDir } from './support/paths';
 import { startTestApp, testConfig, type TestApp } from './support/test-app';
 import { handlers } from '../src/service/handlers';
 import { loadSpec } from './support/contracts';
@@ -233,6 +237,53 @@ describe('oauth2MetadataUrl: metadata that cannot be read', () => {
 });
 
 describe('the rest of 3.2, honoured', () => {
+  it('$self is the base of references: one to $self, or to a file in its folder, is read from the document and the files beside it', async () => {
+    // Named otherwise here than where $self says it lives, as a designer's copy of a published document is.
+    const folder = tempDir();
+    mkdirSync(path.join(folder, 'schemas'));
+    writeFileSync(
+      path.join(folder, 'openapi.yaml'),
+      `openapi: 3.2.0
+$self: https://example.com/library/library.yaml
+info: { title: Self, version: 1.0.0 }
+paths:
+  /books:
+    get:
+      responses:
+        '200':
+          description: The books.
+          content:
+            application/json:
+              schema: { $ref: 'https://example.com/library/library.yaml#/components/schemas/Books' }
+  /authors:
+    get:
+      responses:
+        '200':
+          description: An author.
+          content:
+            application/json:
+              schema: { $ref: 'https://example.com/library/schemas/author.yaml' }
+components:
+  schemas:
+    Books: { type: array, items: { $ref: 'https://example.com/library/schemas/book.yaml#/Book' } }
+`,
+    );
+    writeFileSync(
+      path.join(folder, 'schemas/book.yaml'),
+      'Book: { type: object, required: [title], properties: { title: { type: string }, author: { $ref: ./author.yaml } } }\n',
+    );
+    writeFileSync(path.join(folder, 'schemas/author.yaml'), 'type: object\nproperties: { name: { type: string } }\n');
+    const spec = await loadContract(path.join(folder, 'openapi.yaml'));
+    const schemaOf = (template: string) => objectAt(spec, 'paths', template, 'get', 'responses', '200', 'content', 'application/json').schema;
+    expect(schemaOf('/books')).toEqual({ $ref: '#/components/schemas/Books' });
+    expect(schemaOf('/authors')).toEqual({ $ref: '#/components/schemas/author' });
+    expect(spec.components?.schemas).toEqual({
+      Books: { type: 'array', items: { $ref: '#/components/schemas/Book' } },
+      Book: { type: 'object', required: ['title'], properties: { title: { type: 'string' }, author: { $ref: '#/components/schemas/author' } } },
+      author: { type: 'object', properties: { name: { type: 'string' } } },
+    });
+  });
+
   it('published as written but not acted on, said at start: a deprecated security scheme, a discriminator defaultMapping', async () => {
     const spec = loadSpec(LIBRARY);
     objectAt(spec, 'components', 'securitySchemes', 'bearer').deprecated = true;

@@ -59,11 +59,47 @@ interface ThirdPartyDocument {
   split?: boolean;
   /** Dropped in with a Markdown topic beside it, referenced from a root `x-topics` extension. */
   topics?: boolean;
+  /** A typed client of v3, written as a designer would (src/client/v3.ts), and a program calling it, typechecked and run against the mock. */
+  client?: { module: string; program: string };
   /** How many of its response examples its own schemas refuse: the mock warns of each at start and answers a valid sample instead. */
   invalidExamples?: number;
   /** What it brings that the others do not. */
   covers: string;
 }
+
+/** The typed client of a dropped-in version: the same three lines as src/client/v2.ts. */
+const LIBRARY_CLIENT = `import type { paths } from '../../generated/v3/openapi';
+import { operationTable, securitySchemes } from '../../generated/v3/operations';
+import { createVersionClient, type PetAdoptionClientOptions } from '.';
+
+export const createLibraryClient = (options: PetAdoptionClientOptions) => createVersionClient<paths>(options, { operationTable, securitySchemes });
+`;
+
+/**
+ * Calls the QUERY and PURGE operations under their typed paths, and reads the JSON Lines export as items; prints
+ * what came back. The compiler checks the bodies: a number where the QUERY body wants a title does not compile.
+ */
+const LIBRARY_CLIENT_PROGRAM = `import { createLibraryClient } from '../src/client/v3';
+import { readItems } from '../src/client';
+
+async function main(): Promise<void> {
+  const client = createLibraryClient({ baseUrl: process.argv[2]!, apiKey: process.argv[3]!, retry: false });
+  const found = await client.POST('/books (QUERY)', { body: { title: 'Dune' } });
+  const purged = await client.POST('/books (PURGE)', {});
+  const exported = await client.GET('/books/export', { parseAs: 'stream' });
+  const books: Array<{ id: number; title: string }> = [];
+  for await (const book of readItems<{ id: number; title: string }>(exported.response)) books.push(book);
+  const titles: string[] | undefined = found.data?.map((book) => book.title);
+  console.log(JSON.stringify({ found: found.response.status, titles, purged: purged.response.status, exported: exported.response.status, books }));
+}
+
+export function doesNotCompile(client: ReturnType<typeof createLibraryClient>) {
+  // @ts-expect-error the QUERY body's title is a string
+  return client.POST('/books (QUERY)', { body: { title: 42 } });
+}
+
+void main();
+`;
 
 const DOCUMENTS: ThirdPartyDocument[] = [
   {
@@ -100,6 +136,7 @@ const DOCUMENTS: ThirdPartyDocument[] = [
   { file: 'redocly-sse-streaming.yaml', covers: 'OpenAPI 3.2, Server-Sent Events described by itemSchema' },
   {
     file: '../openapi-3.2/library-3.2.yaml',
+    client: { module: LIBRARY_CLIENT, program: LIBRARY_CLIENT_PROGRAM },
     covers: 'OpenAPI 3.2 written for this project: QUERY, additionalOperations, querystring (form and JSON), SSE, JSON Lines both ways, tags with parents',
   },
   {
@@ -121,7 +158,7 @@ afterAll(async () => {
   await issuer.close();
 });
 
-describe.each(DOCUMENTS)('$file', ({ file, split, topics, invalidExamples = 0 }) => {
+describe.each(DOCUMENTS)('$file', ({ file, split, topics, client, invalidExamples = 0 }) => {
   let root: string;
   let document: Document;
   let operations: DocumentOperation[];
@@ -147,6 +184,11 @@ describe.each(DOCUMENTS)('$file', ({ file, split, topics, invalidExamples = 0 })
       mkdirSync(path.join(target, 'topics'));
       writeFileSync(path.join(target, 'topics/introduction.md'), '# Introduction\n\nHow to search the data sets.\n');
       appendFileSync(path.join(target, 'openapi.yaml'), '\nx-topics:\n  - title: Introduction\n    content:\n      $ref: ./topics/introduction.md\n');
+    }
+    if (client) {
+      // Typechecked with the rest once generated and scaffolded.
+      writeFileSync(path.join(root, 'src/client/v3.ts'), client.module);
+      writeFileSync(path.join(root, 'scripts/v3-client-program.ts'), client.program);
     }
     document = await dereferencedDocument(path.join(FIXTURES, file));
     operations = operationsOf(document);
@@ -344,6 +386,26 @@ describe.each(DOCUMENTS)('$file', ({ file, split, topics, invalidExamples = 0 })
     expect(fuzzed.stdout.trim().split('\n').at(-1)).toMatch(/^\d+ passed, 0 failed$/);
     expect(fuzzed.stderr).toBe('');
     expect(fuzzed.status).toBe(0);
+
+    if (client) {
+      // The typed client: QUERY and PURGE called under their typed paths arrive with their own methods (POST /books would be a 405).
+      const called = await run(path.join(PROJECT_ROOT, 'node_modules/.bin/node'), ['--import', 'tsx', 'scripts/v3-client-program.ts', `${mock.url}/v3`, key], {
+        cwd: root,
+        env: process.env,
+      });
+      expect(called).toMatchObject({ status: 0, stderr: '' });
+      expect(JSON.parse(called.stdout)).toEqual({
+        found: 200,
+        titles: expect.any(Array),
+        purged: 204,
+        exported: 200,
+        books: [
+          { id: 1, title: 'Dune' },
+          { id: 2, title: 'Emma' },
+        ],
+      });
+      expect(mock.output()).toMatch(/"method":"QUERY"/);
+    }
   });
 });
 

@@ -7,7 +7,15 @@ export type { DeclaredScheme };
 /** What a version's generated operation table (generated/vN/operations.ts) tells a client about security. */
 export interface ContractSecurity {
   readonly operationTable: Readonly<
-    Record<string, { readonly method: string; readonly path: string; readonly security: ReadonlyArray<ReadonlyArray<string>> }>
+    Record<
+      string,
+      {
+        readonly method: string;
+        readonly path: string;
+        readonly security: ReadonlyArray<ReadonlyArray<string>>;
+        readonly typedAs?: { readonly path: string; readonly method: string };
+      }
+    >
   >;
   readonly securitySchemes: Readonly<Record<string, DeclaredScheme>>;
 }
@@ -31,7 +39,10 @@ export interface Credentials {
  */
 export function declaredCredentials(contract: ContractSecurity, credentials: Credentials): Middleware {
   const operations = Object.values(contract.operationTable);
-  const byRoute = new Map(operations.map((operation) => [`${operation.method.toUpperCase()} ${operation.path}`, operation.security]));
+  // A 3.2 QUERY or additional operation arrives here under its typed path, already sent with its own method (declaredMethods).
+  const byRoute = new Map(
+    operations.map((operation) => [`${operation.method.toUpperCase()} ${operation.typedAs?.path ?? operation.path}`, operation.security]),
+  );
   // A request the table does not know (a path of another version) still carries the credentials, as the
   // first secured operation takes them, so the server can say 404 rather than 401.
   const fallback = operations.find((operation) => operation.security.length > 0)?.security ?? [];

@@ -15,7 +15,8 @@ import { createVersionClient, type PetAdoptionClientOptions } from './options';
 
 export type { paths, components, operations } from '../../generated/v1/openapi';
 export { idempotencyKeys, retryOn429, retryTransient, retryAfterMs, type RetryOptions } from './retry';
-export type { PetAdoptionClientOptions } from './options';
+export { createVersionClient, type PetAdoptionClientOptions } from './options';
+export { declaredMethods } from './methods';
 export { readItems } from './items';
 export { declaredCredentials, type ContractSecurity, type Credentials } from './credentials';
 

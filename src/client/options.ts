@@ -5,6 +5,7 @@
  */
 import createClient, { type Client } from 'openapi-fetch';
 import { declaredCredentials, type ContractSecurity } from './credentials';
+import { declaredMethods } from './methods';
 import { idempotencyKeys, retryTransient, type RetryOptions } from './retry';
 
 export interface PetAdoptionClientOptions {
@@ -24,14 +25,21 @@ export interface PetAdoptionClientOptions {
 /**
  * An openapi-fetch client over one version's generated `paths`, presenting
  * the credentials as that version's contract declares them (its generated
- * operation table and security schemes), with the shared middleware.
+ * operation table and security schemes), with the shared middleware. A
+ * version a designer adds (`openapi/v3`) gets its typed client this way; its
+ * OpenAPI 3.2 QUERY and additional operations are called under their typed
+ * paths and sent with their own methods (src/client/methods.ts).
  *
  * @example
- * import { operationTable, securitySchemes } from '../../generated/v2/operations';
- * const client = createVersionClient<paths>({ baseUrl: 'http://localhost:3000/v2', apiKey }, { operationTable, securitySchemes });
+ * import type { paths } from '../../generated/v3/openapi';
+ * import { operationTable, securitySchemes } from '../../generated/v3/operations';
+ * const client = createVersionClient<paths>({ baseUrl: 'http://localhost:3000/v3', apiKey }, { operationTable, securitySchemes });
+ * const { data } = await client.POST('/books (QUERY)', { body: { author: 'Le Guin' } }); // sent as QUERY /v3/books
  */
 export function createVersionClient<Paths extends {}>(options: PetAdoptionClientOptions, security: ContractSecurity): Client<Paths, 'application/json'> {
   const client = createClient<Paths>({ baseUrl: options.baseUrl, ...(options.fetch && { fetch: options.fetch }) });
+  // First, so what follows sees the method that is sent (a QUERY gets no Idempotency-Key).
+  client.use(declaredMethods(security.operationTable));
   client.use(
     declaredCredentials(security, {
       ...(options.apiKey !== undefined && { apiKey: options.apiKey }),

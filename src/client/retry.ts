@@ -14,7 +14,7 @@ export interface RetryOptions {
   random?: () => number;
 }
 
-const IDEMPOTENT = new Set(['GET', 'HEAD', 'OPTIONS', 'PUT', 'DELETE']);
+const IDEMPOTENT = new Set(['GET', 'HEAD', 'OPTIONS', 'PUT', 'DELETE', 'QUERY']);
 /** Answers worth retrying: the rate limit (429) and a backing service that is down (503), both with Retry-After. */
 const TRANSIENT = new Set([429, 503]);
 

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { parse } from 'yaml';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import type { NormalizedProblem } from '@redocly/openapi-core';
 import { isOpenApi32, type OpenApiDocument } from './document';
 import { holdsNames, isExtension } from './extensions';
@@ -24,6 +25,9 @@ let bundlerConfig: ReturnType<Redocly['createConfig']> | undefined;
  * inlined). Every tool and the server read the contract through here, so a
  * document split across files is served exactly like a single one.
  *
+ * In an OpenAPI 3.2 document, `$self` is the base of its references: a
+ * `$ref` to it or to a file in its folder is read here (`selfResolving`).
+ *
  * A document that is one file whose `$ref`s all resolve inside it is read as
  * it is, without loading the bundler (a large library the running server
  * would otherwise keep in memory for nothing).
@@ -37,20 +41,82 @@ let bundlerConfig: ReturnType<Redocly['createConfig']> | undefined;
  */
 export async function loadContract(file: string): Promise<OpenApiDocument> {
   const shown = shownPath(file);
-  const whole = selfContained(parsedFile(file, shown));
+  const parsed = parsedFile(file, shown);
+  const whole = selfContained(parsed);
   if (whole !== undefined) return checkedDocument(whole, shown);
   // Redocly is loaded only here: its errors name the file, the reference and the pointer.
-  const { bundle, createConfig } = await import('@redocly/openapi-core');
+  const { bundle, createConfig, BaseResolver } = await import('@redocly/openapi-core');
+  const self = selfFolder(parsed, file);
   let result: Awaited<ReturnType<Redocly['bundle']>>;
   try {
     bundlerConfig ??= createConfig({});
-    result = await bundle({ ref: path.resolve(file), config: await bundlerConfig, dereference: false });
+    result = await bundle({
+      ref: path.resolve(file),
+      config: await bundlerConfig,
+      dereference: false,
+      ...(self && { externalRefResolver: new (selfResolving(BaseResolver, self))() }),
+    });
   } catch (error) {
     throw new ContractLoadError(`${shown}: ${firstLine((error as Error).message)}`);
   }
   const errors = result.problems.filter((problem) => problem.severity === 'error');
   if (errors.length > 0) throw new ContractLoadError(errors.map(describeProblem).join('\n'));
+  if (self) localizeSelfRefs(result.bundle.parsed, `${self.self}#`);
   return checkedDocument(result.bundle.parsed, shown);
+}
+
+/** Where an OpenAPI 3.2 document says it lives (`$self`, an absolute URL), and the folder of the file that is it. */
+interface SelfFolder {
+  readonly self: string;
+  readonly url: string;
+  readonly file: string;
+  readonly folder: string;
+}
+
+function selfFolder(parsed: unknown, file: string): SelfFolder | undefined {
+  const { openapi, $self } = (parsed ?? {}) as { openapi?: unknown; $self?: unknown };
+  if (typeof openapi !== 'string' || !openapi.startsWith('3.2.') || typeof $self !== 'string') return undefined;
+  let self: URL;
+  try {
+    self = new URL($self, pathToFileURL(path.resolve(file)));
+  } catch {
+    return undefined;
+  }
+  // A relative `$self` (`/library/openapi.yaml`) names a place on the web, not on this disk: the file's folder stays the base.
+  if (self.protocol === 'file:') return undefined;
+  self.hash = '';
+  return { self: self.href, url: new URL('.', self).href, file: path.resolve(file), folder: path.dirname(path.resolve(file)) };
+}
+
+/**
+ * OpenAPI 3.2's `$self` is the base its references resolve against. The file
+ * read is that document (whatever its name here), so a reference to `$self`
+ * itself, or to anything in its folder, is read here: with `$self:
+ * https://example.com/library/openapi.yaml`,
+ * `https://example.com/library/schemas/book.yaml#/Book` is the file
+ * `schemas/book.yaml` beside the document. Any other absolute reference is
+ * fetched, as before.
+ */
+function selfResolving(Base: Redocly['BaseResolver'], self: SelfFolder): Redocly['BaseResolver'] {
+  return class extends Base {
+    override resolveExternalRef(base: string | null, ref: string): string {
+      const absolute = super.resolveExternalRef(base, ref);
+      if (absolute === self.self) return self.file;
+      return absolute.startsWith(self.url) ? path.join(self.folder, decodeURIComponent(absolute.slice(self.url.length))) : absolute;
+    }
+  };
+}
+
+/** A `$ref` to a place in the document by its `$self` URL made a local one (`#/components/...`), in place; extensions are left as written. */
+function localizeSelfRefs(node: unknown, selfPrefix: string, isNameMap = false): void {
+  if (node === null || typeof node !== 'object') return;
+  const array = Array.isArray(node);
+  const object = node as Record<string, unknown>;
+  for (const [key, value] of Object.entries(object)) {
+    if (key === '$ref' && typeof value === 'string') {
+      if (value.startsWith(selfPrefix)) object[key] = value.slice(selfPrefix.length - 1);
+    } else if (array || !isExtension(key, isNameMap)) localizeSelfRefs(value, selfPrefix, !array && holdsNames(key, isNameMap));
+  }
 }
 
 /** Checks that a parsed value is a document the engine serves. */
