@@ -343,7 +343,7 @@ describeInBrowser('/docs of an OpenAPI 3.2 document (the project library fixture
     await server?.stop();
   });
 
-  it('renders it as written: the QUERY method and the additional PURGE beside the other operations, no page error', async () => {
+  it('renders it as written: the QUERY method and the additional PURGE beside the other operations, tags under their parents, no page error', async () => {
     await page.goto(`${server.url}/docs`);
     const versions = page.locator('.topbar select');
     await versions.locator('option').first().waitFor({ state: 'attached' });
@@ -354,8 +354,11 @@ describeInBrowser('/docs of an OpenAPI 3.2 document (the project library fixture
       .locator('.opblock')
       .evaluateAll((blocks) => blocks.map((block) => `${block.querySelector('.opblock-summary-method')?.textContent} ${block.id}`));
     expect(shown).toEqual(
-      expect.arrayContaining(['QUERY operations-search-searchBooks', 'PURGE operations-books-purgeBooks', 'GET operations-books-followBooks']),
+      expect.arrayContaining(['QUERY operations-books_›_search-searchBooks', 'PURGE operations-books-purgeBooks', 'GET operations-books-followBooks']),
     );
+    // Tags with a parent: the child named by its path, after its parent.
+    const tags = await page.locator('.opblock-tag-section h3').evaluateAll((headings) => headings.map((heading) => heading.getAttribute('data-tag')));
+    expect(tags).toEqual(['books', 'books › search']);
     expect(problems).toEqual([]);
   });
 });

@@ -83,8 +83,21 @@ describe.each([false, true])('an OpenAPI 3.2 document (strict response validatio
   const auth = () => ({ authorization: t.auth });
   const json = { 'content-type': 'application/json' };
 
-  it('what is published as written but not acted on is said at start: tags with a parent (the /docs navigation is one level)', () => {
-    expect(t.logs()).toContain('1 tag(s) name a parent (3.2): published as written, but /docs (Swagger UI) lists every tag at one level');
+  it('tags with a parent: published as written; /docs names each by its path (books › search), after its parent, its summary shown', async () => {
+    const published = JSON.parse((await send(server, 'GET', '/openapi/v1.json', {})).text);
+    expect(published.tags).toEqual([
+      { name: 'books', summary: 'Books', kind: 'nav' },
+      { name: 'search', summary: 'Searching books', parent: 'books', kind: 'nav' },
+    ]);
+    expect(published.paths['/books'].query.tags).toEqual(['search']);
+    const docs = JSON.parse((await send(server, 'GET', '/docs/v1.json', {})).text);
+    expect(docs.tags).toEqual([
+      { name: 'books', summary: 'Books', description: 'Books', kind: 'nav' },
+      { name: 'books › search', summary: 'Searching books', description: 'Searching books', kind: 'nav' },
+    ]);
+    expect(docs.paths['/books'].query.tags).toEqual(['books › search']);
+    expect(docs.paths['/books'].additionalOperations.PURGE.tags).toEqual(['books']);
+    expect(t.logs()).not.toMatch(/tag\(s\) name a parent/);
   });
 
   it('QUERY (a method with a body): routed, its body validated by the request validator, answered', async () => {
@@ -292,10 +305,18 @@ components:
       discriminator: { propertyName: 'kind', defaultMapping: '#/components/schemas/Book' },
     };
     const t = await startTestApp({ contract: spec, handlers: registry });
+    const server = await listenOnFreePort(t.app);
     try {
       expect(t.logs()).toContain('the security scheme bearer is deprecated: still accepted, and marked deprecated in the published document');
       expect(t.logs()).toContain('1 discriminator defaultMapping(s) (3.2) are not applied');
+      const published = JSON.parse((await send(server, 'GET', '/openapi/v1.json', {})).text);
+      expect(published.components.securitySchemes.bearer).toMatchObject({ deprecated: true });
+      expect(published.components.securitySchemes.bearer.description ?? '').not.toContain('Deprecated');
+      // /docs shows it where Swagger UI's Authorize dialog shows a scheme: its description.
+      const docs = JSON.parse((await send(server, 'GET', '/docs/v1.json', {})).text);
+      expect(docs.components.securitySchemes.bearer).toMatchObject({ deprecated: true, description: expect.stringMatching(/^\*\*Deprecated\.\*\*/) });
     } finally {
+      await server.close();
       await t.close();
     }
   });

@@ -5,6 +5,7 @@ import { precomputeHeaders } from '../pipeline/security-headers';
 import { asMiddleware } from '../stage/stage';
 import { stringify } from 'yaml';
 import type { OpenApiDocument } from '../contract/document';
+import { withTagTree } from './tag-tree';
 
 /** How the instance serving the page is named in the docs' server selector. */
 export const THIS_SERVER_DESCRIPTION = 'this server';
@@ -24,6 +25,27 @@ export function withThisServerFirst(spec: OpenApiDocument, basePath: string): Op
 }
 
 /**
+ * The copy of the contract shown by `/docs` says which security schemes are
+ * `deprecated` (OpenAPI 3.2) in their description, where Swagger UI's
+ * Authorize dialog shows it; the published document keeps them as written.
+ *
+ * @example withDeprecatedSchemesSaid(spec).components?.securitySchemes?.bearer // { ..., description: '**Deprecated.** ...' }
+ */
+export function withDeprecatedSchemesSaid(spec: OpenApiDocument): OpenApiDocument {
+  const schemes = (spec.components?.['securitySchemes'] ?? {}) as Record<string, { deprecated?: unknown; description?: unknown }>;
+  if (!Object.values(schemes).some((scheme) => scheme?.deprecated === true)) return spec;
+  const said = Object.fromEntries(
+    Object.entries(schemes).map(([name, scheme]) => [
+      name,
+      scheme?.deprecated === true
+        ? { ...scheme, description: `**Deprecated.**${typeof scheme.description === 'string' ? ` ${scheme.description}` : ''}` }
+        : scheme,
+    ]),
+  );
+  return { ...spec, components: { ...spec.components, securitySchemes: said } };
+}
+
+/**
  * helmet's default CSP without `upgrade-insecure-requests`: with it, a docs
  * page opened over plain HTTP on any host but localhost (a staging box, a
  * container's published port) has its browser fetch every asset and "Try it
@@ -40,7 +62,9 @@ const docsContentSecurityPolicy = asMiddleware(precomputeHeaders(helmet.contentS
  * point. An interactive reference at `/docs` (Swagger UI, whose assets and
  * init script are served from here as files, so helmet's CSP stays on with
  * no inline script) with a version selector, each version aimed at this
- * instance (`/docs/vN.json`: the document with this server first).
+ * instance (`/docs/vN.json`: the document with this server first, and a
+ * 3.2 tag tree named by paths, `books › search`: tag-tree.ts; deprecated
+ * schemes said so).
  *
  * @example mountDocs(app, [{ name: 'v1', basePath: '/v1', contract: v1 }, { name: 'v2', basePath: '/v2', contract: v2 }]);
  */
@@ -48,7 +72,7 @@ export function mountDocs(app: Express, apis: ReadonlyArray<{ name: string; base
   apis.forEach(({ name, basePath, contract }, index) => {
     const yaml = stringify(contract);
     const json = JSON.stringify(contract, null, 2);
-    const shown = JSON.stringify(withThisServerFirst(contract, basePath), null, 2);
+    const shown = JSON.stringify(withThisServerFirst(withDeprecatedSchemesSaid(withTagTree(contract)), basePath), null, 2);
     const paths = index === 0 ? [`/openapi/${name}`, '/openapi'] : [`/openapi/${name}`];
     app.get(
       paths.map((path) => `${path}.yaml`),
