@@ -344,6 +344,74 @@ components:
     }
   });
 
+  it('a request body of Server-Sent Events reaches the handler as items: the data (JSON) or the event, as the item schema describes', async () => {
+    const spec = loadSpec(LIBRARY);
+    const content = objectAt(spec, 'paths', '/books/import', 'post', 'requestBody', 'content');
+    content['text/event-stream'] = { itemSchema: { $ref: '#/components/schemas/Book' } };
+    objectAt(spec, 'components', 'schemas').Imported = { type: 'object', required: ['imported'], properties: { imported: { type: 'integer' } } };
+    objectAt(spec, 'paths')['/import'] = {
+      post: {
+        operationId: 'importEvents',
+        requestBody: {
+          required: true,
+          content: {
+            'text/event-stream': {
+              itemSchema: {
+                type: 'object',
+                required: ['data', 'event'],
+                properties: { data: { type: 'string' }, event: { enum: ['added', 'removed'] }, id: { type: 'string' }, retry: { type: 'integer' } },
+              },
+            },
+          },
+        },
+        responses: { '200': { description: 'Read.', content: { 'application/json': { schema: { $ref: '#/components/schemas/Imported' } } } } },
+      },
+      // The other way: events whose item schema describes the data, a Book, whose `id` is not the event's.
+      get: {
+        operationId: 'feedBooks',
+        responses: { '200': { description: 'Books.', content: { 'text/event-stream': { itemSchema: { $ref: '#/components/schemas/Book' } } } } },
+      },
+    };
+    const items: unknown[] = [];
+    const collect = async (request: { body: AsyncIterable<unknown> }) => {
+      items.length = 0;
+      for await (const item of request.body) items.push(item);
+      return { status: 200, body: { imported: items.length } };
+    };
+    const t = await startTestApp({
+      contract: spec,
+      handlers: { ...registry, importBooks: collect, importEvents: collect, feedBooks: async () => ({ status: 200, body: BOOKS }) } as typeof handlers,
+      settings: { validateResponses: true },
+    });
+    const server = await listenOnFreePort(t.app);
+    try {
+      const sse = { authorization: t.auth, 'content-type': 'text/event-stream' };
+      // Line ends CRLF, LF and CR; a comment; a data field split over two lines; an event of comments only (no item).
+      const body = `: a comment\r\nid: 1\r\ndata: {"id":1,\r\ndata: "title":"Dune"}\r\n\r\n: only a comment\n\ndata:{"id":2,"title":"Emma"}\r\r`;
+      const imported = await send(server, 'POST', '/v1/books/import', sse, body);
+      expect(JSON.parse(imported.text)).toEqual({ imported: 2 });
+      expect(items).toEqual(BOOKS);
+      expect(items).toEqual(BOOKS);
+      const invalid = await send(server, 'POST', '/v1/books/import', sse, `${body}data: {"id":0,"title":"Zero"}\n\n`);
+      expect(invalid.status).toBe(400);
+      expect(JSON.parse(invalid.text).message).toBe('body event 4/id must be >= 1');
+      const events = await send(server, 'POST', '/v1/import', sse, 'event: added\nid: 7\nretry: 500\ndata: Dune\n\nevent: removed\ndata: Emma\n\n');
+      expect(events.status).toBe(200);
+      expect(items).toEqual([
+        { event: 'added', id: '7', retry: 500, data: 'Dune' },
+        { event: 'removed', data: 'Emma' },
+      ]);
+      const feed = await send(server, 'GET', '/v1/import', { authorization: t.auth });
+      expect(feed.text).toBe(BOOKS.map((book) => `data: ${JSON.stringify(book)}\n\n`).join(''));
+      const unknown = await send(server, 'POST', '/v1/import', sse, 'event: renamed\ndata: Emma\n\n');
+      expect(unknown.status).toBe(400);
+      expect(JSON.parse(unknown.text).message).toMatch(/^body event 1\/event must be equal to one of the allowed values/);
+    } finally {
+      await server.close();
+      await t.close();
+    }
+  });
+
   it("style: cookie: the value as the Cookie header carries it (not percent-decoded); a mock sends an example's serializedValue", async () => {
     const spec = loadSpec(LIBRARY);
     const lookup = objectAt(spec, 'paths', '/books/lookup', 'get');

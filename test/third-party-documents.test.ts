@@ -349,7 +349,7 @@ describe.each(DOCUMENTS)('$file', ({ file, split, topics, client, invalidExample
       } else if (contentType === 'text/event-stream') {
         // Server-Sent Events: each event's data, as JSON when the item schema describes the data rather than the event's fields.
         const fields = Object.keys((itemSchema as { properties?: object } | undefined)?.properties ?? {});
-        const ofFields = ['data', 'event', 'id', 'retry'].some((field) => fields.includes(field));
+        const ofFields = fields.length > 0 && fields.every((field) => ['data', 'event', 'id', 'retry'].includes(field));
         for (const block of response.text.split('\n\n').filter((text) => text.trim() !== '' && !text.startsWith(':'))) {
           const event: Record<string, unknown> = {};
           for (const line of block.split('\n')) {

@@ -205,9 +205,9 @@ function sequentialFormat(contentType: string): 'sse' | 'jsonl' | 'json-seq' | u
 function streamItems(format: 'sse' | 'jsonl' | 'json-seq', text: string, schema: Schema | undefined): unknown[] | string {
   const items: unknown[] = [];
   if (format === 'sse') {
-    // The item schema describes the event's fields (data, event, id, retry), or else its data (JSON, or text).
+    // The item schema describes the event's fields (every property one of data, event, id, retry), or else its data (JSON, or text).
     const fields = Object.keys(schema?.items?.properties ?? {});
-    const asEvents = ['data', 'event', 'id', 'retry'].some((field) => fields.includes(field));
+    const asEvents = fields.length > 0 && fields.every((field) => ['data', 'event', 'id', 'retry'].includes(field));
     for (const block of text.split(/\r\n\r\n|\n\n|\r\r/)) {
       const event: Record<string, unknown> = {};
       const data: string[] = [];

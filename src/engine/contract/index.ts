@@ -12,7 +12,7 @@ export { HTTP_METHODS, OPENAPI_32_METHODS, isOpenApi32, listOperations } from '.
 export type { OpenApiDocument, OperationObject, SpecOperation } from './document';
 export { holdsNames, isExtension, withoutExtensions } from './extensions';
 export { int64Format } from './formats';
-export { itemSchemaPointer } from './item-schema';
+export { describesEventFields, itemSchemaPointer } from './item-schema';
 export { ContractLoadError, loadContract, readBundledContract } from './load';
 export { mediaKind } from './media-types';
 export { derivedName, identifierOf, operationNames } from './names';

@@ -95,8 +95,8 @@ type SequentialMedia =
   | 'application/x-jsonlines'
   | 'application/jsonlines'
   | 'application/json-seq';
-/** The sequential media types a request body is read item by item in (src/engine/request/items.ts): all but Server-Sent Events. */
-type RequestStreamMedia = Exclude<SequentialMedia, 'text/event-stream'>;
+/** The sequential media types a request body is read item by item in (src/engine/request/items.ts): all of them. */
+type RequestStreamMedia = SequentialMedia;
 /** One item of a stream whose schema is `T`: the `items` of an array schema (3.0, 3.1), else `T` itself. */
 type ItemOf<T> = T extends readonly (infer I)[] ? I : T;
 

@@ -195,6 +195,7 @@ async function sendStream(
   const checkItem = pointer === undefined ? undefined : (item: unknown): string | undefined => settings.schemas.explain(pointer, item);
   const sending = sendItems(res, answer.status, mediaType, answer.body as ItemSource, answer.headers, {
     checkItem,
+    ...(sequentialFormat(mediaType) === 'sse' && { itemsAreEvents: declared.itemsAreEvents(answer.status, mediaType) }),
     strict,
     onInvalidItem: (index, problem) => settings.invalidItem(req, index, problem),
     heartbeatMs: settings.heartbeatMs,

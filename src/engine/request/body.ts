@@ -9,7 +9,7 @@ import { fromMiddleware, type Stage } from '../stage/stage';
 import { formFields } from './form-fields';
 import { contextOf } from '../context/request-context';
 import { escapePointer } from '../contract/refs';
-import { itemSchemaPointer } from '../contract/item-schema';
+import { describesEventFields, itemSchemaPointer } from '../contract/item-schema';
 import type { SchemaValidator } from '../contract/schemas';
 import { itemFormat, readItems, type ItemReading } from './items';
 
@@ -158,6 +158,7 @@ function readerFor(spec: OpenApiDocument, declared: DeclaredBody, mediaType: str
       maxTotalBytes: options.maxStreamBytes,
       check: pointer === undefined ? () => undefined : (item) => options.schemas.explain(pointer, item),
       refuseUnsafe: (item, where) => refuseUnsafeStrings(item, where),
+      ...(format === 'sse' && { eventFields: pointer !== undefined && describesEventFields(spec, pointer) }),
     };
     return (req) => {
       req.body = readItems(req, reading);

@@ -2,13 +2,12 @@ import type { Readable } from 'node:stream';
 import { ApiError } from '../errors/api-error';
 import { sequentialFormat } from '../response/sequential';
 
-/** The sequential formats a request body may be sent in: JSON Lines (and NDJSON), and JSON text sequences. */
-export type ItemFormat = 'jsonl' | 'json-seq';
+/** The sequential formats a request body may be sent in: JSON Lines (and NDJSON), JSON text sequences, Server-Sent Events. */
+export type ItemFormat = 'jsonl' | 'json-seq' | 'sse';
 
-/** The format of a request body's media type when the engine reads it item by item; undefined otherwise (an SSE body is read as text). */
+/** The format of a request body's media type when the engine reads it item by item; undefined otherwise. */
 export function itemFormat(mediaType: string): ItemFormat | undefined {
-  const format = sequentialFormat(mediaType);
-  return format === 'jsonl' || format === 'json-seq' ? format : undefined;
+  return sequentialFormat(mediaType);
 }
 
 export interface ItemReading {
@@ -21,6 +20,13 @@ export interface ItemReading {
   check(item: unknown): string | undefined;
   /** Refuses what JSON can hold but the service cannot store faithfully (NUL, unpaired surrogates). */
   refuseUnsafe(item: unknown, where: string): void;
+  /**
+   * For Server-Sent Events: whether the item schema describes the event's
+   * fields (`data`, `event`, `id`, `retry`), so each item is the event; else
+   * each item is the event's data, read as JSON when it is JSON (as the
+   * response side writes it: src/engine/response/sequential.ts).
+   */
+  eventFields?: boolean;
 }
 
 /**
@@ -36,18 +42,24 @@ export interface ItemReading {
  * @example for await (const pet of readItems(req, reading)) await pets.create(pet);
  */
 export async function* readItems(body: Readable, reading: ItemReading): AsyncGenerator<unknown> {
-  const unit = reading.format === 'jsonl' ? 'line' : 'record';
+  const unit = UNITS[reading.format];
   let number = 0;
   for await (const record of records(body, reading, unit)) {
     number++;
-    const text = record.endsWith('\r') ? record.slice(0, -1) : record;
-    if (text.trim() === '') continue;
     const where = `body ${unit} ${number}`;
     let value: unknown;
-    try {
-      value = JSON.parse(text);
-    } catch {
-      throw new ApiError(400, 'invalid_request', `${where} is not valid JSON`);
+    if (reading.format === 'sse') {
+      const event = eventOf(record);
+      if (event === undefined || (!reading.eventFields && event.data === undefined)) continue;
+      value = reading.eventFields ? event : dataOf(event.data!);
+    } else {
+      const text = record.endsWith('\r') ? record.slice(0, -1) : record;
+      if (text.trim() === '') continue;
+      try {
+        value = JSON.parse(text);
+      } catch {
+        throw new ApiError(400, 'invalid_request', `${where} is not valid JSON`);
+      }
     }
     reading.refuseUnsafe(value, where);
     const problem = reading.check(value);
@@ -56,15 +68,47 @@ export async function* readItems(body: Readable, reading: ItemReading): AsyncGen
   }
 }
 
+const UNITS: Record<ItemFormat, string> = { jsonl: 'line', 'json-seq': 'record', sse: 'event' };
+
+/** A Server-Sent Event's fields as its block of lines gives them (the HTML standard's parsing); undefined when it has none but comments. */
+function eventOf(block: string): { data?: string; event?: string; id?: string; retry?: number } | undefined {
+  const event: { data?: string; event?: string; id?: string; retry?: number } = {};
+  let fields = 0;
+  for (const line of block.split('\n')) {
+    if (line === '' || line.startsWith(':')) continue;
+    const colon = line.indexOf(':');
+    const field = colon === -1 ? line : line.slice(0, colon);
+    const value = colon === -1 ? '' : line.slice(colon + (line[colon + 1] === ' ' ? 2 : 1));
+    if (field === 'data') event.data = event.data === undefined ? value : `${event.data}\n${value}`;
+    else if (field === 'event') event.event = value;
+    else if (field === 'id' && !value.includes('\0')) event.id = value;
+    else if (field === 'retry' && /^\d+$/.test(value)) event.retry = Number(value);
+    else continue;
+    fields++;
+  }
+  return fields === 0 ? undefined : event;
+}
+
+/** An event's data as the item it carries: JSON when it is a JSON text, else the text. */
+function dataOf(data: string): unknown {
+  try {
+    return JSON.parse(data);
+  } catch {
+    return data;
+  }
+}
+
 /**
  * The body's records as text, in order (blank ones included, so numbers
- * count them): split at each line feed (JSON Lines) or RS (JSON text
- * sequences, where the text before the first RS must be blank), decoded as
- * UTF-8, within the item and total limits.
+ * count them): split at each line feed (JSON Lines), RS (JSON text
+ * sequences, where the text before the first RS must be blank) or blank line
+ * (Server-Sent Events, line ends made line feeds), decoded as UTF-8, within
+ * the item and total limits.
  */
 async function* records(body: Readable, reading: ItemReading, unit: string): AsyncGenerator<string> {
   const decoder = new TextDecoder('utf-8', { fatal: true });
-  const separator = reading.format === 'jsonl' ? '\n' : '\u001e';
+  const separator = { jsonl: '\n', 'json-seq': '\u001e', sse: '\n\n' }[reading.format];
+  const sse = reading.format === 'sse';
   const decode = (bytes?: Buffer): string => {
     try {
       return bytes === undefined ? decoder.decode() : decoder.decode(bytes, { stream: true });
@@ -85,9 +129,11 @@ async function* records(body: Readable, reading: ItemReading, unit: string): Asy
     total += bytes.length;
     if (total > reading.maxTotalBytes) throw new ApiError(413, 'payload_too_large', `body must not be larger than ${reading.maxTotalBytes} bytes in all`);
     pending += decode(bytes);
+    // SSE lines end in CRLF, LF or CR; a CR last may be the first half of a CRLF, so it waits for the next chunk.
+    if (sse) pending = pending.replace(/\r\n|\r(?!$)/g, '\n');
     for (let at = pending.indexOf(separator); at !== -1; at = pending.indexOf(separator)) {
       const text = pending.slice(0, at);
-      pending = pending.slice(at + 1);
+      pending = pending.slice(at + separator.length);
       if (beforeFirst) opening(text);
       else {
         count++;
@@ -99,6 +145,7 @@ async function* records(body: Readable, reading: ItemReading, unit: string): Asy
     }
   }
   pending += decode();
+  if (sse) pending = pending.replace(/\r\n?/g, '\n');
   if (beforeFirst) opening(pending);
   else if (pending.trim() !== '') yield pending;
 }

@@ -1,7 +1,7 @@
 import type { OpenApiDocument, SpecOperation } from '../contract/document';
 import { essence, mediaKind, negotiate } from '../contract/media-types';
 import { escapePointer, resolveRef } from '../contract/refs';
-import { itemSchemaPointer } from '../contract/item-schema';
+import { describesEventFields, itemSchemaPointer } from '../contract/item-schema';
 import { ApiError } from '../errors/api-error';
 import type { Stage } from '../stage/stage';
 import { contextOf } from '../context/request-context';
@@ -23,6 +23,8 @@ export interface Representations {
    * `items` of its `type: array` schema; undefined when it has none.
    */
   itemSchema(status: number, mediaType: string): string | undefined;
+  /** For Server-Sent Events: whether the item schema describes each event's fields (true) or its data (false); undefined without one. */
+  itemsAreEvents(status: number, mediaType: string): boolean | undefined;
 }
 
 /**
@@ -70,7 +72,11 @@ export function representations(spec: OpenApiDocument, op: SpecOperation): Repre
     return itemSchemaPointer(spec, `${responsePointer}/content/${escapePointer(declaredType)}`);
   };
   const streams = successful.some((type) => sequentialFormat(type) !== undefined);
-  return { of: (status) => typesOf(keyOf(status)), successful, streams, hasSchema, itemSchema };
+  const itemsAreEvents = (status: number, mediaType: string): boolean | undefined => {
+    const pointer = itemSchema(status, mediaType);
+    return pointer === undefined ? undefined : describesEventFields(spec, pointer);
+  };
+  return { of: (status) => typesOf(keyOf(status)), successful, streams, hasSchema, itemSchema, itemsAreEvents };
 }
 
 /** JSON first: what an answer that does not name its media type is sent as. */

@@ -65,18 +65,21 @@ export interface ServerSentEvent {
  * field early and corrupt the stream, and JSON cannot hold `undefined`).
  *
  * @example frameItem('jsonl', { id: 1 }) // '{"id":1}\n'
+ * @example frameItem('sse', { id: 1, title: 'Dune' }, false) // 'data: {"id":1,"title":"Dune"}\n\n' (the schema describes the data)
  */
-export function frameItem(format: SequentialFormat, item: unknown): string {
-  if (format === 'sse') return frameEvent(item);
+export function frameItem(format: SequentialFormat, item: unknown, itemsAreEvents?: boolean): string {
+  if (format === 'sse') return itemsAreEvents === false ? frameData(item) : frameEvent(item);
   const json = JSON.stringify(item);
   if (json === undefined) throw new Error(`an item of a ${format} stream is not JSON (${typeof item})`);
   return format === 'jsonl' ? `${json}\n` : `\u001e${json}\n`;
 }
 
+/** An item that is an event's data: text as it is, anything else as JSON. */
+const frameData = (item: unknown): string => `${dataLines(typeof item === 'string' ? item : (JSON.stringify(item) ?? ''))}\n`;
+
 function frameEvent(item: unknown): string {
-  if (typeof item === 'string') return `${dataLines(item)}\n`;
   // An object without any SSE field is the event's data (documents describe either the event's fields or its data as the item).
-  if (item === null || typeof item !== 'object' || !SSE_FIELDS.some((field) => Object.hasOwn(item, field))) return `${dataLines(JSON.stringify(item) ?? '')}\n`;
+  if (item === null || typeof item !== 'object' || !SSE_FIELDS.some((field) => Object.hasOwn(item, field))) return frameData(item);
   const event = item as ServerSentEvent;
   let text = '';
   if (event.comment !== undefined) text += `: ${singleLine('comment', String(event.comment))}\n`;
@@ -115,6 +118,12 @@ export const HEARTBEAT = ': heartbeat\n\n';
 export interface StreamOptions {
   /** Checks one item against its schema: undefined when valid, else what breaks it. Undefined: items are not checked. */
   checkItem?: ((item: unknown) => string | undefined) | undefined;
+  /**
+   * SSE only: whether the item schema describes each event's fields (an item
+   * is an event) or its data (an item is the data, whatever its properties);
+   * undefined without a schema: an object with an event field is an event.
+   */
+  itemsAreEvents?: boolean | undefined;
   /** An invalid item ends the stream (strict mode); otherwise it is sent all the same, and reported. */
   strict: boolean;
   /** Called for each invalid item (counted and logged by the caller), with its index from 0. */
@@ -255,7 +264,7 @@ export async function sendItems(
       }
       let framed: string;
       try {
-        framed = frameItem(format, step.value);
+        framed = frameItem(format, step.value, options.itemsAreEvents);
       } catch (error) {
         failed(error);
         return;
