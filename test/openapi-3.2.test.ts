@@ -190,12 +190,9 @@ describe('oauth2MetadataUrl (3.2): without OAUTH2_JWKS_URL, the key set is found
   it('a token the metadata issuer signed for this audience passes; another issuer, another audience, or none is a 401', async () => {
     const issuer = await startTestIssuer();
     const spec = loadSpec(LIBRARY);
-    objectAt(spec, 'components', 'securitySchemes').library = {
-      type: 'oauth2',
-      oauth2MetadataUrl: issuer.metadataUrl,
-      flows: { clientCredentials: { tokenUrl: 'https://library.example.com/token', scopes: { 'books:read': 'Search books' } } },
-    };
-    objectAt(spec, 'paths', '/books/search', 'get').security = [{ library: ['books:read'] }];
+    // The fixture's scheme, its metadata served here; the operation asks for its tokens only.
+    objectAt(spec, 'components', 'securitySchemes', 'libraryAuth').oauth2MetadataUrl = issuer.metadataUrl;
+    objectAt(spec, 'paths', '/books/search', 'get').security = [{ libraryAuth: ['books:read'] }];
     const oauth2 = { ...testConfig().oauth2, jwksUrl: undefined, issuer: undefined, audience: 'library' };
     const t = await startTestApp({ contract: spec, handlers: registry, settings: { oauth2 } });
     const server = await listenOnFreePort(t.app);
@@ -226,12 +223,8 @@ describe('oauth2MetadataUrl: metadata that cannot be read', () => {
       else res.setHeader('content-type', 'application/json').end(JSON.stringify({ issuer: issuer.issuer, jwks_uri: issuer.jwksUrl }));
     });
     const spec = loadSpec(LIBRARY);
-    objectAt(spec, 'components', 'securitySchemes').library = {
-      type: 'oauth2',
-      oauth2MetadataUrl: `${metadata.url}/.well-known/oauth-authorization-server`,
-      flows: { clientCredentials: { tokenUrl: 'https://library.example.com/token', scopes: {} } },
-    };
-    objectAt(spec, 'paths', '/books/search', 'get').security = [{ library: [] }];
+    objectAt(spec, 'components', 'securitySchemes', 'libraryAuth').oauth2MetadataUrl = `${metadata.url}/.well-known/oauth-authorization-server`;
+    objectAt(spec, 'paths', '/books/search', 'get').security = [{ libraryAuth: [] }];
     const oauth2 = { ...testConfig().oauth2, jwksUrl: undefined, issuer: undefined, audience: 'library' };
     const t = await startTestApp({ contract: spec, handlers: registry, settings: { oauth2 } });
     const server = await listenOnFreePort(t.app);

@@ -137,7 +137,8 @@ const DOCUMENTS: ThirdPartyDocument[] = [
   {
     file: '../openapi-3.2/library-3.2.yaml',
     client: { module: LIBRARY_CLIENT, program: LIBRARY_CLIENT_PROGRAM },
-    covers: 'OpenAPI 3.2 written for this project: QUERY, additionalOperations, querystring (form and JSON), SSE, JSON Lines both ways, tags with parents',
+    covers:
+      'OpenAPI 3.2 written for this project: QUERY, additionalOperations, querystring (form and JSON), SSE, JSON Lines both ways, tags with parents, oauth2MetadataUrl, $self',
   },
   {
     file: 'readme-parameters-style-3.0.yaml',
