@@ -9,7 +9,20 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { ROOT, ServerProcess, killAllServers, load, loadProblem, probe, projectSpec, type LoadResult, type ProjectDatabase, type Scenario } from './lib';
+import {
+  ROOT,
+  ServerProcess,
+  killAllServers,
+  load,
+  loadProblem,
+  peerSpec,
+  probe,
+  projectSpec,
+  type LoadResult,
+  type PeerId,
+  type ProjectDatabase,
+  type Scenario,
+} from './lib';
 
 export interface CallFrame {
   functionName: string;
@@ -186,18 +199,24 @@ export interface ProfiledLoad {
 export async function profileUnderLoad(
   database: ProjectDatabase,
   scenario: Scenario,
-  { seconds, warmup, connections = 32, dir }: { seconds: number; warmup: number; connections?: number; dir?: string },
+  {
+    seconds,
+    warmup,
+    connections = 32,
+    dir,
+    peer,
+  }: { seconds: number; warmup: number; connections?: number; dir?: string /** Profile this peer instead of the project. */; peer?: PeerId },
 ): Promise<ProfiledLoad> {
   const folder = path.resolve(dir ?? mkdtempSync(path.join(os.tmpdir(), 'pet-bench-profile-')));
   if (folder === ROOT || folder.startsWith(ROOT + path.sep)) throw new Error(`keep .cpuprofile files out of the repository: ${folder}`);
-  const file = path.join(folder, `project-${scenario.id}-${Date.now()}.cpuprofile`);
-  const server = await ServerProcess.start(
-    projectSpec(`profile-${scenario.id}`, 'project (--cpu-prof)', database, [
-      '--cpu-prof',
-      `--cpu-prof-dir=${folder}`,
-      `--cpu-prof-name=${path.basename(file)}`,
-    ]),
-  );
+  const file = path.join(folder, `${peer ?? 'project'}-${scenario.id}-${Date.now()}.cpuprofile`);
+  const profilerFlags = ['--cpu-prof', `--cpu-prof-dir=${folder}`, `--cpu-prof-name=${path.basename(file)}`];
+  let spec = projectSpec(`profile-${scenario.id}`, 'project (--cpu-prof)', database, profilerFlags);
+  if (peer) {
+    const peerServer = peerSpec(peer, database);
+    spec = { ...peerServer, args: [...profilerFlags, ...peerServer.args] };
+  }
+  const server = await ServerProcess.start(spec);
   let fromUs = 0;
   let toUs = 0;
   let result: LoadResult;

@@ -11,6 +11,7 @@
  *   --dir DIR                              BENCH_PROFILE_DIR      where the .cpuprofile goes (default a new folder under the OS temp dir;
  *                                                                  never inside the repository)
  *   --top N                                functions listed (default 25)
+ *   --server project|eov-peer|fastify-peer the server profiled (default project; a peer is installed when missing)
  *   --no-build                             BENCH_BUILD=0
  *   --analyse FILE.cpuprofile              only summarise an existing profile (whole profile, no load)
  *
@@ -21,7 +22,7 @@ import { mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { ROOT, SCENARIOS, killAllServers, prepareProjectDatabase, runCommand } from './lib';
+import { PEERS, ROOT, SCENARIOS, installPeer, killAllServers, prepareProjectDatabase, runCommand, type PeerId } from './lib';
 import { profileUnderLoad, summarise, type CpuProfile, type ProfileSummary } from './cpu-profile';
 
 const percent = (share: number): string => `${(share * 100).toFixed(1)}%`;
@@ -65,6 +66,7 @@ async function main(): Promise<void> {
   const { values } = parseArgs({
     options: {
       scenario: { type: 'string' },
+      server: { type: 'string' },
       seconds: { type: 'string' },
       warmup: { type: 'string' },
       dir: { type: 'string' },
@@ -92,6 +94,9 @@ async function main(): Promise<void> {
   const warmup = Number(values.warmup ?? process.env.BENCH_WARMUP ?? 2);
   if (!Number.isInteger(seconds) || seconds < 1 || !Number.isInteger(warmup) || warmup < 0) throw new Error('--seconds and --warmup are whole seconds');
   const dir = values.dir ?? process.env.BENCH_PROFILE_DIR;
+  const server = values.server ?? 'project';
+  if (server !== 'project' && !(server in PEERS)) throw new Error(`--server must be project or one of ${Object.keys(PEERS).join(', ')}`);
+  const peer = server === 'project' ? undefined : (server as PeerId);
   if (dir) mkdirSync(dir, { recursive: true });
 
   if (!(values['no-build'] ?? process.env.BENCH_BUILD === '0')) await runCommand('npm', ['run', '--silent', 'build'], { inheritOutput: true });
@@ -99,7 +104,8 @@ async function main(): Promise<void> {
   let profiled: Awaited<ReturnType<typeof profileUnderLoad>>;
   try {
     const database = await prepareProjectDatabase(scratch, 'profile', 1000);
-    profiled = await profileUnderLoad(database, scenario, { seconds, warmup, ...(dir && { dir }) });
+    if (peer) await installPeer(peer);
+    profiled = await profileUnderLoad(database, scenario, { seconds, warmup, ...(dir && { dir }), ...(peer && { peer }) });
     const result = profiled.load;
     console.log(
       `${scenario.label} under --cpu-prof: ${Math.round(result.rps)} req/s, p50 ${result.p50Ms.toFixed(2)} ms, p99 ${result.p99Ms.toFixed(2)} ms (profiling slows it down)`,
@@ -109,7 +115,7 @@ async function main(): Promise<void> {
     rmSync(scratch, { recursive: true, force: true });
   }
   const { profile, fromUs, toUs, file: profileFile } = profiled;
-  const title = `CPU profile of the project server: ${scenario.label}, ${seconds} s at 32 connections (load window only)`;
+  const title = `CPU profile of the ${peer ?? 'project'} server: ${scenario.label}, ${seconds} s at 32 connections (load window only)`;
   const markdown = `${render(summarise(profile, fromUs, toUs, top), title)}\n_Node ${process.version}, ${os.cpus()[0]?.model ?? ''} × ${os.cpus().length}, ${new Date().toISOString()}; profile: ${path.basename(profileFile)} in the OS temp dir (not kept in the repository)._\n`;
   console.log(markdown);
   const out = path.join(ROOT, 'bench', 'results', 'profile.md');

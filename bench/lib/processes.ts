@@ -17,11 +17,11 @@ export const HOST = '127.0.0.1';
 export function runCommand(
   command: string,
   args: string[],
-  options: { env?: NodeJS.ProcessEnv; inheritOutput?: boolean; timeoutMs?: number } = {},
+  options: { env?: NodeJS.ProcessEnv; inheritOutput?: boolean; timeoutMs?: number; cwd?: string } = {},
 ): Promise<string> {
   return new Promise((resolve, reject) => {
     const child = spawn(command, args, {
-      cwd: ROOT,
+      cwd: options.cwd ?? ROOT,
       env: options.env ?? process.env,
       stdio: ['ignore', options.inheritOutput ? 'inherit' : 'pipe', options.inheritOutput ? 'inherit' : 'pipe'],
     });

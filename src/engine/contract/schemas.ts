@@ -48,7 +48,13 @@ export function schemaValidator(spec: OpenApiDocument, options: SchemaOptions): 
   const compile = (pointer: string): ValidateFunction => {
     let validate = compiled.get(pointer);
     if (!validate) {
-      validate = ajv.compile({ $ref: `openapi#${encodeURI(pointer)}` });
+      // The many places that only reference one schema (every response of an Error) share its validator.
+      const target = referencedSchema(spec, pointer);
+      validate = compiled.get(target);
+      if (!validate) {
+        validate = ajv.compile({ $ref: `openapi#${encodeURI(target)}` });
+        compiled.set(target, validate);
+      }
       compiled.set(pointer, validate);
     }
     return validate;
@@ -60,6 +66,32 @@ export function schemaValidator(spec: OpenApiDocument, options: SchemaOptions): 
       return validate(value) ? undefined : ajv.errorsText(validate.errors);
     },
   };
+}
+
+/**
+ * Where the schema at `pointer` is, when it is nothing but a local `$ref`
+ * (`{ $ref: '#/components/schemas/Pet' }`): the pointer it refers to,
+ * followed to the end; else `pointer` itself. Validating against either is
+ * the same.
+ *
+ * @example referencedSchema(spec, '/paths/~1pets~1{petId}/get/responses/200/content/application~1json/schema') // '/components/schemas/Pet'
+ */
+export function referencedSchema(spec: OpenApiDocument, pointer: string): string {
+  let current = pointer;
+  for (let hops = 0; hops < 64; hops++) {
+    let node: unknown;
+    try {
+      node = lookupRef(spec, `#${current}`);
+    } catch {
+      return current;
+    }
+    if (node === null || typeof node !== 'object' || Object.keys(node).length !== 1) return current;
+    const ref = (node as { $ref?: unknown }).$ref;
+    // Percent-encoded pointers are left to Ajv, which decodes them.
+    if (typeof ref !== 'string' || !ref.startsWith('#/') || ref.includes('%')) return current;
+    current = ref.slice(1);
+  }
+  return current;
 }
 
 /** Whether the document is OpenAPI 3.0 (JSON Schema draft 4 plus `nullable`) rather than 3.1. */

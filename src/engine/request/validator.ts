@@ -101,7 +101,7 @@ export type ParameterCheck = (req: Request, res: Parameters<Stage>[1], values: P
 export function requestValidation(spec: OpenApiDocument, basePath: string, options: ValidatorOptions): RequestValidation {
   const formats = formatsFor(spec);
   const forParameters = validatorOf(parametersDocument(spec, basePath), formats, false);
-  const forBodies = validatorOf(bodiesDocument(spec, basePath), formats, options.validateResponses);
+  const forBodies = validatorOf(bodiesDocument(spec, basePath, options.validateResponses), formats, options.validateResponses);
   return {
     parameters(op) {
       const read = readParameters(spec, op);
@@ -164,10 +164,15 @@ function parametersDocument(spec: OpenApiDocument, basePath: string): Record<str
   }));
 }
 
-/** The version as the body validator reads it: every operation with its body and responses, no parameters, no security. */
-function bodiesDocument(spec: OpenApiDocument, basePath: string): Record<string, unknown> {
+/**
+ * The version as the body validator reads it: every operation with its body,
+ * no parameters, no security; its responses only when it checks them
+ * (strict mode), since it prepares every response schema at start.
+ */
+function bodiesDocument(spec: OpenApiDocument, basePath: string, validateResponses: boolean): Record<string, unknown> {
   return versionDocument(spec, basePath, (op) => {
     const operation = withoutExtensions(op.operation);
+    if (!validateResponses) operation['responses'] = {};
     delete operation['parameters'];
     delete operation['security'];
     delete operation['callbacks'];
