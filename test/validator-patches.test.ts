@@ -155,6 +155,45 @@ describe('express-openapi-validator, as patched', () => {
     }
   });
 
+  it("whether a query parameter's schema is an object (or a combination holding one) is found once per schema, not on every request", async () => {
+    const middlewares = OpenApiValidator.middleware({
+      apiSpec: structuredClone(DOCUMENT) as never,
+      validateRequests: true,
+      validateResponses: false,
+      validateApiSpec: false,
+    }) as unknown as Array<(req: unknown, res: unknown, next: (error?: unknown) => void) => unknown>;
+    const served = express();
+    const requestFor = (q: string) => ({
+      method: 'GET',
+      url: `/v1/tags?q=${q}`,
+      originalUrl: `/v1/tags?q=${q}`,
+      path: '/v1/tags',
+      baseUrl: '',
+      app: served,
+      headers: { 'x-tags': 'a,b' },
+      query: { q },
+      params: {},
+      body: undefined,
+    });
+    const run = (req: ReturnType<typeof requestFor>): Promise<unknown> =>
+      new Promise((resolve) => {
+        const step = (index: number, error?: unknown): void => {
+          if (error || index === middlewares.length) resolve(error);
+          else void middlewares[index]!(req, {}, (failure?: unknown) => step(index + 1, failure));
+        };
+        step(0);
+      });
+    expect(await run(requestFor('first'))).toBeUndefined();
+    // Each answer was `[].concat(allOf, oneOf, anyOf).some(...)` over the schema, per parameter, per request.
+    const concat = jest.spyOn(Array.prototype, 'concat');
+    try {
+      expect(await run(requestFor('second'))).toBeUndefined();
+      expect(concat).not.toHaveBeenCalled();
+    } finally {
+      concat.mockRestore();
+    }
+  });
+
   it('a request without a query string or Content-Type is checked without splitting its URL, parsing a media type, scanning for bracketed query names or redefining a writable query', async () => {
     // Driven directly, the way a router runs the chain, so only the validator's own work falls inside the spies.
     const middlewares = OpenApiValidator.middleware({

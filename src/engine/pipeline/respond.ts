@@ -4,7 +4,7 @@ import { covers, essence, mediaKind, negotiate } from '../contract/media-types';
 import { isStub } from '../handlers/stub';
 import { ApiError, noSuchRoute, notImplemented } from '../errors/api-error';
 import type { OperationMock } from '../mock/mock-responses';
-import { jsonFirst, type Representations } from '../response/representations';
+import type { Representations } from '../response/representations';
 import { sendBody } from '../response/send-body';
 import { sendJson } from '../response/send-json';
 import { isItemSource, sendItems, sequentialFormat, type ItemSource } from '../response/sequential';
@@ -140,7 +140,7 @@ export function serializeStage(declared: Representations, options: SerializeOpti
       if (validateResponses && !answer.direct) return sendThroughValidator(res, answer);
       return sendJson(res, answer.status, answer.body, answer.headers);
     }
-    const mediaType = mediaTypeOf(answer, declared.of(answer.status));
+    const mediaType = mediaTypeOf(answer, declared.preferred(answer.status));
     if (answer.status < 300 && req.headers.accept !== undefined && negotiate([mediaType], req.headers.accept) === undefined) {
       throw new ApiError(406, 'not_acceptable', `Accept does not allow ${mediaType}, the media type of this answer`);
     }
@@ -213,8 +213,10 @@ async function sendStream(
 }
 
 /** The concrete media type an answer is sent as. */
-function mediaTypeOf(answer: OutgoingResponse, declared: readonly string[]): string {
-  const named = answer.mediaType ?? jsonFirst(declared)[0] ?? (typeof answer.body === 'string' ? 'text/plain' : 'application/json');
+function mediaTypeOf(answer: OutgoingResponse, preferred: string | undefined): string {
+  // The declared type, already without parameters (Representations.preferred), unless a range.
+  if (answer.mediaType === undefined && preferred !== undefined && !preferred.includes('*')) return preferred;
+  const named = answer.mediaType ?? preferred ?? (typeof answer.body === 'string' ? 'text/plain' : 'application/json');
   if (!named.includes('*')) return essence(named);
   // A range (`image/*`): the Blob's own type, when it falls in it.
   const own = answer.body instanceof Blob ? answer.body.type : '';

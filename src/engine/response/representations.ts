@@ -11,6 +11,8 @@ import { sequentialFormat } from './sequential';
 export interface Representations {
   /** For one status: its declared media types (none: the response has no body). */
   of(status: number): readonly string[];
+  /** For one status: the media type an answer that names none is sent as (JSON first, without parameters); undefined when none is declared. */
+  preferred(status: number): string | undefined;
   /** Every media type of the successful (2xx) responses. */
   readonly successful: readonly string[];
   /** Whether a successful response is declared in a sequential media type (a stream): only then is an answer looked at as one. */
@@ -76,7 +78,27 @@ export function representations(spec: OpenApiDocument, op: SpecOperation): Repre
     const pointer = itemSchema(status, mediaType);
     return pointer === undefined ? undefined : describesEventFields(spec, pointer);
   };
-  return { of: (status) => typesOf(keyOf(status)), successful, streams, hasSchema, itemSchema, itemsAreEvents };
+  // Asked on every response: found once per status.
+  const byStatus = new Map<number, { types: readonly string[]; preferred: string | undefined }>();
+  const forStatus = (status: number): { types: readonly string[]; preferred: string | undefined } => {
+    let found = byStatus.get(status);
+    if (!found) {
+      const types = typesOf(keyOf(status));
+      const first = jsonFirst(types)[0];
+      found = { types, preferred: first === undefined || first.includes('*') ? first : essence(first) };
+      byStatus.set(status, found);
+    }
+    return found;
+  };
+  return {
+    of: (status) => forStatus(status).types,
+    preferred: (status) => forStatus(status).preferred,
+    successful,
+    streams,
+    hasSchema,
+    itemSchema,
+    itemsAreEvents,
+  };
 }
 
 /** JSON first: what an answer that does not name its media type is sent as. */
