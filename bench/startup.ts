@@ -210,9 +210,10 @@ async function main(): Promise<void> {
   }
   const base = results[0]!;
   const fixed = (n: number | undefined, digits = 0): string => (n === undefined ? 'n/a' : n.toFixed(digits));
+  const signed = (n: number, digits = 0): string => `${n < 0 ? '−' : '+'}${Math.abs(n).toFixed(digits)}`;
   const rows = results.map((size) => {
     const start = median(size.startMs)!;
-    return `| ${size.operations === 0 ? 'v1 + v2 only' : `+ v3 of ${size.operations}`} | ${fixed(start)} | ${size.operations === 0 ? '' : `+${fixed(start - median(base.startMs)!)}`} | ${fixed(size.restMb, 1)} | ${size.operations === 0 ? '' : `+${fixed(size.restMb - base.restMb, 1)}`} | ${fixed(size.afterEveryOperationMb, 1)} | ${size.firstRequestMs ? `${fixed(size.firstRequestMs.median, 1)} / ${fixed(size.firstRequestMs.max, 1)}` : ''} |`;
+    return `| ${size.operations === 0 ? 'v1 + v2 only' : `+ v3 of ${size.operations}`} | ${fixed(start)} | ${size.operations === 0 ? '' : signed(start - median(base.startMs)!)} | ${fixed(size.restMb, 1)} | ${size.operations === 0 ? '' : signed(size.restMb - base.restMb, 1)} | ${fixed(size.afterEveryOperationMb, 1)} | ${size.firstRequestMs ? `${fixed(size.firstRequestMs.median, 1)} / ${fixed(size.firstRequestMs.max, 1)}` : ''} |`;
   });
   const markdown = [
     '# Start-up and memory against the size of the document',
