@@ -86,3 +86,56 @@ describe('the client presents the key as each operation declares', () => {
     expect(sent[0]!.headers.get('authorization')).toBe('Bearer pas_key');
   });
 });
+
+describe('OpenAPI 3.2 methods: an operation called under its typed path is sent with its own method', () => {
+  const LIBRARY: ContractSecurity = {
+    operationTable: {
+      listBooks: { method: 'get', path: '/books', security: [['bearer']] },
+      searchBooks: { method: 'query', path: '/books', security: [['headerKey']], typedAs: { path: '/books (QUERY)', method: 'post' } },
+      purgeBook: { method: 'purge', path: '/books/{id}', security: [], typedAs: { path: '/books/{id} (PURGE)', method: 'post' } },
+    },
+    securitySchemes: { bearer: { type: 'http', scheme: 'bearer' }, headerKey: { type: 'apiKey', in: 'header', name: 'X-API-Key' } },
+  };
+
+  /** A client with its default middleware (keys on creates, retries); its fetch records each request and answers `statuses` in turn, then 204. */
+  function libraryClient(statuses: number[] = []) {
+    const sent: Array<{ method: string; url: string; headers: Headers; body: string }> = [];
+    const fetch = async (input: Request) => {
+      sent.push({ method: input.method, url: input.url, headers: input.headers, body: await input.text() });
+      const status = statuses.shift() ?? 204;
+      return new Response(null, { status, headers: status === 503 ? { 'Retry-After': '0' } : {} });
+    };
+    const client = createVersionClient<Record<string, unknown>>(
+      { baseUrl: 'http://api.test/v3', apiKey: 'pas_key', retry: { baseDelayMs: 1 }, fetch: fetch as typeof globalThis.fetch },
+      LIBRARY,
+    ) as unknown as { POST(path: string, init?: object): Promise<unknown> };
+    return { client, sent };
+  }
+
+  it('QUERY /books with its body and its own credentials (not the first secured operation’s), without an Idempotency-Key', async () => {
+    const { client, sent } = libraryClient();
+    await client.POST('/books (QUERY)', { body: { title: 'Dune' } });
+    expect(sent).toHaveLength(1);
+    expect(sent[0]).toMatchObject({ method: 'QUERY', url: 'http://api.test/v3/books', body: '{"title":"Dune"}' });
+    expect(sent[0]!.headers.get('x-api-key')).toBe('pas_key');
+    expect(sent[0]!.headers.get('authorization')).toBeNull();
+    expect(sent[0]!.headers.get('idempotency-key')).toBeNull();
+  });
+
+  it('an additional method with a path parameter; an anonymous one carries no key', async () => {
+    const { client, sent } = libraryClient();
+    await client.POST('/books/{id} (PURGE)', { params: { path: { id: 7 } } });
+    expect(sent[0]).toMatchObject({ method: 'PURGE', url: 'http://api.test/v3/books/7' });
+    expect(sent[0]!.headers.get('x-api-key')).toBeNull();
+    expect(sent[0]!.headers.get('authorization')).toBeNull();
+  });
+
+  it('a QUERY is retried on 503 like a GET (it is safe), with the same body', async () => {
+    const { client, sent } = libraryClient([503]);
+    await client.POST('/books (QUERY)', { body: { title: 'Dune' } });
+    expect(sent.map(({ method, body }) => [method, body])).toEqual([
+      ['QUERY', '{"title":"Dune"}'],
+      ['QUERY', '{"title":"Dune"}'],
+    ]);
+  });
+});

@@ -57,6 +57,16 @@ const streamHandler = async (request: { lastEventId: string | undefined; signal:
 };
 const registry = { ...handlers, lines: streamHandler, records: streamHandler, events: streamHandler, texts: streamHandler } as unknown as typeof handlers;
 
+type Settings = NonNullable<Parameters<typeof startTestApp>[0]>['settings'];
+
+/** The streaming contract served with `streams` over the defaults (a heartbeat a second, a stalled reader let go after 30 s, 1 MiB per request body). */
+const streamingApp = ({ streams, ...settings }: Omit<NonNullable<Settings>, 'streams'> & { streams?: Partial<NonNullable<Settings>['streams']> } = {}) =>
+  startTestApp({
+    contract: streamingContract(),
+    handlers: registry,
+    settings: { ...settings, streams: { heartbeatMs: 1000, stallMs: 30_000, maxRequestBytes: 1_048_576, ...streams } },
+  });
+
 /** A GET of `path` over its own connection, read as it arrives (`read: false`: a client that stopped reading). */
 const open = (server: { url: string }, path: string, headers: Record<string, string>, { read = true } = {}): Promise<OpenedResponse> =>
   openRequest(`${server.url}${path}`, { headers, read });
@@ -76,11 +86,7 @@ describe.each([false, true])('streams (strict response validation %s)', (validat
   let t: TestApp;
   let server: ListeningServer;
   beforeAll(async () => {
-    t = await startTestApp({
-      contract: streamingContract(),
-      handlers: registry,
-      settings: { validateResponses, streams: { heartbeatMs: 200, stallMs: 30_000, maxRequestBytes: 1_048_576 } },
-    });
+    t = await streamingApp({ validateResponses, streams: { heartbeatMs: 200 } });
     server = await listenOnFreePort(t.app);
   });
   afterAll(async () => {
@@ -258,11 +264,7 @@ describe.each([false, true])('streams (strict response validation %s)', (validat
 
 describe('streams and the rest of the server', () => {
   it('a sampled request has its stream items checked as they are sent (and sent all the same)', async () => {
-    const t = await startTestApp({
-      contract: streamingContract(),
-      handlers: registry,
-      settings: { validateResponses: false, responseSampleRate: 1, streams: { heartbeatMs: 1000, stallMs: 30_000, maxRequestBytes: 1_048_576 } },
-    });
+    const t = await streamingApp({ validateResponses: false, responseSampleRate: 1 });
     const server = await listenOnFreePort(t.app);
     try {
       items = () => [pet(1), { id: 'two' }];
@@ -277,11 +279,7 @@ describe('streams and the rest of the server', () => {
   });
 
   it('when the server begins to stop, an open SSE stream ends cleanly (its client reconnects with Last-Event-ID); a JSON Lines stream runs on', async () => {
-    const t = await startTestApp({
-      contract: streamingContract(),
-      handlers: registry,
-      settings: { streams: { heartbeatMs: 100, stallMs: 30_000, maxRequestBytes: 1_048_576 } },
-    });
+    const t = await streamingApp({ streams: { heartbeatMs: 100 } });
     const server = await listenOnFreePort(t.app);
     try {
       let finish!: () => void;
@@ -357,11 +355,7 @@ describe('streams and the rest of the server', () => {
 
 describe('streams and the slow-client limits of the HTTP server', () => {
   it('an SSE stream longer than the request timeout is not cut while it sends, nor while idle with its heartbeat', async () => {
-    const t = await startTestApp({
-      contract: streamingContract(),
-      handlers: registry,
-      settings: { streams: { heartbeatMs: 150, stallMs: 30_000, maxRequestBytes: 1_048_576 } },
-    });
+    const t = await streamingApp({ streams: { heartbeatMs: 150 } });
     const limits = { ...loadConfig({ HEADERS_TIMEOUT_SECONDS: '0.3', REQUEST_TIMEOUT_SECONDS: '0.5', KEEP_ALIVE_TIMEOUT_SECONDS: '0.5' }).httpLimits };
     const http = createHttpServer(t.app, limits).listen(0, '127.0.0.1');
     await once(http, 'listening');
@@ -391,11 +385,7 @@ describe('streams and the slow-client limits of the HTTP server', () => {
 
 describe('a reader that stops reading', () => {
   it('is let go after STREAM_STALL_SECONDS with its socket still full: the connection is closed and the stream logged as stalled', async () => {
-    const t = await startTestApp({
-      contract: streamingContract(),
-      handlers: registry,
-      settings: { streams: { heartbeatMs: 1000, stallMs: 300, maxRequestBytes: 1_048_576 } },
-    });
+    const t = await streamingApp({ streams: { stallMs: 300 } });
     const server = await listenOnFreePort(t.app);
     try {
       const big = 'x'.repeat(64 * 1024);

@@ -18,6 +18,8 @@
  */
 import Ajv2020, { type ValidateFunction } from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
+import { describesEventFields } from '../../src/engine/contract';
+import { eventData, readEvent } from '../../src/engine/response';
 import type { Case } from './cases';
 import { declaredResponse, type Contract, type Operation, type Schema } from './spec';
 import type { HttpResponse } from './transport';
@@ -205,24 +207,13 @@ function sequentialFormat(contentType: string): 'sse' | 'jsonl' | 'json-seq' | u
 function streamItems(format: 'sse' | 'jsonl' | 'json-seq', text: string, schema: Schema | undefined): unknown[] | string {
   const items: unknown[] = [];
   if (format === 'sse') {
-    // The item schema describes the event's fields (every property one of data, event, id, retry), or else its data (JSON, or text).
-    const fields = Object.keys(schema?.items?.properties ?? {});
-    const asEvents = fields.length > 0 && fields.every((field) => ['data', 'event', 'id', 'retry'].includes(field));
+    // The item schema describes the event's fields, or else its data (JSON, or text): the engine's rule.
+    const asEvents = describesEventFields(schema?.items);
     for (const block of text.split(/\r\n\r\n|\n\n|\r\r/)) {
-      const event: Record<string, unknown> = {};
-      const data: string[] = [];
-      for (const line of block.split(/\r\n|\n|\r/)) {
-        if (line === '' || line.startsWith(':')) continue;
-        const colon = line.indexOf(':');
-        const field = colon === -1 ? line : line.slice(0, colon);
-        const value = colon === -1 ? '' : line.slice(colon + 1).replace(/^ /, '');
-        if (field === 'data') data.push(value);
-        else if (field === 'retry') event['retry'] = Number(value);
-        else if (field === 'event' || field === 'id') event[field] = value;
-      }
-      if (data.length === 0 && Object.keys(event).length === 0) continue;
-      if (data.length > 0) event['data'] = data.join('\n');
-      items.push(asEvents ? event : dataOf(event['data']));
+      const event = readEvent(block);
+      // Without data, an event carries no item of a data schema (nor does the engine's reader hand one over).
+      if (event === undefined || (!asEvents && event.data === undefined)) continue;
+      items.push(asEvents ? event : eventData(event.data!));
     }
     return items;
   }
@@ -237,16 +228,6 @@ function streamItems(format: 'sse' | 'jsonl' | 'json-seq', text: string, schema:
     }
   }
   return items;
-}
-
-/** An event's data: JSON when it is JSON text, else the text. */
-function dataOf(data: unknown): unknown {
-  if (typeof data !== 'string') return data;
-  try {
-    return JSON.parse(data);
-  } catch {
-    return data;
-  }
 }
 
 /** The Error object `{code, message, status}` every failure the server itself answers is (the engine's rule). */

@@ -1,22 +1,13 @@
 import type { Middleware } from 'openapi-fetch';
 
 import { authorizationValue, placementOf, type DeclaredScheme } from '../engine/credentials';
+import type { TabledOperation } from './methods';
 
 export type { DeclaredScheme };
 
 /** What a version's generated operation table (generated/vN/operations.ts) tells a client about security. */
 export interface ContractSecurity {
-  readonly operationTable: Readonly<
-    Record<
-      string,
-      {
-        readonly method: string;
-        readonly path: string;
-        readonly security: ReadonlyArray<ReadonlyArray<string>>;
-        readonly typedAs?: { readonly path: string; readonly method: string };
-      }
-    >
-  >;
+  readonly operationTable: Readonly<Record<string, TabledOperation & { readonly security: ReadonlyArray<ReadonlyArray<string>> }>>;
   readonly securitySchemes: Readonly<Record<string, DeclaredScheme>>;
 }
 

@@ -1,3 +1,5 @@
+import { readEvent } from '../engine/response';
+
 /**
  * The items of a streamed answer (a sequential media type), read as they
  * arrive: JSON Lines / NDJSON one JSON text per line, JSON text sequences
@@ -18,7 +20,10 @@ export async function* readItems<Item>(response: Response): AsyncGenerator<Item>
   const decoder = new TextDecoder();
   let pending = '';
   const parse = (text: string): { item?: Item } => {
-    if (sse) return eventOf(text) as { item?: Item };
+    if (sse) {
+      const event = readEvent(text);
+      return event === undefined ? {} : { item: event as Item };
+    }
     const trimmed = text.trim();
     return trimmed === '' ? {} : { item: JSON.parse(trimmed) as Item };
   };
@@ -38,20 +43,3 @@ export async function* readItems<Item>(response: Response): AsyncGenerator<Item>
 
 /** The record separator of a JSON text sequence (RFC 7464). */
 const RS = String.fromCharCode(0x1e);
-
-/** One Server-Sent Event's fields (comments, such as heartbeats, skipped); none when the block holds only comments. */
-function eventOf(block: string): { item?: { data?: string; event?: string; id?: string; retry?: number } } {
-  const event: { data?: string; event?: string; id?: string; retry?: number } = {};
-  let seen = false;
-  for (const line of block.split(/\r\n|\n|\r/)) {
-    if (line === '' || line.startsWith(':')) continue;
-    seen = true;
-    const colon = line.indexOf(':');
-    const field = colon === -1 ? line : line.slice(0, colon);
-    const value = colon === -1 ? '' : line.slice(colon + 1).replace(/^ /, '');
-    if (field === 'data') event.data = event.data === undefined ? value : `${event.data}\n${value}`;
-    else if (field === 'event' || field === 'id') event[field] = value;
-    else if (field === 'retry' && /^\d+$/.test(value)) event.retry = Number(value);
-  }
-  return seen ? { item: event } : {};
-}

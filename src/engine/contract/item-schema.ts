@@ -24,17 +24,17 @@ export function itemSchemaPointer(spec: OpenApiDocument, mediaPointer: string): 
 const EVENT_FIELDS = new Set(['data', 'event', 'id', 'retry']);
 
 /**
- * Whether the item schema of a Server-Sent Events stream describes each
- * event's fields (as OpenAPI 3.2 does: `{data, event, id, retry}`), rather
- * than the data it carries (as some documents do): every property it names
- * is an event field. A schema of the data that happens to have an `id`
- * (`{id, title}`) describes the data. The request and response sides both
- * read items by this rule.
+ * Whether the item schema of a Server-Sent Events stream (resolved) describes
+ * each event's fields (as OpenAPI 3.2 does: `{data, event, id, retry}`),
+ * rather than the data it carries (as some documents do): every property it
+ * names is an event field. A schema of the data that happens to have an `id`
+ * (`{id, title}`) describes the data. The request and response sides, and
+ * the contract fuzzer, read items by this rule.
  *
- * @example describesEventFields(spec, '/paths/~1feed/get/responses/200/content/text~1event-stream/itemSchema') // true
+ * @example describesEventFields({ type: 'object', properties: { data: {}, event: {} } }) // true
  */
-export function describesEventFields(spec: OpenApiDocument, schemaPointer: string): boolean {
-  const properties = resolveRef(spec, { $ref: `#${schemaPointer}` }).node['properties'];
+export function describesEventFields(itemSchema: unknown): boolean {
+  const properties = (itemSchema as { properties?: unknown } | null | undefined)?.properties;
   if (properties === null || typeof properties !== 'object') return false;
   const names = Object.keys(properties);
   return names.length > 0 && names.every((name) => EVENT_FIELDS.has(name));

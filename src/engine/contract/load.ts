@@ -108,15 +108,10 @@ function selfResolving(Base: Redocly['BaseResolver'], self: SelfFolder): Redocly
 }
 
 /** A `$ref` to a place in the document by its `$self` URL made a local one (`#/components/...`), in place; extensions are left as written. */
-function localizeSelfRefs(node: unknown, selfPrefix: string, isNameMap = false): void {
-  if (node === null || typeof node !== 'object') return;
-  const array = Array.isArray(node);
-  const object = node as Record<string, unknown>;
-  for (const [key, value] of Object.entries(object)) {
-    if (key === '$ref' && typeof value === 'string') {
-      if (value.startsWith(selfPrefix)) object[key] = value.slice(selfPrefix.length - 1);
-    } else if (array || !isExtension(key, isNameMap)) localizeSelfRefs(value, selfPrefix, !array && holdsNames(key, isNameMap));
-  }
+function localizeSelfRefs(document: unknown, selfPrefix: string): void {
+  eachRef(document, (ref, holder) => {
+    if (ref.startsWith(selfPrefix)) holder['$ref'] = ref.slice(selfPrefix.length - 1);
+  });
 }
 
 /** Checks that a parsed value is a document the engine serves. */
@@ -224,21 +219,30 @@ function selfContained(parsed: unknown): object | undefined {
 
 const firstExternalRef = (node: unknown): string | undefined => firstRef(node, (ref) => !ref.startsWith('#'));
 
+/** The first `$ref` value in a parsed document that `matches`, depth first (extensions skipped, as `eachRef` says). */
+function firstRef(node: unknown, matches: (ref: string) => boolean): string | undefined {
+  let found: string | undefined;
+  eachRef(node, (ref) => {
+    if (!matches(ref)) return false;
+    found = ref;
+    return true;
+  });
+  return found;
+}
+
 /**
- * The first `$ref` value in a parsed document that `matches`, depth first.
+ * Calls `visit` with each `$ref` value of a parsed document and the object
+ * holding it, depth first, until it returns true (then returns true).
  * Extensions are skipped: a `$ref` there is for the tool that reads that
  * extension (see extensions.ts), and the bundler leaves it as it is.
  */
-function firstRef(node: unknown, matches: (ref: string) => boolean, isNameMap = false): string | undefined {
-  if (node === null || typeof node !== 'object') return undefined;
+function eachRef(node: unknown, visit: (ref: string, holder: Record<string, unknown>) => boolean | void, isNameMap = false): boolean {
+  if (node === null || typeof node !== 'object') return false;
   const array = Array.isArray(node);
   for (const [key, value] of Object.entries(node)) {
     if (key === '$ref' && typeof value === 'string') {
-      if (matches(value)) return value;
-    } else if (array || !isExtension(key, isNameMap)) {
-      const found = firstRef(value, matches, !array && holdsNames(key, isNameMap));
-      if (found !== undefined) return found;
-    }
+      if (visit(value, node as Record<string, unknown>) === true) return true;
+    } else if ((array || !isExtension(key, isNameMap)) && eachRef(value, visit, !array && holdsNames(key, isNameMap))) return true;
   }
-  return undefined;
+  return false;
 }

@@ -76,7 +76,7 @@ export function schemaValidator(spec: OpenApiDocument, options: SchemaOptions): 
  *
  * @example referencedSchema(spec, '/paths/~1pets~1{petId}/get/responses/200/content/application~1json/schema') // '/components/schemas/Pet'
  */
-export function referencedSchema(spec: OpenApiDocument, pointer: string): string {
+function referencedSchema(spec: OpenApiDocument, pointer: string): string {
   let current = pointer;
   for (let hops = 0; hops < 64; hops++) {
     let node: unknown;

@@ -214,8 +214,6 @@ async function sendStream(
 
 /** The concrete media type an answer is sent as. */
 function mediaTypeOf(answer: OutgoingResponse, preferred: string | undefined): string {
-  // The declared type, already without parameters (Representations.preferred), unless a range.
-  if (answer.mediaType === undefined && preferred !== undefined && !preferred.includes('*')) return preferred;
   const named = answer.mediaType ?? preferred ?? (typeof answer.body === 'string' ? 'text/plain' : 'application/json');
   if (!named.includes('*')) return essence(named);
   // A range (`image/*`): the Blob's own type, when it falls in it.

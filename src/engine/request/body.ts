@@ -158,7 +158,7 @@ function readerFor(spec: OpenApiDocument, declared: DeclaredBody, mediaType: str
       maxTotalBytes: options.maxStreamBytes,
       check: pointer === undefined ? () => undefined : (item) => options.schemas.explain(pointer, item),
       refuseUnsafe: (item, where) => refuseUnsafeStrings(item, where),
-      ...(format === 'sse' && { eventFields: pointer !== undefined && describesEventFields(spec, pointer) }),
+      ...(format === 'sse' && { eventFields: pointer !== undefined && describesEventFields(resolveRef(spec, { $ref: `#${pointer}` }).node) }),
     };
     return (req) => {
       req.body = readItems(req, reading);

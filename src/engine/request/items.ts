@@ -1,9 +1,9 @@
 import type { Readable } from 'node:stream';
 import { ApiError } from '../errors/api-error';
-import { sequentialFormat } from '../response/sequential';
+import { eventData, readEvent, sequentialFormat, type SequentialFormat } from '../response/sequential';
 
-/** The sequential formats a request body may be sent in: JSON Lines (and NDJSON), JSON text sequences, Server-Sent Events. */
-export type ItemFormat = 'jsonl' | 'json-seq' | 'sse';
+/** The sequential formats a request body may be sent in: all of them (JSON Lines and NDJSON, JSON text sequences, Server-Sent Events). */
+export type ItemFormat = SequentialFormat;
 
 /** The format of a request body's media type when the engine reads it item by item; undefined otherwise. */
 export function itemFormat(mediaType: string): ItemFormat | undefined {
@@ -49,9 +49,9 @@ export async function* readItems(body: Readable, reading: ItemReading): AsyncGen
     const where = `body ${unit} ${number}`;
     let value: unknown;
     if (reading.format === 'sse') {
-      const event = eventOf(record);
+      const event = readEvent(record);
       if (event === undefined || (!reading.eventFields && event.data === undefined)) continue;
-      value = reading.eventFields ? event : dataOf(event.data!);
+      value = reading.eventFields ? event : eventData(event.data!);
     } else {
       const text = record.endsWith('\r') ? record.slice(0, -1) : record;
       if (text.trim() === '') continue;
@@ -69,34 +69,6 @@ export async function* readItems(body: Readable, reading: ItemReading): AsyncGen
 }
 
 const UNITS: Record<ItemFormat, string> = { jsonl: 'line', 'json-seq': 'record', sse: 'event' };
-
-/** A Server-Sent Event's fields as its block of lines gives them (the HTML standard's parsing); undefined when it has none but comments. */
-function eventOf(block: string): { data?: string; event?: string; id?: string; retry?: number } | undefined {
-  const event: { data?: string; event?: string; id?: string; retry?: number } = {};
-  let fields = 0;
-  for (const line of block.split('\n')) {
-    if (line === '' || line.startsWith(':')) continue;
-    const colon = line.indexOf(':');
-    const field = colon === -1 ? line : line.slice(0, colon);
-    const value = colon === -1 ? '' : line.slice(colon + (line[colon + 1] === ' ' ? 2 : 1));
-    if (field === 'data') event.data = event.data === undefined ? value : `${event.data}\n${value}`;
-    else if (field === 'event') event.event = value;
-    else if (field === 'id' && !value.includes('\0')) event.id = value;
-    else if (field === 'retry' && /^\d+$/.test(value)) event.retry = Number(value);
-    else continue;
-    fields++;
-  }
-  return fields === 0 ? undefined : event;
-}
-
-/** An event's data as the item it carries: JSON when it is a JSON text, else the text. */
-function dataOf(data: string): unknown {
-  try {
-    return JSON.parse(data);
-  } catch {
-    return data;
-  }
-}
 
 /**
  * The body's records as text, in order (blank ones included, so numbers

@@ -11,7 +11,7 @@ import { sequentialFormat } from './sequential';
 export interface Representations {
   /** For one status: its declared media types (none: the response has no body). */
   of(status: number): readonly string[];
-  /** For one status: the media type an answer that names none is sent as (JSON first, without parameters); undefined when none is declared. */
+  /** For one status: the media type an answer that names none is sent as (JSON first); undefined when none is declared. */
   preferred(status: number): string | undefined;
   /** Every media type of the successful (2xx) responses. */
   readonly successful: readonly string[];
@@ -76,7 +76,7 @@ export function representations(spec: OpenApiDocument, op: SpecOperation): Repre
   const streams = successful.some((type) => sequentialFormat(type) !== undefined);
   const itemsAreEvents = (status: number, mediaType: string): boolean | undefined => {
     const pointer = itemSchema(status, mediaType);
-    return pointer === undefined ? undefined : describesEventFields(spec, pointer);
+    return pointer === undefined ? undefined : describesEventFields(resolveRef(spec, { $ref: `#${pointer}` }).node);
   };
   // Asked on every response: found once per status.
   const byStatus = new Map<number, { types: readonly string[]; preferred: string | undefined }>();
@@ -84,8 +84,7 @@ export function representations(spec: OpenApiDocument, op: SpecOperation): Repre
     let found = byStatus.get(status);
     if (!found) {
       const types = typesOf(keyOf(status));
-      const first = jsonFirst(types)[0];
-      found = { types, preferred: first === undefined || first.includes('*') ? first : essence(first) };
+      found = { types, preferred: jsonFirst(types)[0] };
       byStatus.set(status, found);
     }
     return found;

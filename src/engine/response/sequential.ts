@@ -100,6 +100,51 @@ function frameEvent(item: unknown): string {
 
 const SSE_FIELDS = ['data', 'event', 'id', 'retry', 'comment'] as const;
 
+/** A Server-Sent Event as received: its fields, `data` as text (several `data:` lines joined by line feeds). */
+export interface ReceivedEvent {
+  data?: string;
+  event?: string;
+  id?: string;
+  retry?: number;
+}
+
+/**
+ * One event's block of lines, read as the HTML standard parses it: lines
+ * ended by CRLF, LF or CR, comments skipped, one space after the colon
+ * dropped, a `retry` that is not digits and an `id` holding NUL ignored.
+ * Undefined when the block holds no field but comments (a heartbeat). The
+ * engine's request reader, the typed client and the contract fuzzer read
+ * events through here.
+ *
+ * @example readEvent('event: added\nid: 7\ndata: {"id":7}') // { event: 'added', id: '7', data: '{"id":7}' }
+ */
+export function readEvent(block: string): ReceivedEvent | undefined {
+  const event: ReceivedEvent = {};
+  let fields = 0;
+  for (const line of block.split(/\r\n|\n|\r/)) {
+    if (line === '' || line.startsWith(':')) continue;
+    const colon = line.indexOf(':');
+    const field = colon === -1 ? line : line.slice(0, colon);
+    const value = colon === -1 ? '' : line.slice(colon + (line[colon + 1] === ' ' ? 2 : 1));
+    if (field === 'data') event.data = event.data === undefined ? value : `${event.data}\n${value}`;
+    else if (field === 'event') event.event = value;
+    else if (field === 'id' && !value.includes('\0')) event.id = value;
+    else if (field === 'retry' && /^\d+$/.test(value)) event.retry = Number(value);
+    else continue;
+    fields++;
+  }
+  return fields === 0 ? undefined : event;
+}
+
+/** The item an event's data carries when the item schema describes the data: JSON when it is a JSON text, else the text (as `frameItem` writes it). */
+export function eventData(data: string): unknown {
+  try {
+    return JSON.parse(data);
+  } catch {
+    return data;
+  }
+}
+
 const singleLine = (field: string, value: string): string => {
   if (/[\r\n]/.test(value)) throw new Error(`an SSE ${field} cannot hold a line break`);
   return value;
