@@ -6,11 +6,15 @@
  *   node --import tsx bench/ab.ts --flags=--max-semi-space-size=8 --flags=--max-semi-space-size=4 [--rounds 3] [--seconds 5] [--scenario list20 --scenario get]
  *   node --import tsx bench/ab.ts --root ../other-checkout --root .   (each built with npm run build)
  *   node --import tsx bench/ab.ts --env= --env=VALIDATE_RESPONSES=0         (settings, space-separated NAME=VALUE)
+ *   node --import tsx bench/ab.ts --flags=... --flags=... --open-loop 2400 --rounds 6
+ *       (instead of the closed loop: the first scenario offered at a fixed rate, open loop, one window of
+ *       10 s per variant and round after a 10 s warm-up; p99 and full GCs per window, as `npm run bench` reports them)
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
+import { openLoop } from './open-loop';
 import { ROOT, SCENARIOS, SERVER_NODE_FLAGS, ServerProcess, killAllServers, load, median, prepareProjectDatabase, projectSpec } from './lib';
 
 async function main(): Promise<void> {
@@ -22,6 +26,7 @@ async function main(): Promise<void> {
       rounds: { type: 'string', default: '3' },
       seconds: { type: 'string', default: '5' },
       scenario: { type: 'string', multiple: true },
+      'open-loop': { type: 'string' },
     },
   });
   const roots = (values.root ?? [ROOT]).map((root) => path.resolve(root));
@@ -41,7 +46,28 @@ async function main(): Promise<void> {
     );
     servers.push(await ServerProcess.start(projectSpec(`v${index}`, label, database, flags.split(' ').filter(Boolean), root, { env: settings })));
   }
-  for (const scenarioId of values.scenario ?? ['list20']) {
+  if (values['open-loop'] !== undefined) {
+    const scenario = SCENARIOS[(values.scenario?.[0] ?? 'list20') as keyof typeof SCENARIOS];
+    const windows = servers.map(() => [] as string[]);
+    const peakRss = servers.map(() => 0);
+    for (let round = 0; round < Number(values.rounds); round++) {
+      for (const [index, server] of servers.entries()) {
+        const rps = Number(values['open-loop']);
+        const result = await openLoop(server, scenario, database.key, { rps, seconds: 10, warmupSeconds: round === 0 ? 10 : 2, rounds: 1 });
+        const window = result.windows[0]!;
+        windows[index]!.push(`${window.p99Ms.toFixed(2)}${window.majorGcs ? ` (${window.majorGcs.count} full GC)` : ''}`);
+        peakRss[index] = Math.max(peakRss[index]!, window.peakRssMb ?? 0);
+        console.log(
+          `  round ${round + 1} ${server.spec.label}: p99 ${window.p99Ms.toFixed(2)} ms, p99.9 ${window.p999Ms.toFixed(2)} ms, ` +
+            `full GCs ${window.majorGcs ? `${window.majorGcs.count} (${window.majorGcs.pauseMs.toFixed(1)} ms)` : '?'}`,
+        );
+      }
+    }
+    console.log(`${scenario.label}, open loop at ${values['open-loop']} req/s: p99 ms of each 10 s window`);
+    for (const [index, server] of servers.entries())
+      console.log(`  ${server.spec.label.padEnd(40)} ${windows[index]!.join(', ')}  peak RSS ${peakRss[index]!.toFixed(1)} MB`);
+  }
+  for (const scenarioId of values['open-loop'] === undefined ? (values.scenario ?? ['list20']) : []) {
     const scenario = SCENARIOS[scenarioId as keyof typeof SCENARIOS];
     const results = variants.map(() => [] as Array<Awaited<ReturnType<typeof load>>>);
     for (const server of servers) await load(server, scenario, database.key, 2, 32);
