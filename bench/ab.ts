@@ -14,8 +14,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { openLoop } from './open-loop';
-import { ROOT, SCENARIOS, SERVER_NODE_FLAGS, ServerProcess, killAllServers, load, median, prepareProjectDatabase, projectSpec } from './lib';
+import { openLoop, type OpenLoopWindow } from './open-loop';
+import { ROOT, SCENARIOS, SERVER_NODE_FLAGS, ServerProcess, killAllServers, load, median, prepareProjectDatabase, projectSpec, type Scenario } from './lib';
 
 async function main(): Promise<void> {
   const { values } = parseArgs({
@@ -29,6 +29,11 @@ async function main(): Promise<void> {
       'open-loop': { type: 'string' },
     },
   });
+  // Checked before any server starts.
+  const rounds = Number(values.rounds);
+  const scenarios = (values.scenario ?? ['list20']).map(scenarioOf);
+  const rps = values['open-loop'] === undefined ? undefined : Number(values['open-loop']);
+  if (rps !== undefined && !(rps > 0)) throw new Error(`--open-loop takes the requests per second to offer, not ${JSON.stringify(values['open-loop'])}`);
   const roots = (values.root ?? [ROOT]).map((root) => path.resolve(root));
   const flagSets = values.flags ?? [SERVER_NODE_FLAGS.join(' ')];
   const envSets = values.env ?? [''];
@@ -46,46 +51,54 @@ async function main(): Promise<void> {
     );
     servers.push(await ServerProcess.start(projectSpec(`v${index}`, label, database, flags.split(' ').filter(Boolean), root, { env: settings })));
   }
-  if (values['open-loop'] !== undefined) {
-    const scenario = SCENARIOS[(values.scenario?.[0] ?? 'list20') as keyof typeof SCENARIOS];
-    const windows = servers.map(() => [] as string[]);
-    const peakRss = servers.map(() => 0);
-    for (let round = 0; round < Number(values.rounds); round++) {
-      for (const [index, server] of servers.entries()) {
-        const rps = Number(values['open-loop']);
-        const result = await openLoop(server, scenario, database.key, { rps, seconds: 10, warmupSeconds: round === 0 ? 10 : 2, rounds: 1 });
-        const window = result.windows[0]!;
-        windows[index]!.push(`${window.p99Ms.toFixed(2)}${window.majorGcs ? ` (${window.majorGcs.count} full GC)` : ''}`);
-        peakRss[index] = Math.max(peakRss[index]!, window.peakRssMb ?? 0);
-        console.log(
-          `  round ${round + 1} ${server.spec.label}: p99 ${window.p99Ms.toFixed(2)} ms, p99.9 ${window.p999Ms.toFixed(2)} ms, ` +
-            `full GCs ${window.majorGcs ? `${window.majorGcs.count} (${window.majorGcs.pauseMs.toFixed(1)} ms)` : '?'}`,
-        );
-      }
-    }
-    console.log(`${scenario.label}, open loop at ${values['open-loop']} req/s: p99 ms of each 10 s window`);
-    for (const [index, server] of servers.entries())
-      console.log(`  ${server.spec.label.padEnd(40)} ${windows[index]!.join(', ')}  peak RSS ${peakRss[index]!.toFixed(1)} MB`);
-  }
-  for (const scenarioId of values['open-loop'] === undefined ? (values.scenario ?? ['list20']) : []) {
-    const scenario = SCENARIOS[scenarioId as keyof typeof SCENARIOS];
-    const results = variants.map(() => [] as Array<Awaited<ReturnType<typeof load>>>);
-    for (const server of servers) await load(server, scenario, database.key, 2, 32);
-    for (let round = 0; round < Number(values.rounds); round++) {
-      for (const [index, server] of servers.entries()) results[index]!.push(await load(server, scenario, database.key, Number(values.seconds), 32));
-    }
-    console.log(scenario.label);
-    for (const [index, server] of servers.entries()) {
-      const r = results[index]!;
-      console.log(
-        `  ${server.spec.label.padEnd(40)} ${Math.round(median(r.map((x) => x.rps)) ?? NaN)} req/s  ${(median(r.map((x) => x.cpuUsPerRequest)) ?? NaN).toFixed(1)} µs CPU/req  ` +
-          `p99 ${(median(r.map((x) => x.p99Ms)) ?? NaN).toFixed(2)} ms  peak RSS ${Math.max(...r.map((x) => x.peakRssMb ?? 0)).toFixed(1)} MB`,
-      );
-    }
-  }
+  if (rps === undefined) for (const scenario of scenarios) await closedLoop(servers, scenario, database.key, rounds, Number(values.seconds));
+  else await openLoopWindows(servers, scenarios[0]!, database.key, rounds, rps);
   for (const server of servers) await server.stop();
   rmSync(scratch, { recursive: true, force: true });
 }
+
+function scenarioOf(id: string): Scenario {
+  const scenario = SCENARIOS[id as keyof typeof SCENARIOS];
+  if (!scenario) throw new Error(`no scenario ${JSON.stringify(id)}: one of ${Object.keys(SCENARIOS).join(', ')}`);
+  return scenario;
+}
+
+/** Each server under a closed loop of 32 connections, round after round, interleaved: medians over the rounds. */
+async function closedLoop(servers: readonly ServerProcess[], scenario: Scenario, key: string, rounds: number, seconds: number): Promise<void> {
+  const results = servers.map(() => [] as Array<Awaited<ReturnType<typeof load>>>);
+  for (const server of servers) await load(server, scenario, key, 2, 32);
+  for (let round = 0; round < rounds; round++) {
+    for (const [index, server] of servers.entries()) results[index]!.push(await load(server, scenario, key, seconds, 32));
+  }
+  console.log(scenario.label);
+  for (const [index, server] of servers.entries()) {
+    const r = results[index]!;
+    console.log(
+      `  ${server.spec.label.padEnd(40)} ${Math.round(median(r.map((x) => x.rps)) ?? NaN)} req/s  ${(median(r.map((x) => x.cpuUsPerRequest)) ?? NaN).toFixed(1)} µs CPU/req  ` +
+        `p99 ${(median(r.map((x) => x.p99Ms)) ?? NaN).toFixed(2)} ms  peak RSS ${Math.max(...r.map((x) => x.peakRssMb ?? 0)).toFixed(1)} MB`,
+    );
+  }
+}
+
+/** Each server offered `rps` (open loop), one 10 s window per round, interleaved: every window's p99 and full GCs. */
+async function openLoopWindows(servers: readonly ServerProcess[], scenario: Scenario, key: string, rounds: number, rps: number): Promise<void> {
+  const windows = servers.map(() => [] as OpenLoopWindow[]);
+  for (let round = 0; round < rounds; round++) {
+    for (const [index, server] of servers.entries()) {
+      const window = (await openLoop(server, scenario, key, { rps, seconds: 10, warmupSeconds: round === 0 ? 10 : 2, rounds: 1 })).windows[0]!;
+      windows[index]!.push(window);
+      const gcs = window.majorGcs ? `${window.majorGcs.count} (${window.majorGcs.pauseMs.toFixed(1)} ms)` : '?';
+      console.log(`  round ${round + 1} ${server.spec.label}: p99 ${window.p99Ms.toFixed(2)} ms, p99.9 ${window.p999Ms.toFixed(2)} ms, full GCs ${gcs}`);
+    }
+  }
+  console.log(`${scenario.label}, open loop at ${rps} req/s: p99 ms of each 10 s window`);
+  for (const [index, server] of servers.entries()) {
+    const own = windows[index]!;
+    const p99s = own.map((window) => `${window.p99Ms.toFixed(2)}${window.majorGcs ? ` (${window.majorGcs.count} full GC)` : ''}`);
+    console.log(`  ${server.spec.label.padEnd(40)} ${p99s.join(', ')}  peak RSS ${Math.max(...own.map((window) => window.peakRssMb ?? 0)).toFixed(1)} MB`);
+  }
+}
+
 main().catch((error: unknown) => {
   killAllServers();
   console.error(error);

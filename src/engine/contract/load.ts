@@ -111,6 +111,7 @@ function selfResolving(Base: Redocly['BaseResolver'], self: SelfFolder): Redocly
 function localizeSelfRefs(document: unknown, selfPrefix: string): void {
   eachRef(document, (ref, holder) => {
     if (ref.startsWith(selfPrefix)) holder['$ref'] = ref.slice(selfPrefix.length - 1);
+    return false; // every one of them
   });
 }
 
@@ -232,16 +233,16 @@ function firstRef(node: unknown, matches: (ref: string) => boolean): string | un
 
 /**
  * Calls `visit` with each `$ref` value of a parsed document and the object
- * holding it, depth first, until it returns true (then returns true).
+ * holding it, depth first, until it returns true (then returns true: found).
  * Extensions are skipped: a `$ref` there is for the tool that reads that
  * extension (see extensions.ts), and the bundler leaves it as it is.
  */
-function eachRef(node: unknown, visit: (ref: string, holder: Record<string, unknown>) => boolean | void, isNameMap = false): boolean {
+function eachRef(node: unknown, visit: (ref: string, holder: Record<string, unknown>) => boolean, isNameMap = false): boolean {
   if (node === null || typeof node !== 'object') return false;
   const array = Array.isArray(node);
   for (const [key, value] of Object.entries(node)) {
     if (key === '$ref' && typeof value === 'string') {
-      if (visit(value, node as Record<string, unknown>) === true) return true;
+      if (visit(value, node as Record<string, unknown>)) return true;
     } else if ((array || !isExtension(key, isNameMap)) && eachRef(value, visit, !array && holdsNames(key, isNameMap))) return true;
   }
   return false;
