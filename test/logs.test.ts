@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { closeSync, openSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { PROJECT_ROOT, tempDir } from './support/paths';
@@ -8,30 +8,41 @@ import { checkedFetch } from './support/http';
 import { bufferedDestination } from '../src/observability/logger';
 
 /**
- * The access log is written asynchronously through a buffer
- * (src/observability/logger.ts); no answered request loses its line when the
- * process stops on SIGTERM or on an uncaught exception.
+ * The access log is written in batches (src/observability/logger.ts):
+ * synchronously to a regular file, asynchronously to a pipe; either way no
+ * answered request loses its line when the process stops on SIGTERM or on an
+ * uncaught exception.
  */
 
 const TSX = ['--import', pathToFileURL(path.join(PROJECT_ROOT, 'node_modules/tsx/dist/loader.mjs')).href];
 const REQUESTS = 300;
 
-async function serveThenStop(script: string, signal: NodeJS.Signals): Promise<{ code: number | null; lines: Array<Record<string, unknown>>; output: string }> {
+async function serveThenStop(
+  script: string,
+  signal: NodeJS.Signals,
+  stdout: 'pipe' | 'file' = 'pipe',
+): Promise<{ code: number | null; lines: Array<Record<string, unknown>>; output: string }> {
   const env = { DATABASE_URL: `sqlite:${path.join(tempDir(), 'pets.db')}` };
   const key = runKeysCli(['create', '--plan', 'enterprise', '--rpm', '1000000', '--rpd', '100000000'], env).stdout.trim();
   const { DATABASE_URL: _d, REDIS_URL: _r, LOG_LEVEL: _l, ...inherited } = process.env;
+  const stdoutFile = path.join(tempDir(), 'stdout.log');
+  const fd = stdout === 'file' ? openSync(stdoutFile, 'w') : undefined;
   const child = spawn(process.execPath, [...TSX, script], {
     cwd: PROJECT_ROOT,
     env: { ...inherited, ...env, NODE_ENV: 'production', PORT: '0' },
-    stdio: ['ignore', 'pipe', 'pipe'],
+    stdio: ['ignore', fd ?? 'pipe', 'pipe'],
   });
+  if (fd !== undefined) closeSync(fd);
+  let piped = '';
+  child.stdout?.on('data', (chunk) => (piped += chunk));
+  child.stderr!.on('data', (chunk) => (piped += chunk));
+  const outputNow = (): string => (stdout === 'file' ? readFileSync(stdoutFile, 'utf8') : '') + piped;
   let output = '';
-  child.stdout!.on('data', (chunk) => (output += chunk));
-  child.stderr!.on('data', (chunk) => (output += chunk));
   const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
   const deadline = Date.now() + 20_000;
   let port: number | undefined;
   while (port === undefined) {
+    output = outputNow();
     port = Number(/"port":(\d+)/.exec(output)?.[1]) || undefined;
     if (Date.now() > deadline) throw new Error(`no start line:\n${output}`);
     await new Promise((resolve) => setTimeout(resolve, 50));
@@ -45,6 +56,7 @@ async function serveThenStop(script: string, signal: NodeJS.Signals): Promise<{ 
   // At once after the last answer: its line may still be in the buffer.
   child.kill(signal);
   const code = await exited;
+  output = outputNow();
   const lines = output
     .split('\n')
     .filter((line) => line.startsWith('{'))
@@ -56,6 +68,13 @@ const accessLines = (lines: Array<Record<string, unknown>>) => lines.filter((lin
 
 it('SIGTERM right after a burst: every answered request has its access line', async () => {
   const { code, lines } = await serveThenStop(path.join(PROJECT_ROOT, 'src/server.ts'), 'SIGTERM');
+  expect(code).toBe(0);
+  expect(accessLines(lines)).toHaveLength(REQUESTS);
+  expect(lines.at(-1)?.['msg']).toBe('stopped');
+});
+
+it('SIGTERM right after a burst, stdout a regular file (written synchronously): every answered request has its access line', async () => {
+  const { code, lines } = await serveThenStop(path.join(PROJECT_ROOT, 'src/server.ts'), 'SIGTERM', 'file');
   expect(code).toBe(0);
   expect(accessLines(lines)).toHaveLength(REQUESTS);
   expect(lines.at(-1)?.['msg']).toBe('stopped');
@@ -79,7 +98,7 @@ describe('the buffered writer keeps up with a busy server', () => {
 
   async function writesFor(sharedPipe: boolean): Promise<{ writes: number[]; text: string }> {
     const file = path.join(tempDir(), 'burst.log');
-    const destination = bufferedDestination(file, { sharedPipe });
+    const destination = bufferedDestination(file, { regularFile: false, sharedPipe });
     await new Promise((resolve) => destination.once('ready', resolve));
     const writes: number[] = [];
     destination.on('write', (bytes: number) => writes.push(bytes));
@@ -96,27 +115,50 @@ describe('the buffered writer keeps up with a busy server', () => {
     expect(writes.length).toBeLessThan(20);
   });
 
-  it('gathers lines logged a turn apart into writes of at least 16 KiB', async () => {
-    // Each write wakes a thread of libuv's pool on the server's core: one per 16 KiB of lines, not one per few lines.
-    const file = path.join(tempDir(), 'spaced.log');
-    const destination = bufferedDestination(file, { sharedPipe: false });
-    await new Promise((resolve) => destination.once('ready', resolve));
-    const writes: number[] = [];
-    destination.on('write', (bytes: number) => writes.push(bytes));
-    for (let i = 0; i < 600; i++) {
-      destination.write(LINE);
-      await new Promise((resolve) => setImmediate(resolve));
-    }
-    await new Promise<void>((resolve, reject) => destination.flush((error) => (error ? reject(error) : resolve())));
-    destination.end();
-    expect(readFileSync(file, 'utf8')).toBe(LINE.repeat(600));
-    // The last write is the flush of what was left.
-    expect(Math.min(...writes.slice(0, -1))).toBeGreaterThanOrEqual(16_384);
-  });
-
   it('keeps each write to one atomic pipe write (4,096 bytes) when workers share a pipe', async () => {
     const { writes, text } = await writesFor(true);
     expect(text).toBe(LINE.repeat(BURST));
     expect(Math.max(...writes)).toBeLessThanOrEqual(4_096);
+  });
+});
+
+describe('how the batches leave', () => {
+  const LINE = `${JSON.stringify({ level: 30, requestId: 'b3c1e1a2-1111-2222-3333-444455556666', path: '/v1/pets', status: 200 })}\n`;
+  // Enough lines to fill one batch (3 KiB) and start a second.
+  const LINES = Math.ceil(3_072 / LINE.length) + 2;
+
+  /** Writes the lines in one turn; `writtenMeanwhile` counts the writes that completed before the turn ended. */
+  async function afterWriting(
+    regularFile: boolean,
+  ): Promise<{ file: string; writtenMeanwhile: number[]; destination: ReturnType<typeof bufferedDestination> }> {
+    const file = path.join(tempDir(), 'batches.log');
+    const destination = bufferedDestination(file, { regularFile, sharedPipe: false });
+    await new Promise((resolve) => destination.once('ready', resolve));
+    const writes: number[] = [];
+    destination.on('write', (bytes: number) => writes.push(bytes));
+    for (let i = 0; i < LINES; i++) destination.write(LINE);
+    return { file, writtenMeanwhile: [...writes], destination };
+  }
+
+  async function closed(destination: ReturnType<typeof bufferedDestination>): Promise<void> {
+    const done = new Promise((resolve) => destination.once('close', resolve));
+    destination.end();
+    await done;
+  }
+
+  it('to a regular file, synchronously: a full batch is written before the turn ends, the rest waits', async () => {
+    const { file, writtenMeanwhile, destination } = await afterWriting(true);
+    expect(writtenMeanwhile).toHaveLength(1);
+    expect(writtenMeanwhile[0]).toBeGreaterThanOrEqual(3_072);
+    expect(writtenMeanwhile[0]).toBeLessThan(LINE.length * LINES);
+    await closed(destination);
+    expect(readFileSync(file, 'utf8')).toBe(LINE.repeat(LINES));
+  });
+
+  it('to anything else (a pipe, a socket, a terminal), asynchronously: no write completes on the request path', async () => {
+    const { file, writtenMeanwhile, destination } = await afterWriting(false);
+    expect(writtenMeanwhile).toEqual([]);
+    await closed(destination);
+    expect(readFileSync(file, 'utf8')).toBe(LINE.repeat(LINES));
   });
 });

@@ -4,15 +4,8 @@ import pino, { type DestinationStream, type Logger } from 'pino';
 import type * as PinoPretty from 'pino-pretty';
 import type { LogFormat } from '../config';
 
-/**
- * Lines gathered before one write to stdout. Each write is a round trip
- * through libuv's thread pool, whose thread wakes on the server's own core:
- * fewer, larger writes leave that core to the requests. A quiet service's
- * lines still leave within `FLUSH_INTERVAL_MS`.
- */
-const BATCH_BYTES = 16_384;
-/** The same on a pipe shared with other workers: below `PIPE_BUF`, as sonic-boom needs it below the largest write. */
-const SHARED_PIPE_BATCH_BYTES = 3_072;
+/** Lines gathered before one write to stdout (below `PIPE_BUF`, as sonic-boom needs it below the largest write). */
+const BATCH_BYTES = 3_072;
 /**
  * The most one write carries. SonicBoom keeps one write in flight and starts
  * the next when it completes, about once per turn of a busy event loop, so a
@@ -36,11 +29,12 @@ const FLUSH_INTERVAL_MS = 250;
  * parameters and cookies named in `secretNames` (apiKey schemes), are redacted. `pretty` formats in-process with pino-pretty, a dev dependency
  * loaded only then (config.ts refuses LOG_FORMAT=pretty when it is absent).
  *
- * JSON lines go to stdout through an asynchronous, buffered writer: a
- * synchronous write per access line would block the request path on the
- * disk or on a slow pipe reader. The buffer is flushed by `flushLogger`
- * (SIGTERM, a fatal error) and synchronously when the process exits; a
- * SIGKILL loses what was not written yet.
+ * JSON lines go to stdout in batches (`bufferedDestination`): written
+ * synchronously when stdout is a regular file, asynchronously when it is a
+ * pipe, a socket or a terminal, whose reader could block the request path.
+ * The buffer is flushed by `flushLogger` (SIGTERM, a fatal error) and
+ * synchronously when the process exits; a SIGKILL loses what was not written
+ * yet.
  *
  * @example const logger = createLogger('info', undefined, 'pretty');
  */
@@ -74,22 +68,30 @@ export function createLogger(level: string, destination?: DestinationStream, for
     return pino(options, pretty({ destination: destination ?? 1, colorize, ignore: 'pid,hostname', translateTime: 'SYS:HH:MM:ss.l' }));
   }
   if (destination || level === 'silent') return pino(options, destination);
-  return pino(options, bufferedDestination(1, { sharedPipe: cluster.isWorker && !fstatSync(1).isFile() }));
+  const regularFile = fstatSync(1).isFile();
+  return pino(options, bufferedDestination(1, { regularFile, sharedPipe: cluster.isWorker && !regularFile }));
 }
 
 /**
- * The asynchronous, buffered writer of the JSON lines: batches of
- * `BATCH_BYTES`, writes of at most `MAX_WRITE` (on a pipe shared with other
- * workers, `SHARED_PIPE_BATCH_BYTES` and `PIPE_BUF`), flushed every
- * `FLUSH_INTERVAL_MS` when quiet.
+ * The buffered writer of the JSON lines: batches of `BATCH_BYTES`, writes of
+ * at most `MAX_WRITE` (`PIPE_BUF` on a pipe shared with other workers),
+ * flushed every `FLUSH_INTERVAL_MS` when quiet. A regular file is written
+ * synchronously: a batch goes to the page cache in one short system call,
+ * where an asynchronous write is a round trip through libuv's thread pool,
+ * whose thread wakes on the server's own core, and its lines wait longer in
+ * the heap. Anything else is written asynchronously, since a reader that
+ * stops reading would otherwise stop the server.
  *
- * @example const logger = pino({}, bufferedDestination(1, { sharedPipe: false }));
+ * @example const logger = pino({}, bufferedDestination(1, { regularFile: false, sharedPipe: false }));
  */
-export function bufferedDestination(dest: number | string, { sharedPipe }: { sharedPipe: boolean }): ReturnType<typeof pino.destination> {
+export function bufferedDestination(
+  dest: number | string,
+  { regularFile, sharedPipe }: { regularFile: boolean; sharedPipe: boolean },
+): ReturnType<typeof pino.destination> {
   return pino.destination({
     dest,
-    sync: false,
-    minLength: sharedPipe ? SHARED_PIPE_BATCH_BYTES : BATCH_BYTES,
+    sync: regularFile,
+    minLength: BATCH_BYTES,
     maxWrite: sharedPipe ? PIPE_BUF : MAX_WRITE,
     periodicFlush: FLUSH_INTERVAL_MS,
   });
