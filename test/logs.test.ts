@@ -8,10 +8,10 @@ import { checkedFetch } from './support/http';
 import { bufferedDestination } from '../src/observability/logger';
 
 /**
- * The access log is written in batches (src/observability/logger.ts):
- * synchronously to a regular file, asynchronously to a pipe; either way no
- * answered request loses its line when the process stops on SIGTERM or on an
- * uncaught exception.
+ * The access log is written asynchronously through a buffer
+ * (src/observability/logger.ts), whether stdout is a pipe or a regular file;
+ * no answered request loses its line when the process stops on SIGTERM or on
+ * an uncaught exception.
  */
 
 const TSX = ['--import', pathToFileURL(path.join(PROJECT_ROOT, 'node_modules/tsx/dist/loader.mjs')).href];
@@ -73,7 +73,7 @@ it('SIGTERM right after a burst: every answered request has its access line', as
   expect(lines.at(-1)?.['msg']).toBe('stopped');
 });
 
-it('SIGTERM right after a burst, stdout a regular file (written synchronously): every answered request has its access line', async () => {
+it('SIGTERM right after a burst, stdout a regular file: every answered request has its access line', async () => {
   const { code, lines } = await serveThenStop(path.join(PROJECT_ROOT, 'src/server.ts'), 'SIGTERM', 'file');
   expect(code).toBe(0);
   expect(accessLines(lines)).toHaveLength(REQUESTS);
@@ -98,7 +98,7 @@ describe('the buffered writer keeps up with a busy server', () => {
 
   async function writesFor(sharedPipe: boolean): Promise<{ writes: number[]; text: string }> {
     const file = path.join(tempDir(), 'burst.log');
-    const destination = bufferedDestination(file, { regularFile: false, sharedPipe });
+    const destination = bufferedDestination(file, { sharedPipe });
     await new Promise((resolve) => destination.once('ready', resolve));
     const writes: number[] = [];
     destination.on('write', (bytes: number) => writes.push(bytes));
@@ -119,46 +119,5 @@ describe('the buffered writer keeps up with a busy server', () => {
     const { writes, text } = await writesFor(true);
     expect(text).toBe(LINE.repeat(BURST));
     expect(Math.max(...writes)).toBeLessThanOrEqual(4_096);
-  });
-});
-
-describe('how the batches leave', () => {
-  const LINE = `${JSON.stringify({ level: 30, requestId: 'b3c1e1a2-1111-2222-3333-444455556666', path: '/v1/pets', status: 200 })}\n`;
-  // Enough lines to fill one batch (3 KiB) and start a second.
-  const LINES = Math.ceil(3_072 / LINE.length) + 2;
-
-  /** Writes the lines in one turn; `writtenMeanwhile` counts the writes that completed before the turn ended. */
-  async function afterWriting(
-    regularFile: boolean,
-  ): Promise<{ file: string; writtenMeanwhile: number[]; destination: ReturnType<typeof bufferedDestination> }> {
-    const file = path.join(tempDir(), 'batches.log');
-    const destination = bufferedDestination(file, { regularFile, sharedPipe: false });
-    await new Promise((resolve) => destination.once('ready', resolve));
-    const writes: number[] = [];
-    destination.on('write', (bytes: number) => writes.push(bytes));
-    for (let i = 0; i < LINES; i++) destination.write(LINE);
-    return { file, writtenMeanwhile: [...writes], destination };
-  }
-
-  async function closed(destination: ReturnType<typeof bufferedDestination>): Promise<void> {
-    const done = new Promise((resolve) => destination.once('close', resolve));
-    destination.end();
-    await done;
-  }
-
-  it('to a regular file, synchronously: a full batch is written before the turn ends, the rest waits', async () => {
-    const { file, writtenMeanwhile, destination } = await afterWriting(true);
-    expect(writtenMeanwhile).toHaveLength(1);
-    expect(writtenMeanwhile[0]).toBeGreaterThanOrEqual(3_072);
-    expect(writtenMeanwhile[0]).toBeLessThan(LINE.length * LINES);
-    await closed(destination);
-    expect(readFileSync(file, 'utf8')).toBe(LINE.repeat(LINES));
-  });
-
-  it('to anything else (a pipe, a socket, a terminal), asynchronously: no write completes on the request path', async () => {
-    const { file, writtenMeanwhile, destination } = await afterWriting(false);
-    expect(writtenMeanwhile).toEqual([]);
-    await closed(destination);
-    expect(readFileSync(file, 'utf8')).toBe(LINE.repeat(LINES));
   });
 });

@@ -4,7 +4,7 @@ import pino, { type DestinationStream, type Logger } from 'pino';
 import type * as PinoPretty from 'pino-pretty';
 import type { LogFormat } from '../config';
 
-/** Lines gathered before one write to stdout (below `PIPE_BUF`, as sonic-boom needs it below the largest write). */
+/** Lines gathered before one write to stdout. */
 const BATCH_BYTES = 3_072;
 /**
  * The most one write carries. SonicBoom keeps one write in flight and starts
@@ -29,12 +29,11 @@ const FLUSH_INTERVAL_MS = 250;
  * parameters and cookies named in `secretNames` (apiKey schemes), are redacted. `pretty` formats in-process with pino-pretty, a dev dependency
  * loaded only then (config.ts refuses LOG_FORMAT=pretty when it is absent).
  *
- * JSON lines go to stdout in batches (`bufferedDestination`): written
- * synchronously when stdout is a regular file, asynchronously when it is a
- * pipe, a socket or a terminal, whose reader could block the request path.
- * The buffer is flushed by `flushLogger` (SIGTERM, a fatal error) and
- * synchronously when the process exits; a SIGKILL loses what was not written
- * yet.
+ * JSON lines go to stdout through an asynchronous, buffered writer: a
+ * synchronous write per access line would block the request path on the
+ * disk or on a slow pipe reader. The buffer is flushed by `flushLogger`
+ * (SIGTERM, a fatal error) and synchronously when the process exits; a
+ * SIGKILL loses what was not written yet.
  *
  * @example const logger = createLogger('info', undefined, 'pretty');
  */
@@ -68,33 +67,18 @@ export function createLogger(level: string, destination?: DestinationStream, for
     return pino(options, pretty({ destination: destination ?? 1, colorize, ignore: 'pid,hostname', translateTime: 'SYS:HH:MM:ss.l' }));
   }
   if (destination || level === 'silent') return pino(options, destination);
-  const regularFile = fstatSync(1).isFile();
-  return pino(options, bufferedDestination(1, { regularFile, sharedPipe: cluster.isWorker && !regularFile }));
+  return pino(options, bufferedDestination(1, { sharedPipe: cluster.isWorker && !fstatSync(1).isFile() }));
 }
 
 /**
- * The buffered writer of the JSON lines: batches of `BATCH_BYTES`, writes of
- * at most `MAX_WRITE` (`PIPE_BUF` on a pipe shared with other workers),
- * flushed every `FLUSH_INTERVAL_MS` when quiet. A regular file is written
- * synchronously: a batch goes to the page cache in one short system call,
- * where an asynchronous write is a round trip through libuv's thread pool,
- * whose thread wakes on the server's own core, and its lines wait longer in
- * the heap. Anything else is written asynchronously, since a reader that
- * stops reading would otherwise stop the server.
+ * The asynchronous, buffered writer of the JSON lines: batches of
+ * `BATCH_BYTES`, writes of at most `MAX_WRITE` (or `PIPE_BUF` on a pipe shared
+ * with other workers), flushed every `FLUSH_INTERVAL_MS` when quiet.
  *
- * @example const logger = pino({}, bufferedDestination(1, { regularFile: false, sharedPipe: false }));
+ * @example const logger = pino({}, bufferedDestination(1, { sharedPipe: false }));
  */
-export function bufferedDestination(
-  dest: number | string,
-  { regularFile, sharedPipe }: { regularFile: boolean; sharedPipe: boolean },
-): ReturnType<typeof pino.destination> {
-  return pino.destination({
-    dest,
-    sync: regularFile,
-    minLength: BATCH_BYTES,
-    maxWrite: sharedPipe ? PIPE_BUF : MAX_WRITE,
-    periodicFlush: FLUSH_INTERVAL_MS,
-  });
+export function bufferedDestination(dest: number | string, { sharedPipe }: { sharedPipe: boolean }): ReturnType<typeof pino.destination> {
+  return pino.destination({ dest, sync: false, minLength: BATCH_BYTES, maxWrite: sharedPipe ? PIPE_BUF : MAX_WRITE, periodicFlush: FLUSH_INTERVAL_MS });
 }
 
 /**
