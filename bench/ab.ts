@@ -9,6 +9,10 @@
  *   node --import tsx bench/ab.ts --flags=... --flags=... --open-loop 2400 --rounds 6
  *       (instead of the closed loop: the first scenario offered at a fixed rate, open loop, one window of
  *       10 s per variant and round after a 10 s warm-up; p99 and full GCs per window, as `npm run bench` reports them)
+ *   --instances N   servers started per variant (default 2): two processes of one build differ by up to
+ *                   about 10 % in req/s on this kind of machine, for as long as they run, so one process
+ *                   per variant can show a difference that is only the luck of its process; each variant's
+ *                   figure is the median over all its processes' rounds, and each process's own is listed
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
@@ -27,10 +31,14 @@ async function main(): Promise<void> {
       seconds: { type: 'string', default: '5' },
       scenario: { type: 'string', multiple: true },
       'open-loop': { type: 'string' },
+      instances: { type: 'string', default: '2' },
     },
   });
   // Checked before any server starts.
   const rounds = Number(values.rounds);
+  const instances = Number(values.instances);
+  if (!Number.isInteger(instances) || instances < 1)
+    throw new Error(`--instances takes a whole number of servers per variant, not ${JSON.stringify(values.instances)}`);
   const scenarios = (values.scenario ?? ['list20']).map(scenarioOf);
   const rps = values['open-loop'] === undefined ? undefined : Number(values['open-loop']);
   if (rps !== undefined && !(rps > 0)) throw new Error(`--open-loop takes the requests per second to offer, not ${JSON.stringify(values['open-loop'])}`);
@@ -49,7 +57,9 @@ async function main(): Promise<void> {
         .filter(Boolean)
         .map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]),
     );
-    servers.push(await ServerProcess.start(projectSpec(`v${index}`, label, database, flags.split(' ').filter(Boolean), root, { env: settings })));
+    for (let instance = 0; instance < instances; instance++) {
+      servers.push(await ServerProcess.start(projectSpec(`v${index}.${instance}`, label, database, flags.split(' ').filter(Boolean), root, { env: settings })));
+    }
   }
   if (rps === undefined) for (const scenario of scenarios) await closedLoop(servers, scenario, database.key, rounds, Number(values.seconds));
   else await openLoopWindows(servers, scenarios[0]!, database.key, rounds, rps);
@@ -71,11 +81,13 @@ async function closedLoop(servers: readonly ServerProcess[], scenario: Scenario,
     for (const [index, server] of servers.entries()) results[index]!.push(await load(server, scenario, key, seconds, 32));
   }
   console.log(scenario.label);
-  for (const [index, server] of servers.entries()) {
-    const r = results[index]!;
+  for (const label of new Set(servers.map((server) => server.spec.label))) {
+    const own = servers.flatMap((server, index) => (server.spec.label === label ? [results[index]!] : []));
+    const all = own.flat();
+    const perProcess = own.map((r) => (median(r.map((x) => x.cpuUsPerRequest)) ?? NaN).toFixed(1)).join(' / ');
     console.log(
-      `  ${server.spec.label.padEnd(40)} ${Math.round(median(r.map((x) => x.rps)) ?? NaN)} req/s  ${(median(r.map((x) => x.cpuUsPerRequest)) ?? NaN).toFixed(1)} µs CPU/req  ` +
-        `p99 ${(median(r.map((x) => x.p99Ms)) ?? NaN).toFixed(2)} ms  peak RSS ${Math.max(...r.map((x) => x.peakRssMb ?? 0)).toFixed(1)} MB`,
+      `  ${label.padEnd(40)} ${Math.round(median(all.map((x) => x.rps)) ?? NaN)} req/s  ${(median(all.map((x) => x.cpuUsPerRequest)) ?? NaN).toFixed(1)} µs CPU/req ` +
+        `(per process ${perProcess})  p99 ${(median(all.map((x) => x.p99Ms)) ?? NaN).toFixed(2)} ms  peak RSS ${Math.max(...all.map((x) => x.peakRssMb ?? 0)).toFixed(1)} MB`,
     );
   }
 }
@@ -88,14 +100,18 @@ async function openLoopWindows(servers: readonly ServerProcess[], scenario: Scen
       const window = (await openLoop(server, scenario, key, { rps, seconds: 10, warmupSeconds: round === 0 ? 10 : 2, rounds: 1 })).windows[0]!;
       windows[index]!.push(window);
       const gcs = window.majorGcs ? `${window.majorGcs.count} (${window.majorGcs.pauseMs.toFixed(1)} ms)` : '?';
-      console.log(`  round ${round + 1} ${server.spec.label}: p99 ${window.p99Ms.toFixed(2)} ms, p99.9 ${window.p999Ms.toFixed(2)} ms, full GCs ${gcs}`);
+      console.log(
+        `  round ${round + 1} ${server.spec.label} [${server.spec.id}]: p99 ${window.p99Ms.toFixed(2)} ms, p99.9 ${window.p999Ms.toFixed(2)} ms, full GCs ${gcs}`,
+      );
     }
   }
   console.log(`${scenario.label}, open loop at ${rps} req/s: p99 ms of each 10 s window`);
   for (const [index, server] of servers.entries()) {
     const own = windows[index]!;
     const p99s = own.map((window) => `${window.p99Ms.toFixed(2)}${window.majorGcs ? ` (${window.majorGcs.count} full GC)` : ''}`);
-    console.log(`  ${server.spec.label.padEnd(40)} ${p99s.join(', ')}  peak RSS ${Math.max(...own.map((window) => window.peakRssMb ?? 0)).toFixed(1)} MB`);
+    console.log(
+      `  ${`${server.spec.label} [${server.spec.id}]`.padEnd(40)} ${p99s.join(', ')}  peak RSS ${Math.max(...own.map((window) => window.peakRssMb ?? 0)).toFixed(1)} MB`,
+    );
   }
 }
 
