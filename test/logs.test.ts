@@ -115,6 +115,24 @@ describe('the buffered writer keeps up with a busy server', () => {
     expect(writes.length).toBeLessThan(20);
   });
 
+  it('gathers lines logged a turn apart into writes of at least 16 KiB', async () => {
+    // Each write wakes a thread of libuv's pool on the server's core: one per 16 KiB of lines, not one per few lines.
+    const file = path.join(tempDir(), 'spaced.log');
+    const destination = bufferedDestination(file, { sharedPipe: false });
+    await new Promise((resolve) => destination.once('ready', resolve));
+    const writes: number[] = [];
+    destination.on('write', (bytes: number) => writes.push(bytes));
+    for (let i = 0; i < 600; i++) {
+      destination.write(LINE);
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    await new Promise<void>((resolve, reject) => destination.flush((error) => (error ? reject(error) : resolve())));
+    destination.end();
+    expect(readFileSync(file, 'utf8')).toBe(LINE.repeat(600));
+    // The last write is the flush of what was left.
+    expect(Math.min(...writes.slice(0, -1))).toBeGreaterThanOrEqual(16_384);
+  });
+
   it('keeps each write to one atomic pipe write (4,096 bytes) when workers share a pipe', async () => {
     const { writes, text } = await writesFor(true);
     expect(text).toBe(LINE.repeat(BURST));
