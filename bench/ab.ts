@@ -9,8 +9,8 @@
  *   node --import tsx bench/ab.ts --flags=... --flags=... --open-loop 2400 --rounds 6
  *       (instead of the closed loop: the first scenario offered at a fixed rate, open loop, one window of
  *       10 s per variant and round after a 10 s warm-up; p99 and full GCs per window, as `npm run bench` reports them)
- *   --instances N   servers started per variant (default 2): two processes of one build differ by up to
- *                   about 10 % in req/s on this kind of machine, for as long as they run, so one process
+ *   --instances N   servers started per variant (default 2): two processes of one build can differ by several
+ *                   per cent in req/s for as long as they run (see bench/README.md), so one process
  *                   per variant can show a difference that is only the luck of its process; each variant's
  *                   figure is the median over all its processes' rounds, and each process's own is listed
  */

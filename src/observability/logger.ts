@@ -6,9 +6,9 @@ import type { LogFormat } from '../config';
 
 /**
  * Lines gathered before one write to stdout. Each write is a round trip
- * through libuv's thread pool, whose thread wakes on the server's own core:
- * fewer, larger writes leave that core to the requests. A quiet service's
- * lines still leave within `FLUSH_INTERVAL_MS`.
+ * through libuv's thread pool (a thread woken, a completion queued back),
+ * paid in the CPU the requests need: fewer, larger writes cost less. A quiet
+ * service's lines still leave within `FLUSH_INTERVAL_MS`.
  */
 const BATCH_BYTES = 16_384;
 /** The same on a pipe shared with other workers: below `PIPE_BUF`, as sonic-boom needs it below the largest write. */
