@@ -24,8 +24,12 @@ describe('the log writer (sonic-boom, patched)', () => {
 
   const destination = (file: string, maxWrite = 65_536) => pino.destination({ dest: file, sync: false, minLength: 3_072, maxWrite });
   const ready = (stream: ReturnType<typeof destination>) => new Promise((resolve) => stream.once('ready', resolve));
-  const flushed = (stream: ReturnType<typeof destination>) =>
-    new Promise<void>((resolve, reject) => stream.flush((error) => (error ? reject(error) : resolve())));
+  /** Ends the stream and waits until every line is written and the file closed. */
+  const closed = async (stream: ReturnType<typeof destination>): Promise<void> => {
+    const done = new Promise((resolve) => stream.once('close', resolve));
+    stream.end();
+    await done;
+  };
 
   it('measures each line once, never the lines gathered before it', async () => {
     const stream = destination(path.join(folder, 'a.log'));
@@ -42,10 +46,9 @@ describe('the log writer (sonic-boom, patched)', () => {
     } finally {
       spy.mockRestore();
     }
-    await flushed(stream);
+    await closed(stream);
     // Published: the gathered buffer was measured too, up to about 200 lines long.
     expect(Math.max(...measured)).toBe(LINE.length);
-    stream.end();
   });
 
   it('writes every line whole and in order, a buffer never above maxWrite bytes', async () => {
@@ -60,10 +63,7 @@ describe('the log writer (sonic-boom, patched)', () => {
       written.push(line);
       stream.write(line);
     }
-    await flushed(stream);
-    const closed = new Promise((resolve) => stream.once('close', resolve));
-    stream.end();
-    await closed;
+    await closed(stream);
     expect(readFileSync(file, 'utf8')).toBe(written.join(''));
     // maxWrite counts bytes, not characters: no write carried more.
     expect(writes.length).toBeGreaterThan(5);

@@ -96,13 +96,17 @@ describe('the buffered writer keeps up with a busy server', () => {
   const LINE = `${JSON.stringify({ level: 30, requestId: 'b3c1e1a2-1111-2222-3333-444455556666', path: '/v1/pets', status: 200, pad: 'x'.repeat(200) })}\n`;
   const BURST = 3_000;
 
-  async function writesFor(sharedPipe: boolean): Promise<{ writes: number[]; text: string }> {
+  /** Writes `lines` lines in one burst, or one per turn of the event loop (`turnApart`), and reads them back. */
+  async function writesFor(sharedPipe: boolean, { lines = BURST, turnApart = false } = {}): Promise<{ writes: number[]; text: string }> {
     const file = path.join(tempDir(), 'burst.log');
     const destination = bufferedDestination(file, { sharedPipe });
     await new Promise((resolve) => destination.once('ready', resolve));
     const writes: number[] = [];
     destination.on('write', (bytes: number) => writes.push(bytes));
-    for (let i = 0; i < BURST; i++) destination.write(LINE);
+    for (let i = 0; i < lines; i++) {
+      destination.write(LINE);
+      if (turnApart) await new Promise((resolve) => setImmediate(resolve));
+    }
     await new Promise<void>((resolve, reject) => destination.flush((error) => (error ? reject(error) : resolve())));
     destination.end();
     return { writes, text: readFileSync(file, 'utf8') };
@@ -116,19 +120,9 @@ describe('the buffered writer keeps up with a busy server', () => {
   });
 
   it('gathers lines logged a turn apart into writes of at least 16 KiB', async () => {
-    // Each write wakes a thread of libuv's pool on the server's core: one per 16 KiB of lines, not one per few lines.
-    const file = path.join(tempDir(), 'spaced.log');
-    const destination = bufferedDestination(file, { sharedPipe: false });
-    await new Promise((resolve) => destination.once('ready', resolve));
-    const writes: number[] = [];
-    destination.on('write', (bytes: number) => writes.push(bytes));
-    for (let i = 0; i < 600; i++) {
-      destination.write(LINE);
-      await new Promise((resolve) => setImmediate(resolve));
-    }
-    await new Promise<void>((resolve, reject) => destination.flush((error) => (error ? reject(error) : resolve())));
-    destination.end();
-    expect(readFileSync(file, 'utf8')).toBe(LINE.repeat(600));
+    // Each write is a round trip through libuv's pool: one per 16 KiB of lines, not one per few lines.
+    const { writes, text } = await writesFor(false, { lines: 600, turnApart: true });
+    expect(text).toBe(LINE.repeat(600));
     // The last write is the flush of what was left.
     expect(Math.min(...writes.slice(0, -1))).toBeGreaterThanOrEqual(16_384);
   });
