@@ -6,6 +6,7 @@
  *
  * @example const choose = negotiation(representations(spec, op));
  */
+export { integerText } from './integer-text';
 export { negotiation, representations } from './representations';
 export { sendJson } from './send-json';
 export { eventData, readEvent, type ReceivedEvent } from './sequential';

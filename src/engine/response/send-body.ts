@@ -3,6 +3,7 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import { mediaKind } from '../contract/media-types';
+import { integerText } from './integer-text';
 import { sendJson } from './send-json';
 
 /**
@@ -42,7 +43,7 @@ export async function sendBody(
 
 function writeAll(res: ServerResponse, status: number, contentType: string, bytes: Buffer): void {
   res.setHeader('Content-Type', contentType);
-  res.setHeader('Content-Length', bytes.length);
+  res.setHeader('Content-Length', integerText(bytes.length));
   res.writeHead(status).end(bytes);
 }
 

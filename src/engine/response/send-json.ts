@@ -1,4 +1,5 @@
 import type { ServerResponse } from 'node:http';
+import { integerText } from './integer-text';
 
 const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
 
@@ -25,6 +26,6 @@ export function sendJson(
   }
   const json = JSON.stringify(body);
   res.setHeader('Content-Type', contentType);
-  res.setHeader('Content-Length', Buffer.byteLength(json));
+  res.setHeader('Content-Length', integerText(Buffer.byteLength(json)));
   res.writeHead(status).end(json);
 }

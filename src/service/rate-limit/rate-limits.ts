@@ -9,6 +9,7 @@ import type { Plan } from '../plans/plans';
 import type { RateLimitSettings } from '../../config';
 import { addressKey, type RefusedAddresses } from './refused-addresses';
 import { contextOf } from '../../engine/context';
+import { integerText } from '../../engine/response';
 import type { Caller } from '../keys/caller';
 
 /** Told about each refusal (429) and each new ban, for metrics. `plan` is `none` without a valid key. */
@@ -215,9 +216,10 @@ function bindingWindow(windows: Window[]): Window {
 function setHeaders(res: Response, windows: Window[], binding: Window, nowMs: number): void {
   const remaining = Math.max(0, binding.limit - binding.used);
   const resetSeconds = Math.ceil(binding.resetMs / 1000);
-  res.setHeader('X-RateLimit-Limit', String(binding.limit));
-  res.setHeader('X-RateLimit-Remaining', String(remaining));
-  res.setHeader('X-RateLimit-Reset', String(resetSeconds));
+  const remainingText = integerText(remaining);
+  res.setHeader('X-RateLimit-Limit', integerText(binding.limit));
+  res.setHeader('X-RateLimit-Remaining', remainingText);
+  res.setHeader('X-RateLimit-Reset', integerText(resetSeconds));
   res.setHeader('RateLimit-Policy', windows.map((window) => `"${window.name}";q=${window.limit};w=${window.windowSeconds}`).join(', '));
-  res.setHeader('RateLimit', `"${binding.name}";r=${remaining};t=${Math.max(0, Math.ceil((binding.resetMs - nowMs) / 1000))}`);
+  res.setHeader('RateLimit', `"${binding.name}";r=${remainingText};t=${integerText(Math.max(0, Math.ceil((binding.resetMs - nowMs) / 1000)))}`);
 }
