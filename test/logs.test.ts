@@ -107,8 +107,10 @@ describe('the buffered writer keeps up with a busy server', () => {
       destination.write(LINE);
       if (turnApart) await new Promise((resolve) => setImmediate(resolve));
     }
-    await new Promise<void>((resolve, reject) => destination.flush((error) => (error ? reject(error) : resolve())));
+    // Ended and closed before the file is read: a flush's callback can come while lines below the batch size still wait.
+    const closed = new Promise((resolve) => destination.once('close', resolve));
     destination.end();
+    await closed;
     return { writes, text: readFileSync(file, 'utf8') };
   }
 
