@@ -1,7 +1,8 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
-import { Kysely, SqliteDialect, sql, type CompiledQuery, type SqliteDatabase } from 'kysely';
+import { Kysely, sql } from 'kysely';
+import { type PrepareStatement, SqliteStatements, sqliteDialect } from './sqlite-driver';
 import type { Database } from './schema';
 import type { Backend, BackendKind } from './backend';
 
@@ -13,8 +14,9 @@ const PAGE_CACHE_KIB = 2_000;
  * readers never block the writer, so the keys CLI can use the file while the
  * server runs. `:memory:` gives a private in-memory database.
  *
- * The queries the repositories compile at start run on their prepared
- * statement directly.
+ * Reads run at once; the writes of one turn of the event loop commit together
+ * (sqlite-driver.ts). The queries the repositories compile at start run on
+ * their prepared statement directly.
  *
  * @example const backend = await sqliteBackend.open('sqlite:data/pets.db');
  */
@@ -36,44 +38,33 @@ function openSqlite(file: string): Backend {
   // server's memory growth under sustained writes. SQLite's own default is
   // plenty for the pages a request touches; the OS cache holds the rest.
   connection.pragma(`cache_size = -${PAGE_CACHE_KIB}`);
-  const database = withStatementCache(connection);
+  const statements = new SqliteStatements(connection, statementCache(connection));
   return {
     name: 'sqlite',
-    db: new Kysely<Database>({ dialect: new SqliteDialect({ database }) }),
+    db: new Kysely<Database>({ dialect: sqliteDialect(statements, () => connection.close()) }),
     retypeColumn: async (db, change) => rebuildWithColumnType(db, change),
     addIdColumn: (table) => table.addColumn('id', 'integer', (col) => col.primaryKey().autoIncrement()),
-    // better-sqlite3 runs a statement synchronously to completion, and the
-    // server opens no transactions, so Kysely's connection lock (a promise per
-    // query) guards nothing here. Kysely still built and compiled the SQL.
-    runPrepared: <R>(query: CompiledQuery<R>): Promise<R[]> => {
-      try {
-        return Promise.resolve(database.prepare(query.sql).all(query.parameters as unknown[]) as R[]);
-      } catch (error) {
-        return Promise.reject(error as Error);
-      }
-    },
+    // Kysely built and compiled the SQL once; its driver would only add a promise or two per query.
+    runPrepared: (query) => statements.rows(query),
   };
 }
 
 /**
  * Kysely's SQLite driver prepares every query anew; the server runs a handful
  * of distinct SQL strings, so each is prepared once and reused (better-sqlite3
- * statements are reusable, and Kysely runs them synchronously).
+ * statements are reusable).
  */
-function withStatementCache(connection: BetterSqlite3.Database): SqliteDatabase {
+function statementCache(connection: BetterSqlite3.Database): PrepareStatement {
   const statements = new Map<string, BetterSqlite3.Statement>();
   const MAX_STATEMENTS = 200;
-  return {
-    close: () => connection.close(),
-    prepare: (sql: string) => {
-      let statement = statements.get(sql);
-      if (!statement) {
-        if (statements.size >= MAX_STATEMENTS) statements.clear();
-        statement = connection.prepare(sql);
-        statements.set(sql, statement);
-      }
-      return statement as unknown as ReturnType<SqliteDatabase['prepare']>;
-    },
+  return (sql) => {
+    let statement = statements.get(sql);
+    if (!statement) {
+      if (statements.size >= MAX_STATEMENTS) statements.clear();
+      statement = connection.prepare(sql);
+      statements.set(sql, statement);
+    }
+    return statement;
   };
 }
 
