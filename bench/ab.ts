@@ -19,7 +19,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { openLoop, type OpenLoopWindow } from './open-loop';
-import { ROOT, SCENARIOS, SERVER_NODE_FLAGS, ServerProcess, killAllServers, load, median, prepareProjectDatabase, projectSpec, type Scenario } from './lib';
+import { ROOT, SCENARIOS, SERVER_NODE_FLAGS, ServerProcess, killAllServers, load, loadProblem, median, prepareProjectDatabase, projectSpec, type Scenario } from './lib';
 
 async function main(): Promise<void> {
   const { values } = parseArgs({
@@ -78,7 +78,13 @@ async function closedLoop(servers: readonly ServerProcess[], scenario: Scenario,
   const results = servers.map(() => [] as Array<Awaited<ReturnType<typeof load>>>);
   for (const server of servers) await load(server, scenario, key, 2, 32);
   for (let round = 0; round < rounds; round++) {
-    for (const [index, server] of servers.entries()) results[index]!.push(await load(server, scenario, key, seconds, 32));
+    for (const [index, server] of servers.entries()) {
+      const result = await load(server, scenario, key, seconds, 32);
+      // Refused or failed requests are cheap and would count as speed.
+      const problem = loadProblem(result, scenario);
+      if (problem) throw new Error(`${scenario.label}, ${server.spec.label} [${server.spec.id}], round ${round + 1}: ${problem}`);
+      results[index]!.push(result);
+    }
   }
   console.log(scenario.label);
   for (const label of new Set(servers.map((server) => server.spec.label))) {
