@@ -36,7 +36,7 @@ interface PendingWrite {
  * commit; an error that ends the whole transaction (a full disk) fails the
  * writes it took with it.
  *
- * @example const statements = new SqliteStatements(prepare); const rows = await statements.rows(compiledQuery);
+ * @example const statements = new SqliteStatements(connection, prepare); const rows = await statements.rows(compiledQuery);
  */
 export class SqliteStatements {
   private pending: PendingWrite[] = [];
@@ -134,7 +134,10 @@ export class SqliteStatements {
     try {
       connection.exec('commit');
     } catch (error) {
-      if (connection.inTransaction) connection.exec('rollback');
+      // A failed commit may leave the transaction open; a rollback that fails too changes nothing more.
+      try {
+        if (connection.inTransaction) connection.exec('rollback');
+      } catch {}
       failAll(
         done.map(({ write }) => write),
         error,
