@@ -19,7 +19,19 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { openLoop, type OpenLoopWindow } from './open-loop';
-import { ROOT, SCENARIOS, SERVER_NODE_FLAGS, ServerProcess, killAllServers, load, loadProblem, median, prepareProjectDatabase, projectSpec, type Scenario } from './lib';
+import {
+  ROOT,
+  SCENARIOS,
+  SERVER_NODE_FLAGS,
+  ServerProcess,
+  killAllServers,
+  load,
+  loadProblem,
+  median,
+  prepareProjectDatabase,
+  projectSpec,
+  type Scenario,
+} from './lib';
 
 async function main(): Promise<void> {
   const { values } = parseArgs({
