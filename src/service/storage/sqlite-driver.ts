@@ -34,7 +34,9 @@ interface PendingWrite {
  *
  * A write that fails (a unique violation) is undone alone and the others
  * commit; an error that ends the whole transaction (a full disk) fails the
- * writes it took with it.
+ * writes it took with it. What SQLite refuses inside a transaction (VACUUM,
+ * a checkpoint, the journal mode) belongs on the connection itself, as in
+ * sqlite-backend.ts, not in a query.
  *
  * @example const statements = new SqliteStatements(connection, prepare); const rows = await statements.rows(compiledQuery);
  */
