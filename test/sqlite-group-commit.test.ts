@@ -180,6 +180,116 @@ describe('SQLite writes: the writes of one turn of the event loop commit togethe
     }
   });
 
+  it('transactions one after another in one db.connection() each end, and the queries after them run', async () => {
+    const file = path.join(tempDir(), 'pets.db');
+    const backend = await sqliteBackend.open(`sqlite:${file}`);
+    await migrateToLatest(backend);
+    const storage = new KyselyStorage(backend);
+    try {
+      await backend.db.connection().execute(async (db) => {
+        for (const name of ['first', 'second']) {
+          await db.transaction().execute((trx) => trx.insertInto('pets').values({ name, category_id: 1, status: 'available', created_at: 'now' }).execute());
+        }
+        await storage.pets.create(pet('third'));
+      });
+      await storage.ping();
+      expect(names(file)).toEqual(['first', 'second', 'third']);
+    } finally {
+      await storage.close();
+    }
+  });
+
+  it("a read from outside a transaction waits for its end: it never sees the transaction's uncommitted rows", async () => {
+    const file = path.join(tempDir(), 'pets.db');
+    const backend = await sqliteBackend.open(`sqlite:${file}`);
+    await migrateToLatest(backend);
+    const storage = new KyselyStorage(backend);
+    try {
+      let read: Promise<unknown> | undefined;
+      await expect(
+        backend.db.transaction().execute(async (trx) => {
+          await trx.insertInto('pets').values({ id: 99, name: 'uncommitted', category_id: 1, status: 'available', created_at: 'now' }).execute();
+          read = storage.pets.get(99);
+          await new Promise((resolve) => setTimeout(resolve, 20));
+          throw new Error('rolled back');
+        }),
+      ).rejects.toThrow('rolled back');
+      await expect(read).resolves.toBeUndefined();
+    } finally {
+      await storage.close();
+    }
+  });
+
+  it('closing while a transaction is open rolls it back, and the writes waiting for it fail rather than hang', async () => {
+    const file = path.join(tempDir(), 'pets.db');
+    const backend = await sqliteBackend.open(`sqlite:${file}`);
+    await migrateToLatest(backend);
+    const storage = new KyselyStorage(backend);
+    let opened!: () => void;
+    const isOpen = new Promise<void>((resolve) => {
+      opened = resolve;
+    });
+    const transaction = backend.db.transaction().execute(async (trx) => {
+      await trx.insertInto('pets').values({ name: 'inside', category_id: 1, status: 'available', created_at: 'now' }).execute();
+      opened();
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    });
+    await isOpen;
+    const waiting = storage.pets.create(pet('waiting'));
+    await storage.close();
+    await expect(waiting).rejects.toThrow(/not open/);
+    await expect(transaction).rejects.toThrow();
+    expect(names(file)).toEqual([]);
+  });
+
+  it('a stream has the connection alone: queries made while it is read wait for its end instead of failing', async () => {
+    const file = path.join(tempDir(), 'pets.db');
+    const storage = await openStorage(`sqlite:${file}`);
+    const backend = await sqliteBackend.open(`sqlite:${file}`);
+    try {
+      for (const name of ['a', 'b', 'c']) await storage.pets.create(pet(name));
+      const streamed: string[] = [];
+      const during: Promise<unknown>[] = [];
+      for await (const row of backend.db.selectFrom('pets').select('name').orderBy('id').stream()) {
+        streamed.push(row.name);
+        during.push(backend.db.selectFrom('pets').select('id').execute());
+        during.push(
+          backend.db
+            .insertInto('pets')
+            .values({ name: `after ${row.name}`, category_id: 1, status: 'available', created_at: 'now' })
+            .execute(),
+        );
+        // Time for them to run, if they did not wait.
+        await new Promise((resolve) => setTimeout(resolve, 5));
+      }
+      await Promise.all(during);
+      expect(streamed).toEqual(['a', 'b', 'c']);
+      expect(names(file)).toEqual(['a', 'b', 'c', 'after a', 'after b', 'after c']);
+    } finally {
+      await backend.db.destroy();
+      await storage.close();
+    }
+  });
+
+  it('a query that names a table created by a write queued in the same turn runs after that write', async () => {
+    const file = path.join(tempDir(), 'pets.db');
+    const storage = await openStorage(`sqlite:${file}`);
+    const backend = await sqliteBackend.open(`sqlite:${file}`);
+    try {
+      const db = backend.db.withTables<{ notes: { text: string } }>();
+      const [, inserted, read] = await Promise.all([
+        db.schema.createTable('notes').addColumn('text', 'text').execute(),
+        db.insertInto('notes').values({ text: 'hello' }).execute(),
+        db.selectFrom('notes').select('text').execute(),
+      ]);
+      expect(inserted[0]?.numInsertedOrUpdatedRows).toBe(1n);
+      expect(read).toEqual([{ text: 'hello' }]);
+    } finally {
+      await backend.db.destroy();
+      await storage.close();
+    }
+  });
+
   it('over HTTP, concurrent creates each get their own pet and 201', async () => {
     const app = await startTestApp({ databaseUrl: `sqlite:${path.join(tempDir(), 'pets.db')}` });
     try {

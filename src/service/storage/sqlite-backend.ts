@@ -41,7 +41,7 @@ function openSqlite(file: string): Backend {
   const statements = new SqliteStatements(connection, statementCache(connection));
   return {
     name: 'sqlite',
-    db: new Kysely<Database>({ dialect: sqliteDialect(statements, () => connection.close()) }),
+    db: new Kysely<Database>({ dialect: sqliteDialect(statements) }),
     retypeColumn: async (db, change) => rebuildWithColumnType(db, change),
     addIdColumn: (table) => table.addColumn('id', 'integer', (col) => col.primaryKey().autoIncrement()),
     // Kysely built and compiled the SQL once; its driver would only add a promise or two per query.

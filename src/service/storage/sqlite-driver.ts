@@ -15,7 +15,9 @@ import {
 export type PrepareStatement = (sql: string) => BetterSqlite3.Statement;
 
 interface PendingWrite {
-  statement: BetterSqlite3.Statement;
+  sql: string;
+  /** Undefined when it could not be prepared yet (a table a write before it in the turn creates): prepared when its turn commits. */
+  statement: BetterSqlite3.Statement | undefined;
   parameters: unknown[];
   resolve(result: QueryResult<unknown>): void;
   reject(error: unknown): void;
@@ -38,11 +40,18 @@ interface PendingWrite {
  * a checkpoint, the journal mode) belongs on the connection itself, as in
  * sqlite-backend.ts, not in a query.
  *
+ * A Kysely transaction or stream has the connection alone: the writes
+ * waiting commit first, and every other query, read or write, waits until it
+ * ends (as with Kysely's own SQLite driver, a query through `db` rather than
+ * the transaction's `trx` waits for the transaction, so inside one use `trx`).
+ *
  * @example const statements = new SqliteStatements(connection, prepare); const rows = await statements.rows(compiledQuery);
  */
 export class SqliteStatements {
   private pending: PendingWrite[] = [];
-  private inTransaction = false;
+  /** Set while a transaction or a stream has the connection alone; settles when it ends. */
+  private aloneUntil: Promise<void> | undefined;
+  private releaseAlone: (() => void) | undefined;
 
   constructor(
     private readonly connection: BetterSqlite3.Database,
@@ -51,10 +60,17 @@ export class SqliteStatements {
 
   /** Runs a query outside any transaction and gives its rows (the repositories' prepared queries: one promise per read). */
   rows<R>(query: CompiledQuery<R>): Promise<R[]> {
+    if (this.aloneUntil) return this.aloneUntil.then(() => this.rows(query));
+    const parameters = query.parameters as unknown[];
+    let statement: BetterSqlite3.Statement;
     try {
-      const statement = this.prepare(query.sql);
-      if (!statement.readonly) return this.write<R>(statement, query.parameters as unknown[]).then((result) => result.rows);
-      return Promise.resolve(statement.all(query.parameters as unknown[]) as R[]);
+      statement = this.prepare(query.sql);
+    } catch {
+      return this.write<R>(query.sql, undefined, parameters).then((result) => result.rows);
+    }
+    if (!statement.readonly) return this.write<R>(query.sql, statement, parameters).then((result) => result.rows);
+    try {
+      return Promise.resolve(statement.all(parameters) as R[]);
     } catch (error) {
       return Promise.reject(error as Error);
     }
@@ -62,44 +78,75 @@ export class SqliteStatements {
 
   /** Runs a query: at once when it reads or runs in the open transaction, else with the writes of this turn. */
   execute<R>(query: CompiledQuery, inTransaction: boolean): Promise<QueryResult<R>> {
+    if (!inTransaction && this.aloneUntil) return this.aloneUntil.then(() => this.execute<R>(query, false));
+    const parameters = query.parameters as unknown[];
+    let statement: BetterSqlite3.Statement;
     try {
-      const statement = this.prepare(query.sql);
-      const parameters = query.parameters as unknown[];
-      if (!inTransaction && !statement.readonly) return this.write<R>(statement, parameters);
+      statement = this.prepare(query.sql);
+    } catch (error) {
+      // Outside a transaction it may name what a write queued before it creates: it runs in its turn, after that write.
+      return inTransaction ? Promise.reject(error as Error) : this.write<R>(query.sql, undefined, parameters);
+    }
+    if (!inTransaction && !statement.readonly) return this.write<R>(query.sql, statement, parameters);
+    try {
       return Promise.resolve(run(statement, parameters) as QueryResult<R>);
     } catch (error) {
       return Promise.reject(error as Error);
     }
   }
 
-  /** Streams a select's rows. */
+  /** Streams a select's rows (the caller has the connection alone: better-sqlite3 runs nothing else while a statement iterates). */
   *iterate<R>(query: CompiledQuery): Generator<R> {
     if (!SelectQueryNode.is(query.query)) throw new Error('SQLite streams only select queries');
     yield* this.prepare(query.sql).iterate(query.parameters as unknown[]) as Iterable<R>;
   }
 
-  /** Commits the writes waiting, for a transaction that begins (Kysely's, run alone) or the connection that closes. */
-  commitPending(): void {
-    const batch = this.pending;
-    this.pending = [];
-    if (batch.length > 0) this.commit(batch);
+  /**
+   * Waits until nothing else has the connection alone, commits the writes
+   * waiting, and gives the connection to the caller alone until it calls the
+   * function returned.
+   */
+  async takeAlone(): Promise<() => void> {
+    while (this.aloneUntil) await this.aloneUntil;
+    this.commitPending();
+    let release!: () => void;
+    const until = new Promise<void>((resolve) => {
+      release = () => {
+        if (this.aloneUntil === until) this.aloneUntil = undefined;
+        if (this.releaseAlone === release) this.releaseAlone = undefined;
+        resolve();
+      };
+    });
+    this.aloneUntil = until;
+    this.releaseAlone = release;
+    return release;
   }
 
-  /** While a transaction is open, writes from outside it wait for its end. */
-  transactionOpen(open: boolean): void {
-    this.inTransaction = open;
-    if (!open && this.pending.length > 0) setImmediate(this.commitTurn);
+  /**
+   * Commits the writes waiting and closes the connection. A transaction still
+   * open is rolled back, and the queries waiting for it then fail, as every
+   * query after closing does.
+   */
+  close(): void {
+    this.commitPending();
+    try {
+      if (this.connection.inTransaction) this.connection.exec('rollback');
+    } catch {}
+    this.connection.close();
+    this.releaseAlone?.();
   }
 
-  private write<R>(statement: BetterSqlite3.Statement, parameters: unknown[]): Promise<QueryResult<R>> {
-    if (this.pending.length === 0) setImmediate(this.commitTurn);
+  private write<R>(sql: string, statement: BetterSqlite3.Statement | undefined, parameters: unknown[]): Promise<QueryResult<R>> {
+    if (this.pending.length === 0) setImmediate(this.commitPending);
     return new Promise((resolve, reject) => {
-      this.pending.push({ statement, parameters, resolve: resolve as PendingWrite['resolve'], reject });
+      this.pending.push({ sql, statement, parameters, resolve: resolve as PendingWrite['resolve'], reject });
     });
   }
 
-  private readonly commitTurn = (): void => {
-    if (!this.inTransaction) this.commitPending();
+  private readonly commitPending = (): void => {
+    const batch = this.pending;
+    this.pending = [];
+    if (batch.length > 0) this.commit(batch);
   };
 
   private commit(batch: PendingWrite[]): void {
@@ -108,6 +155,16 @@ export class SqliteStatements {
     const failAll = (writes: PendingWrite[], error: unknown) => {
       for (const write of writes) write.reject(error);
     };
+    const uncommitted = () => done.map((entry) => entry.write);
+    // A transaction a failed commit left open holds only writes already refused: it must not commit with these.
+    if (connection.inTransaction) {
+      try {
+        connection.exec('rollback');
+      } catch (error) {
+        failAll(batch, error);
+        return;
+      }
+    }
     for (let index = 0; index < batch.length; index++) {
       const write = batch[index]!;
       if (!connection.inTransaction) {
@@ -120,14 +177,11 @@ export class SqliteStatements {
         }
       }
       try {
-        done.push({ write, result: run(write.statement, write.parameters) });
+        done.push({ write, result: run(write.statement ?? this.prepare(write.sql), write.parameters) });
       } catch (error) {
         write.reject(error);
         if (!connection.inTransaction) {
-          failAll(
-            done.map(({ write }) => write),
-            error,
-          );
+          failAll(uncommitted(), error);
           done = [];
         }
       }
@@ -136,14 +190,10 @@ export class SqliteStatements {
     try {
       connection.exec('commit');
     } catch (error) {
-      // A failed commit may leave the transaction open; a rollback that fails too changes nothing more.
+      failAll(uncommitted(), error);
       try {
         if (connection.inTransaction) connection.exec('rollback');
       } catch {}
-      failAll(
-        done.map(({ write }) => write),
-        error,
-      );
       return;
     }
     for (const { write, result } of done) write.resolve(result);
@@ -162,87 +212,85 @@ function run(statement: BetterSqlite3.Statement, parameters: unknown[]): QueryRe
  * and introspector are Kysely's own; the driver runs statements through
  * `SqliteStatements`.
  *
- * @example const db = new Kysely<Database>({ dialect: sqliteDialect(statements, () => connection.close()) });
+ * @example const db = new Kysely<Database>({ dialect: sqliteDialect(new SqliteStatements(connection, prepare)) });
  */
-export function sqliteDialect(statements: SqliteStatements, close: () => void): Dialect {
+export function sqliteDialect(statements: SqliteStatements): Dialect {
   return {
     createAdapter: () => new SqliteAdapter(),
-    createDriver: () => new SqliteDriver(statements, close),
+    createDriver: () => new SqliteDriver(statements),
     createIntrospector: (db) => new SqliteIntrospector(db),
     createQueryCompiler: () => new SqliteQueryCompiler(),
   };
 }
 
 /**
- * A transaction (the server opens none; Kysely's migrator may) runs alone:
- * the writes waiting commit first, and the queries of other callers wait
- * until it ends, so none of them runs inside it. Other queries run side by
- * side: a read is synchronous, and the writes are queued.
+ * A transaction (the server opens none; Kysely's migrator may) has the
+ * connection alone from its `begin` to its `commit` or `rollback` (see
+ * `SqliteStatements.takeAlone`).
  */
 class SqliteDriver implements Driver {
-  private transactionEnded: Promise<void> | undefined;
-  private endTransaction: (() => void) | undefined;
-
-  constructor(
-    private readonly statements: SqliteStatements,
-    private readonly close: () => void,
-  ) {}
+  constructor(private readonly statements: SqliteStatements) {}
 
   async init(): Promise<void> {}
 
   async acquireConnection(): Promise<DatabaseConnection> {
-    return new SqliteConnection(this.statements, () => this.transactionEnded);
+    return new SqliteConnection(this.statements);
   }
 
   async beginTransaction(connection: DatabaseConnection): Promise<void> {
-    while (this.transactionEnded) await this.transactionEnded;
-    this.transactionEnded = new Promise((resolve) => {
-      this.endTransaction = resolve;
-    });
-    (connection as SqliteConnection).inTransaction = true;
-    this.statements.commitPending();
-    this.statements.transactionOpen(true);
-    await connection.executeQuery(CompiledQuery.raw('begin'));
+    const release = await this.statements.takeAlone();
+    try {
+      await this.statements.execute(CompiledQuery.raw('begin'), true);
+    } catch (error) {
+      release();
+      throw error;
+    }
+    (connection as SqliteConnection).transaction = release;
   }
 
   async commitTransaction(connection: DatabaseConnection): Promise<void> {
+    // A failed commit is followed by Kysely's rollback, which ends the transaction.
     await connection.executeQuery(CompiledQuery.raw('commit'));
+    (connection as SqliteConnection).endTransaction();
   }
 
   async rollbackTransaction(connection: DatabaseConnection): Promise<void> {
-    await connection.executeQuery(CompiledQuery.raw('rollback'));
+    try {
+      await connection.executeQuery(CompiledQuery.raw('rollback'));
+    } finally {
+      (connection as SqliteConnection).endTransaction();
+    }
   }
 
-  async releaseConnection(connection: DatabaseConnection): Promise<void> {
-    if (!(connection as SqliteConnection).inTransaction) return;
-    (connection as SqliteConnection).inTransaction = false;
-    this.statements.transactionOpen(false);
-    const end = this.endTransaction;
-    this.transactionEnded = undefined;
-    this.endTransaction = undefined;
-    end?.();
-  }
+  async releaseConnection(): Promise<void> {}
 
   async destroy(): Promise<void> {
-    this.statements.commitPending();
-    this.close();
+    this.statements.close();
   }
 }
 
 class SqliteConnection implements DatabaseConnection {
-  inTransaction = false;
+  /** While this connection's transaction is open: gives the connection back. */
+  transaction: (() => void) | undefined;
 
-  constructor(
-    private readonly statements: SqliteStatements,
-    private readonly openTransaction: () => Promise<void> | undefined,
-  ) {}
+  constructor(private readonly statements: SqliteStatements) {}
 
-  async executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
-    if (!this.inTransaction) for (let open = this.openTransaction(); open; open = this.openTransaction()) await open;
-    return this.statements.execute<R>(query, this.inTransaction);
+  endTransaction(): void {
+    const release = this.transaction;
+    this.transaction = undefined;
+    release?.();
+  }
+
+  executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
+    return this.statements.execute<R>(query, this.transaction !== undefined);
   }
 
   async *streamQuery<R>(query: CompiledQuery): AsyncIterableIterator<QueryResult<R>> {
-    for (const row of this.statements.iterate<R>(query)) yield { rows: [row] };
+    const release = this.transaction ? undefined : await this.statements.takeAlone();
+    try {
+      for (const row of this.statements.iterate<R>(query)) yield { rows: [row] };
+    } finally {
+      release?.();
+    }
   }
 }
