@@ -1,11 +1,12 @@
 import { statSync } from 'node:fs';
 import path from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
-import { sql } from 'kysely';
-import { openStorage } from '../src/service/storage/open-storage';
+import { type Kysely, sql } from 'kysely';
 import { sqliteBackend } from '../src/service/storage/sqlite-backend';
 import { KyselyStorage } from '../src/service/storage/kysely-storage';
 import { migrateToLatest } from '../src/service/storage/migrations';
+import type { Database } from '../src/service/storage/schema';
+import type { Storage } from '../src/service/storage/storage';
 import { startTestApp } from './support/test-app';
 import { tempDir } from './support/paths';
 
@@ -32,11 +33,22 @@ const names = (file: string): string[] => {
 
 const pet = (name: string) => ({ name, categoryId: 1, status: 'available' as const });
 
+/** A migrated SQLite file, its storage and the Kysely instance behind it, closed after `test` (closing again is harmless). */
+async function withStorage(test: (opened: { file: string; storage: Storage; db: Kysely<Database> }) => Promise<void>): Promise<void> {
+  const file = path.join(tempDir(), 'pets.db');
+  const backend = await sqliteBackend.open(`sqlite:${file}`);
+  await migrateToLatest(backend);
+  const storage = new KyselyStorage(backend);
+  try {
+    await test({ file, storage, db: backend.db });
+  } finally {
+    await storage.close();
+  }
+}
+
 describe('SQLite writes: the writes of one turn of the event loop commit together (group commit)', () => {
-  it('concurrent creates share one commit: the WAL grows by a few frames, not by a commit per pet', async () => {
-    const file = path.join(tempDir(), 'pets.db');
-    const storage = await openStorage(`sqlite:${file}`);
-    try {
+  it('concurrent creates share one commit: the WAL grows by a few frames, not by a commit per pet', () =>
+    withStorage(async ({ file, storage }) => {
       await storage.pets.create(pet('warm-up'));
       const alone = walFrames(file);
       for (const name of ['a', 'b', 'c', 'd', 'e']) await storage.pets.create(pet(name));
@@ -51,28 +63,18 @@ describe('SQLite writes: the writes of one turn of the event loop commit togethe
       expect(together).toBeLessThanOrEqual((2 * oneByOne) / 5);
       expect(created.map((p) => p.name)).toEqual(Array.from({ length: 50 }, (_, index) => `pet ${index}`));
       expect(new Set(created.map((p) => p.id)).size).toBe(50);
-    } finally {
-      await storage.close();
-    }
-  });
+    }));
 
-  it('a write is committed when its promise settles: another connection sees it at once', async () => {
-    const file = path.join(tempDir(), 'pets.db');
-    const storage = await openStorage(`sqlite:${file}`);
-    try {
+  it('a write is committed when its promise settles: another connection sees it at once', () =>
+    withStorage(async ({ file, storage }) => {
       const [first, second] = await Promise.all([storage.pets.create(pet('Rex')), storage.pets.create(pet('Tom'))]);
       expect(names(file)).toEqual(['Rex', 'Tom']);
       expect(await storage.pets.get(first.id)).toEqual(first);
       expect(await storage.pets.get(second.id)).toEqual(second);
-    } finally {
-      await storage.close();
-    }
-  });
+    }));
 
-  it('a write that fails in a shared commit fails alone; the others of its turn are stored', async () => {
-    const file = path.join(tempDir(), 'pets.db');
-    const storage = await openStorage(`sqlite:${file}`);
-    try {
+  it('a write that fails in a shared commit fails alone; the others of its turn are stored', () =>
+    withStorage(async ({ file, storage }) => {
       // Two creates under the same idempotency claim in one turn: the unique column refuses the second.
       const outcomes = await Promise.allSettled([
         storage.pets.create(pet('before')),
@@ -84,20 +86,13 @@ describe('SQLite writes: the writes of one turn of the event loop commit togethe
       expect(String((outcomes[2] as PromiseRejectedResult).reason)).toMatch(/UNIQUE constraint failed/);
       expect((outcomes[2] as PromiseRejectedResult).reason).toMatchObject({ code: 'SQLITE_CONSTRAINT_UNIQUE' });
       expect(names(file)).toEqual(['before', 'claimed', 'after']);
-    } finally {
-      await storage.close();
-    }
-  });
+    }));
 
-  it('when the disk is full, every acknowledged write is stored and every refused one is not', async () => {
-    const file = path.join(tempDir(), 'pets.db');
-    const backend = await sqliteBackend.open(`sqlite:${file}`);
-    await migrateToLatest(backend);
-    const storage = new KyselyStorage(backend);
-    try {
+  it('when the disk is full, every acknowledged write is stored and every refused one is not', () =>
+    withStorage(async ({ file, storage, db }) => {
       // A page limit just above the file's size stands in for a full disk (SQLITE_FULL).
-      const { rows } = await sql<{ page_count: number }>`pragma page_count`.execute(backend.db);
-      await sql.raw(`pragma max_page_count = ${rows[0]!.page_count + 2}`).execute(backend.db);
+      const { rows } = await sql<{ page_count: number }>`pragma page_count`.execute(db);
+      await sql.raw(`pragma max_page_count = ${rows[0]!.page_count + 2}`).execute(db);
       const big = 'x'.repeat(1500);
       const outcomes = await Promise.allSettled(Array.from({ length: 40 }, (_, index) => storage.pets.create(pet(`${index} ${big}`))));
       const stored = new Set(names(file));
@@ -105,15 +100,10 @@ describe('SQLite writes: the writes of one turn of the event loop commit togethe
       expect(refused.length).toBeGreaterThan(0);
       for (const outcome of refused) expect((outcome as PromiseRejectedResult).reason).toMatchObject({ code: 'SQLITE_FULL' });
       expect(outcomes.map((_, index) => stored.has(`${index} ${big}`))).toEqual(outcomes.map((outcome) => outcome.status === 'fulfilled'));
-    } finally {
-      await storage.close();
-    }
-  });
+    }));
 
-  it('a write that ends the whole transaction fails the writes of its turn before it too; those after it are stored', async () => {
-    const file = path.join(tempDir(), 'pets.db');
-    const storage = await openStorage(`sqlite:${file}`);
-    try {
+  it('a write that ends the whole transaction fails the writes of its turn before it too; those after it are stored', () =>
+    withStorage(async ({ file, storage }) => {
       // RAISE(ROLLBACK) undoes the whole transaction, as SQLite may on a full disk or an I/O error.
       const setup = new BetterSqlite3(file);
       setup.exec(`create trigger poison before insert on pets when new.name = 'poison' begin select raise(rollback, 'poisoned'); end`);
@@ -122,49 +112,43 @@ describe('SQLite writes: the writes of one turn of the event loop commit togethe
       expect(outcomes.map((outcome) => outcome.status)).toEqual(['rejected', 'rejected', 'rejected', 'fulfilled', 'fulfilled']);
       for (const outcome of outcomes.slice(0, 3)) expect(String((outcome as PromiseRejectedResult).reason)).toMatch(/poisoned/);
       expect(names(file)).toEqual(['c', 'd']);
-    } finally {
+    }));
+
+  it(
+    'when another process holds the file locked past the busy timeout, the writes of the turn fail as SQLITE_BUSY (a 503) and none is stored',
+    () =>
+      withStorage(async ({ file, storage }) => {
+        const holder = new BetterSqlite3(file);
+        try {
+          holder.exec('begin immediate');
+          const outcomes = await Promise.allSettled(['a', 'b', 'c'].map((name) => storage.pets.create(pet(name))));
+          holder.exec('rollback');
+          for (const outcome of outcomes) expect(outcome).toMatchObject({ status: 'rejected', reason: { code: 'SQLITE_BUSY' } });
+          expect(names(file)).toEqual([]);
+          // Once the lock is gone, writes go through again.
+          await storage.pets.create(pet('d'));
+          expect(names(file)).toEqual(['d']);
+        } finally {
+          holder.close();
+        }
+      }),
+    20_000,
+  );
+
+  it('closing commits the writes still waiting for their turn', () =>
+    withStorage(async ({ file, storage }) => {
+      const created = storage.pets.create(pet('Last'));
       await storage.close();
-    }
-  });
+      await expect(created).resolves.toMatchObject({ name: 'Last' });
+      expect(names(file)).toEqual(['Last']);
+    }));
 
-  it('when another process holds the file locked past the busy timeout, the writes of the turn fail as SQLITE_BUSY (a 503) and none is stored', async () => {
-    const file = path.join(tempDir(), 'pets.db');
-    const storage = await openStorage(`sqlite:${file}`);
-    const holder = new BetterSqlite3(file);
-    try {
-      holder.exec('begin immediate');
-      const outcomes = await Promise.allSettled(['a', 'b', 'c'].map((name) => storage.pets.create(pet(name))));
-      holder.exec('rollback');
-      for (const outcome of outcomes) expect(outcome).toMatchObject({ status: 'rejected', reason: { code: 'SQLITE_BUSY' } });
-      expect(names(file)).toEqual([]);
-      // Once the lock is gone, writes go through again.
-      await storage.pets.create(pet('d'));
-      expect(names(file)).toEqual(['d']);
-    } finally {
-      holder.close();
-      await storage.close();
-    }
-  }, 20_000);
-
-  it('closing commits the writes still waiting for their turn', async () => {
-    const file = path.join(tempDir(), 'pets.db');
-    const storage = await openStorage(`sqlite:${file}`);
-    const created = storage.pets.create(pet('Last'));
-    await storage.close();
-    await expect(created).resolves.toMatchObject({ name: 'Last' });
-    expect(names(file)).toEqual(['Last']);
-  });
-
-  it('a transaction runs alone: writes waiting commit before it, writes made during it after it, none inside it', async () => {
-    const file = path.join(tempDir(), 'pets.db');
-    const backend = await sqliteBackend.open(`sqlite:${file}`);
-    await migrateToLatest(backend);
-    const storage = new KyselyStorage(backend);
-    try {
+  it('a transaction runs alone: writes waiting commit before it, writes made during it after it, none inside it', () =>
+    withStorage(async ({ file, storage, db }) => {
       const before = storage.pets.create(pet('before'));
       let during: Promise<unknown> | undefined;
       await expect(
-        backend.db.transaction().execute(async (trx) => {
+        db.transaction().execute(async (trx) => {
           await trx.insertInto('pets').values({ name: 'inside', category_id: 1, status: 'available', created_at: 'now' }).execute();
           during = storage.pets.create(pet('during'));
           await new Promise((resolve) => setTimeout(resolve, 20));
@@ -175,39 +159,27 @@ describe('SQLite writes: the writes of one turn of the event loop commit togethe
       await during;
       // The rollback took only the transaction's own insert.
       expect(names(file)).toEqual(['before', 'during']);
-    } finally {
-      await storage.close();
-    }
-  });
+    }));
 
-  it('transactions one after another in one db.connection() each end, and the queries after them run', async () => {
-    const file = path.join(tempDir(), 'pets.db');
-    const backend = await sqliteBackend.open(`sqlite:${file}`);
-    await migrateToLatest(backend);
-    const storage = new KyselyStorage(backend);
-    try {
-      await backend.db.connection().execute(async (db) => {
+  it('transactions one after another in one db.connection() each end, and the queries after them run', () =>
+    withStorage(async ({ file, storage, db }) => {
+      await db.connection().execute(async (connection) => {
         for (const name of ['first', 'second']) {
-          await db.transaction().execute((trx) => trx.insertInto('pets').values({ name, category_id: 1, status: 'available', created_at: 'now' }).execute());
+          await connection
+            .transaction()
+            .execute((trx) => trx.insertInto('pets').values({ name, category_id: 1, status: 'available', created_at: 'now' }).execute());
         }
         await storage.pets.create(pet('third'));
       });
       await storage.ping();
       expect(names(file)).toEqual(['first', 'second', 'third']);
-    } finally {
-      await storage.close();
-    }
-  });
+    }));
 
-  it("a read from outside a transaction waits for its end: it never sees the transaction's uncommitted rows", async () => {
-    const file = path.join(tempDir(), 'pets.db');
-    const backend = await sqliteBackend.open(`sqlite:${file}`);
-    await migrateToLatest(backend);
-    const storage = new KyselyStorage(backend);
-    try {
+  it("a read from outside a transaction waits for its end: it never sees the transaction's uncommitted rows", () =>
+    withStorage(async ({ storage, db }) => {
       let read: Promise<unknown> | undefined;
       await expect(
-        backend.db.transaction().execute(async (trx) => {
+        db.transaction().execute(async (trx) => {
           await trx.insertInto('pets').values({ id: 99, name: 'uncommitted', category_id: 1, status: 'available', created_at: 'now' }).execute();
           read = storage.pets.get(99);
           await new Promise((resolve) => setTimeout(resolve, 20));
@@ -215,46 +187,37 @@ describe('SQLite writes: the writes of one turn of the event loop commit togethe
         }),
       ).rejects.toThrow('rolled back');
       await expect(read).resolves.toBeUndefined();
-    } finally {
+    }));
+
+  it('closing while a transaction is open rolls it back, and the writes waiting for it fail rather than hang', () =>
+    withStorage(async ({ file, storage, db }) => {
+      let opened!: () => void;
+      const isOpen = new Promise<void>((resolve) => {
+        opened = resolve;
+      });
+      const transaction = db.transaction().execute(async (trx) => {
+        await trx.insertInto('pets').values({ name: 'inside', category_id: 1, status: 'available', created_at: 'now' }).execute();
+        opened();
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      });
+      await isOpen;
+      const waiting = storage.pets.create(pet('waiting'));
       await storage.close();
-    }
-  });
+      await expect(waiting).rejects.toThrow(/not open/);
+      await expect(transaction).rejects.toThrow();
+      expect(names(file)).toEqual([]);
+    }));
 
-  it('closing while a transaction is open rolls it back, and the writes waiting for it fail rather than hang', async () => {
-    const file = path.join(tempDir(), 'pets.db');
-    const backend = await sqliteBackend.open(`sqlite:${file}`);
-    await migrateToLatest(backend);
-    const storage = new KyselyStorage(backend);
-    let opened!: () => void;
-    const isOpen = new Promise<void>((resolve) => {
-      opened = resolve;
-    });
-    const transaction = backend.db.transaction().execute(async (trx) => {
-      await trx.insertInto('pets').values({ name: 'inside', category_id: 1, status: 'available', created_at: 'now' }).execute();
-      opened();
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    });
-    await isOpen;
-    const waiting = storage.pets.create(pet('waiting'));
-    await storage.close();
-    await expect(waiting).rejects.toThrow(/not open/);
-    await expect(transaction).rejects.toThrow();
-    expect(names(file)).toEqual([]);
-  });
-
-  it('a stream has the connection alone: queries made while it is read wait for its end instead of failing', async () => {
-    const file = path.join(tempDir(), 'pets.db');
-    const storage = await openStorage(`sqlite:${file}`);
-    const backend = await sqliteBackend.open(`sqlite:${file}`);
-    try {
+  it('a stream has the connection alone: queries made while it is read wait for its end instead of failing', () =>
+    withStorage(async ({ file, storage, db }) => {
       for (const name of ['a', 'b', 'c']) await storage.pets.create(pet(name));
       const streamed: string[] = [];
       const during: Promise<unknown>[] = [];
-      for await (const row of backend.db.selectFrom('pets').select('name').orderBy('id').stream()) {
+      for await (const row of db.selectFrom('pets').select('name').orderBy('id').stream()) {
         streamed.push(row.name);
-        during.push(backend.db.selectFrom('pets').select('id').execute());
+        during.push(db.selectFrom('pets').select('id').execute());
         during.push(
-          backend.db
+          db
             .insertInto('pets')
             .values({ name: `after ${row.name}`, category_id: 1, status: 'available', created_at: 'now' })
             .execute(),
@@ -265,30 +228,19 @@ describe('SQLite writes: the writes of one turn of the event loop commit togethe
       await Promise.all(during);
       expect(streamed).toEqual(['a', 'b', 'c']);
       expect(names(file)).toEqual(['a', 'b', 'c', 'after a', 'after b', 'after c']);
-    } finally {
-      await backend.db.destroy();
-      await storage.close();
-    }
-  });
+    }));
 
-  it('a query that names a table created by a write queued in the same turn runs after that write', async () => {
-    const file = path.join(tempDir(), 'pets.db');
-    const storage = await openStorage(`sqlite:${file}`);
-    const backend = await sqliteBackend.open(`sqlite:${file}`);
-    try {
-      const db = backend.db.withTables<{ notes: { text: string } }>();
+  it('a query that names a table created by a write queued in the same turn runs after that write', () =>
+    withStorage(async ({ db }) => {
+      const notes = db.withTables<{ notes: { text: string } }>();
       const [, inserted, read] = await Promise.all([
-        db.schema.createTable('notes').addColumn('text', 'text').execute(),
-        db.insertInto('notes').values({ text: 'hello' }).execute(),
-        db.selectFrom('notes').select('text').execute(),
+        notes.schema.createTable('notes').addColumn('text', 'text').execute(),
+        notes.insertInto('notes').values({ text: 'hello' }).execute(),
+        notes.selectFrom('notes').select('text').execute(),
       ]);
       expect(inserted[0]?.numInsertedOrUpdatedRows).toBe(1n);
       expect(read).toEqual([{ text: 'hello' }]);
-    } finally {
-      await backend.db.destroy();
-      await storage.close();
-    }
-  });
+    }));
 
   it('over HTTP, concurrent creates each get their own pet and 201', async () => {
     const app = await startTestApp({ databaseUrl: `sqlite:${path.join(tempDir(), 'pets.db')}` });

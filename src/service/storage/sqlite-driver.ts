@@ -58,38 +58,36 @@ export class SqliteStatements {
     private readonly prepare: PrepareStatement,
   ) {}
 
-  /** Runs a query outside any transaction and gives its rows (the repositories' prepared queries: one promise per read). */
+  /**
+   * Runs a query outside any transaction and gives its rows: a read of the
+   * repositories' prepared queries costs one promise; anything else goes the
+   * way of `execute`.
+   */
   rows<R>(query: CompiledQuery<R>): Promise<R[]> {
-    if (this.aloneUntil) return this.aloneUntil.then(() => this.rows(query));
-    const parameters = query.parameters as unknown[];
-    let statement: BetterSqlite3.Statement;
-    try {
-      statement = this.prepare(query.sql);
-    } catch {
-      return this.write<R>(query.sql, undefined, parameters).then((result) => result.rows);
+    const statement = this.aloneUntil ? undefined : this.preparedOrUndefined(query.sql);
+    if (statement?.readonly) {
+      try {
+        return Promise.resolve(statement.all(query.parameters as unknown[]) as R[]);
+      } catch (error) {
+        return Promise.reject(error as Error);
+      }
     }
-    if (!statement.readonly) return this.write<R>(query.sql, statement, parameters).then((result) => result.rows);
-    try {
-      return Promise.resolve(statement.all(parameters) as R[]);
-    } catch (error) {
-      return Promise.reject(error as Error);
-    }
+    return this.execute<R>(query, false).then((result) => result.rows);
   }
 
-  /** Runs a query: at once when it reads or runs in the open transaction, else with the writes of this turn. */
+  /**
+   * Runs a query: at once when it reads or runs in the open transaction, else
+   * with the writes of this turn. Outside a transaction, a query that cannot
+   * be prepared yet may name what a write queued before it creates: it runs
+   * in its turn, after that write.
+   */
   execute<R>(query: CompiledQuery, inTransaction: boolean): Promise<QueryResult<R>> {
     if (!inTransaction && this.aloneUntil) return this.aloneUntil.then(() => this.execute<R>(query, false));
     const parameters = query.parameters as unknown[];
-    let statement: BetterSqlite3.Statement;
+    const statement = this.preparedOrUndefined(query.sql);
+    if (!inTransaction && !statement?.readonly) return this.write<R>(query.sql, statement, parameters);
     try {
-      statement = this.prepare(query.sql);
-    } catch (error) {
-      // Outside a transaction it may name what a write queued before it creates: it runs in its turn, after that write.
-      return inTransaction ? Promise.reject(error as Error) : this.write<R>(query.sql, undefined, parameters);
-    }
-    if (!inTransaction && !statement.readonly) return this.write<R>(query.sql, statement, parameters);
-    try {
-      return Promise.resolve(run(statement, parameters) as QueryResult<R>);
+      return Promise.resolve(run(statement ?? this.prepare(query.sql), parameters) as QueryResult<R>);
     } catch (error) {
       return Promise.reject(error as Error);
     }
@@ -134,6 +132,14 @@ export class SqliteStatements {
     } catch {}
     this.connection.close();
     this.releaseAlone?.();
+  }
+
+  private preparedOrUndefined(sql: string): BetterSqlite3.Statement | undefined {
+    try {
+      return this.prepare(sql);
+    } catch {
+      return undefined;
+    }
   }
 
   private write<R>(sql: string, statement: BetterSqlite3.Statement | undefined, parameters: unknown[]): Promise<QueryResult<R>> {
