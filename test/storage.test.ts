@@ -63,6 +63,24 @@ describe('SQLite storage (the embedded default)', () => {
     }
   });
 
+  it('prepares the listings with a LIMIT SQLite does not re-plan on every run (never a bare `limit ?`)', async () => {
+    // SQLite marks a statement whose LIMIT is a bare parameter to be planned again whenever a new value is
+    // bound, and better-sqlite3 clears the bindings after each run: each listing was parsed and planned anew.
+    const prepare = jest.spyOn(BetterSqlite3.prototype, 'prepare');
+    const storage = await openStorage(`sqlite:${path.join(tempDir(), 'pets.db')}`);
+    try {
+      await storage.pets.create({ name: 'Rex', categoryId: 1, status: 'available' });
+      expect(await storage.pets.list({ limit: 5 })).toHaveLength(1);
+      expect(await storage.pets.list({ limit: 5, status: 'available' })).toHaveLength(1);
+      const listings = prepare.mock.calls.map(([source]) => source).filter((source) => /from "pets"/.test(source) && /\blimit\b/i.test(source));
+      expect(listings).toHaveLength(2);
+      for (const source of listings) expect(source).not.toMatch(/\blimit \?/i);
+    } finally {
+      prepare.mockRestore();
+      await storage.close();
+    }
+  });
+
   it('opening an already migrated file runs no migration again and keeps the data', async () => {
     const url = `sqlite:${path.join(tempDir(), 'pets.db')}`;
     const storage = await openStorage(url);

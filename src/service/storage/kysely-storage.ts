@@ -65,6 +65,15 @@ function prepare<R>(query: Compilable<R>, sample: readonly unknown[]): (...value
   return (...values) => ({ ...compiled, parameters: values });
 }
 
+/**
+ * A page's LIMIT as a parameter the query planner cannot see. SQLite plans a
+ * bare `LIMIT ?` with the value bound and re-plans the statement whenever a
+ * different value is bound; better-sqlite3 clears the bindings after each
+ * run, so every run of a bare `LIMIT ?` was parsed and planned again. The
+ * cast is the same number on SQLite and PostgreSQL.
+ */
+const pageLimit = (limit: number) => sql<number>`cast(${limit} as integer)`;
+
 /** Selected under the API's names, so a row is a Pet as it comes. */
 const PET_COLUMNS = ['id', 'name', 'category_id as categoryId', 'status'] as const;
 
@@ -79,8 +88,8 @@ class KyselyPetRepository implements PetRepository {
     const pets = db.selectFrom('pets').select(PET_COLUMNS);
     this.queries = {
       // Keyset paging: `id > after` walks the primary key (or the (status, id) index) from where the last page ended.
-      list: prepare(pets.where('id', '>', 0).orderBy('id').limit(1), [0, 1]),
-      listByStatus: prepare(pets.where('status', '=', 'available').where('id', '>', 0).orderBy('id').limit(1), ['available', 0, 1]),
+      list: prepare(pets.where('id', '>', 0).orderBy('id').limit(pageLimit(1)), [0, 1]),
+      listByStatus: prepare(pets.where('status', '=', 'available').where('id', '>', 0).orderBy('id').limit(pageLimit(1)), ['available', 0, 1]),
       get: prepare(pets.where('id', '=', 0), [0]),
       // `is not null` lets PostgreSQL use the partial unique index on the column.
       createdBy: prepare(pets.where('created_by_request', '=', -1).where('created_by_request', 'is not', null), [-1]),
