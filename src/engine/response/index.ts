@@ -6,6 +6,7 @@
  *
  * @example const choose = negotiation(representations(spec, op));
  */
+export { headerName } from './header-name';
 export { integerText } from './integer-text';
 export { negotiation, representations } from './representations';
 export { sendJson } from './send-json';

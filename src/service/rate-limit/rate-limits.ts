@@ -9,7 +9,7 @@ import type { Plan } from '../plans/plans';
 import type { RateLimitSettings } from '../../config';
 import { addressKey, type RefusedAddresses } from './refused-addresses';
 import { contextOf } from '../../engine/context';
-import { integerText } from '../../engine/response';
+import { headerName, integerText } from '../../engine/response';
 import type { Caller } from '../keys/caller';
 
 /** Told about each refusal (429) and each new ban, for metrics. `plan` is `none` without a valid key. */
@@ -213,13 +213,19 @@ function bindingWindow(windows: Window[]): Window {
   );
 }
 
+const X_RATELIMIT_LIMIT = headerName('X-RateLimit-Limit');
+const X_RATELIMIT_REMAINING = headerName('X-RateLimit-Remaining');
+const X_RATELIMIT_RESET = headerName('X-RateLimit-Reset');
+const RATELIMIT_POLICY = headerName('RateLimit-Policy');
+const RATELIMIT = headerName('RateLimit');
+
 function setHeaders(res: Response, windows: Window[], binding: Window, nowMs: number): void {
   const remaining = Math.max(0, binding.limit - binding.used);
   const resetSeconds = Math.ceil(binding.resetMs / 1000);
   const remainingText = integerText(remaining);
-  res.setHeader('X-RateLimit-Limit', integerText(binding.limit));
-  res.setHeader('X-RateLimit-Remaining', remainingText);
-  res.setHeader('X-RateLimit-Reset', integerText(resetSeconds));
-  res.setHeader('RateLimit-Policy', windows.map((window) => `"${window.name}";q=${window.limit};w=${window.windowSeconds}`).join(', '));
-  res.setHeader('RateLimit', `"${binding.name}";r=${remainingText};t=${integerText(Math.max(0, Math.ceil((binding.resetMs - nowMs) / 1000)))}`);
+  res.setHeader(X_RATELIMIT_LIMIT, integerText(binding.limit));
+  res.setHeader(X_RATELIMIT_REMAINING, remainingText);
+  res.setHeader(X_RATELIMIT_RESET, integerText(resetSeconds));
+  res.setHeader(RATELIMIT_POLICY, windows.map((window) => `"${window.name}";q=${window.limit};w=${window.windowSeconds}`).join(', '));
+  res.setHeader(RATELIMIT, `"${binding.name}";r=${remainingText};t=${integerText(Math.max(0, Math.ceil((binding.resetMs - nowMs) / 1000)))}`);
 }
