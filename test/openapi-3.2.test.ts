@@ -6,6 +6,7 @@
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import { mkdirSync, writeFileSync } from 'node:fs';
+import net from 'node:net';
 import path from 'node:path';
 import { loadContract } from '../src/engine/contract';
 import { tempDir } from './support/paths';
@@ -163,6 +164,34 @@ describe.each([false, true])('an OpenAPI 3.2 document (strict response validatio
     const huge = await send(server, 'POST', '/v1/books/import', { ...auth(), ...jsonl }, `{"id":1,"title":"${'x'.repeat(1_100_000)}"}\n`);
     expect(huge.status).toBe(413);
     expect(JSON.parse(huge.text).message).toBe('body line 1 must not be larger than 1048576 bytes');
+  });
+
+  it('a JSON Lines line over the limit is a 413 also when its line feed comes in the read that takes it past the limit', async () => {
+    // The line stays within the limit until its last bytes, which arrive with the line feed in a write of their own.
+    const line = `{"id":1,"title":"${'x'.repeat(1_048_576)}"}`;
+    const cut = 1_048_000;
+    const { hostname, port } = new URL(server.url);
+    const socket = net.connect(Number(port), hostname);
+    const answer = new Promise<string>((resolve, reject) => {
+      let received = '';
+      socket.on('data', (data) => {
+        received += data.toString('latin1');
+        if (received.includes('\r\n\r\n')) resolve(received);
+      });
+      socket.on('error', reject);
+    });
+    await new Promise((resolve) => socket.once('connect', resolve));
+    socket.write(
+      `POST /v1/books/import HTTP/1.1\r\nHost: ${hostname}\r\nAuthorization: ${t.auth}\r\nContent-Type: application/jsonl\r\n` +
+        `Content-Length: ${line.length + 1}\r\n\r\n${line.slice(0, cut)}`,
+    );
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    socket.write(`${line.slice(cut)}\n`);
+    try {
+      expect((await answer).split('\r\n')[0]).toBe('HTTP/1.1 413 Payload Too Large');
+    } finally {
+      socket.destroy();
+    }
   });
 
   it('streams described by itemSchema: SSE events and JSON Lines records, each item checked against it in strict mode', async () => {

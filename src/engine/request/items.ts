@@ -96,6 +96,13 @@ async function* records(body: Readable, reading: ItemReading, unit: string): Asy
   let pending = '';
   let total = 0;
   let count = 0;
+  // Checked on every record and on what waits for its separator: a record may end in the chunk that takes it past the limit.
+  const withinItemLimit = (text: string): string => {
+    if (Buffer.byteLength(text) > reading.maxItemBytes) {
+      throw new ApiError(413, 'payload_too_large', `body ${unit} ${count + 1} must not be larger than ${reading.maxItemBytes} bytes`);
+    }
+    return text;
+  };
   for await (const chunk of body) {
     const bytes = chunk as Buffer;
     total += bytes.length;
@@ -108,16 +115,15 @@ async function* records(body: Readable, reading: ItemReading, unit: string): Asy
       pending = pending.slice(at + separator.length);
       if (beforeFirst) opening(text);
       else {
+        withinItemLimit(text);
         count++;
         yield text;
       }
     }
-    if (Buffer.byteLength(pending) > reading.maxItemBytes) {
-      throw new ApiError(413, 'payload_too_large', `body ${unit} ${count + 1} must not be larger than ${reading.maxItemBytes} bytes`);
-    }
+    withinItemLimit(pending);
   }
   pending += decode();
   if (sse) pending = pending.replace(/\r\n?/g, '\n');
   if (beforeFirst) opening(pending);
-  else if (pending.trim() !== '') yield pending;
+  else if (pending.trim() !== '') yield withinItemLimit(pending);
 }
