@@ -56,7 +56,7 @@ import { requestObserver } from './observability/request-observer';
 import { responseSampler } from './observability/response-sampling';
 import { contractViolations } from './observability/contract-violations';
 import { mountPublicRoutes } from './public/public-routes';
-import { contextOf, RequestContext } from './engine/context';
+import { contextOf, RequestContext, writeRecordedHeaders } from './engine/context';
 
 /** The realm of every authentication challenge. */
 const REALM = 'pet-adoption';
@@ -185,6 +185,8 @@ export async function compose(config: Config, overrides: ComposeOverrides = {}):
     app.set('etag', false);
     app.set('trust proxy', config.trustProxy);
     attachRequestLogger(app, logger);
+    // Each response's head is written from the headers its phases recorded in its context, in one writeHead.
+    writeRecordedHeaders(app.response, (res) => (res.req as Request).context?.responseHeaders);
     app.use(assemblePipeline(apis, phases));
     mountPublicRoutes(app, {
       apis,

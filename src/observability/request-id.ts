@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Express } from 'express';
 import type { Stage } from '../engine/stage';
 import type { Logger } from 'pino';
+import { contextOf } from '../engine/context';
 
 /** 1 to 128 printable ASCII characters (0x21–0x7E): safe in a header, a log line and a terminal. */
 const SAFE_REQUEST_ID = /^[\x21-\x7E]{1,128}$/;
@@ -15,11 +16,11 @@ const SAFE_REQUEST_ID = /^[\x21-\x7E]{1,128}$/;
  *
  * @example stages.push(assignRequestId);
  */
-export const assignRequestId: Stage = (req, res) => {
+export const assignRequestId: Stage = (req) => {
   const incoming = req.headers['x-request-id'];
   const id = typeof incoming === 'string' && SAFE_REQUEST_ID.test(incoming) ? incoming : randomUUID();
   req.id = id;
-  res.setHeader('X-Request-Id', id);
+  contextOf(req).responseHeaders.set('X-Request-Id', id);
 };
 
 /**

@@ -59,7 +59,8 @@ export function requestObserver({ metrics, operationOf, accessLog }: RequestObse
       metrics.streamItems.inc({ operation }, stream.items);
     }
     if (!accessLog) return;
-    const length = res.getHeader('content-length');
+    // The engine's answers record their headers; Express's own (health, metrics, docs) keep them on the response.
+    const length = context.responseHeaders.get('content-length') ?? res.getHeader('content-length');
     // Thrown refusals went through the error mapper; a handler's own (404, a bad cursor) are in its answer.
     const refusal = status >= 400 ? (context.refusal ?? asErrorBody(context.answer?.body)) : undefined;
     const { caller } = context;

@@ -46,7 +46,9 @@ export function responseSampler({ rate, check, logger, random = Math.random }: R
         try {
           const text = req.method === 'HEAD' ? '' : sentText();
           if (text === undefined) return;
-          check(req, { method: req.method, status: res.statusCode, headers: res.getHeaders(), body: parsedJson(res, text), text });
+          // The headers the engine recorded and wrote with the status, over any Express set on the response itself.
+          const headers = { ...res.getHeaders(), ...contextOf(req).responseHeaders.toObject() };
+          check(req, { method: req.method, status: res.statusCode, headers, body: parsedJson(headers['content-type'], text), text });
         } catch (error) {
           logger.error({ err: error, requestId: req.id }, 'the check of a sampled response failed');
         }
@@ -82,8 +84,8 @@ function keepBody(res: Response): () => string | undefined {
 }
 
 /** The body as the client would parse it: JSON when it says so and is; else undefined. */
-function parsedJson(res: Response, text: string): unknown {
-  if (text === '' || !String(res.getHeader('content-type')).startsWith('application/json')) return undefined;
+function parsedJson(contentType: unknown, text: string): unknown {
+  if (text === '' || !String(contentType).startsWith('application/json')) return undefined;
   try {
     return JSON.parse(text) as unknown;
   } catch {

@@ -7,3 +7,4 @@
  */
 export { contextOf, RequestContext } from './request-context';
 export type { OutgoingResponse, Principal, ReceivedBody, RequestParameters } from './request-context';
+export { ResponseHeaders, writeRecordedHeaders, type HeaderValue } from './response-headers';

@@ -1,6 +1,7 @@
 import type { Request } from 'express';
 import type { MediaKind } from '../contract/media-types';
 import type { ApiError, ErrorBody } from '../errors/api-error';
+import { ResponseHeaders } from './response-headers';
 
 /**
  * Who called: what the service makes of a verified credential. The service
@@ -91,6 +92,12 @@ export class RequestContext {
   sampled = false;
   /** What a streamed answer sent, and how it ended. Written by `serialize`; read by the access log and the metrics. */
   stream: StreamRecord | undefined = undefined;
+  /**
+   * The response's headers, sent with its status in one `writeHead`. Written by every phase that sets one (the
+   * request id, helmet's, the deprecation and rate-limit headers) and by the writers of the answer; read by the
+   * access log (`Content-Length`) and the response checks.
+   */
+  readonly responseHeaders = new ResponseHeaders();
 }
 
 declare module 'express-serve-static-core' {

@@ -48,13 +48,13 @@ export function assemblePipeline(apis: readonly ServedApi[], phases: PhaseImplem
     const deprecated = deprecationHeaders(api.contract, api.basePath);
     const version = api.name;
     const operationFacts = (op: SpecOperation): Stage => {
-      const headers = Object.entries(deprecated.get(op.operationId) ?? {});
+      const headers = Object.entries(deprecated.get(op.operationId) ?? {}).flat();
       const { operationId } = op;
-      return (req, res) => {
+      return (req) => {
         const context = contextOf(req);
         context.operationName = operationId;
         context.apiVersion = version;
-        for (const [name, value] of headers) res.setHeader(name, value);
+        context.responseHeaders.setAll(headers);
       };
     };
     for (const path of api.table.paths) {

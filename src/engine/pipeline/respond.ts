@@ -67,7 +67,7 @@ export function handleStage(op: SpecOperation, entry: unknown, options: HandleOp
   }
   if (isStub(entry)) {
     const mock = options.mocks?.get(operationId);
-    return (req, res) => {
+    return (req) => {
       let response: OutgoingResponse | undefined;
       try {
         response = mock?.answer(req.get('prefer'), req.headers.accept);
@@ -79,7 +79,8 @@ export function handleStage(op: SpecOperation, entry: unknown, options: HandleOp
       }
       if (!response) throw new ApiError(501, 'not_implemented', notImplemented(operationId).message);
       // Rate-limit and deprecation headers are already set; declared headers they do not cover get examples.
-      const headers = Object.fromEntries(Object.entries(response.headers ?? {}).filter(([name]) => !res.hasHeader(name)));
+      const recorded = contextOf(req).responseHeaders;
+      const headers = Object.fromEntries(Object.entries(response.headers ?? {}).filter(([name]) => !recorded.has(name)));
       // Says the answer is the contract's example, not stored data (a client, or the contract fuzzer, reads nothing back from it).
       headers['X-Mock'] = 'example';
       contextOf(req).answer = { ...response, headers };

@@ -5,6 +5,7 @@ import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import { mediaKind } from '../contract/media-types';
 import { integerText } from './integer-text';
 import { sendJson } from './send-json';
+import { headerList } from './header-list';
 
 /**
  * What a handler may answer with for a media type that is neither JSON nor
@@ -28,23 +29,22 @@ export async function sendBody(
 ): Promise<void> {
   const kind = mediaKind(mediaType);
   if (kind === 'json') return sendJson(res, status, body, headers, jsonContentType(mediaType));
-  if (headers) for (const name in headers) res.setHeader(name, headers[name]!);
+  const head = headerList(headers);
   if (kind === 'text' || (kind === 'form' && typeof body === 'string'))
-    return writeAll(res, status, `${mediaType}; charset=utf-8`, Buffer.from(String(body), 'utf8'));
-  if (kind === 'form') return writeAll(res, status, mediaType, Buffer.from(new URLSearchParams(body as Record<string, string>).toString(), 'utf8'));
-  if (body instanceof Blob) return writeAll(res, status, mediaType, Buffer.from(await body.arrayBuffer()));
-  if (body instanceof Uint8Array || body instanceof ArrayBuffer) return writeAll(res, status, mediaType, Buffer.from(body as Uint8Array));
-  if (typeof body === 'string') return writeAll(res, status, mediaType, Buffer.from(body, 'utf8'));
+    return writeAll(res, status, head, `${mediaType}; charset=utf-8`, Buffer.from(String(body), 'utf8'));
+  if (kind === 'form') return writeAll(res, status, head, mediaType, Buffer.from(new URLSearchParams(body as Record<string, string>).toString(), 'utf8'));
+  if (body instanceof Blob) return writeAll(res, status, head, mediaType, Buffer.from(await body.arrayBuffer()));
+  if (body instanceof Uint8Array || body instanceof ArrayBuffer) return writeAll(res, status, head, mediaType, Buffer.from(body as Uint8Array));
+  if (typeof body === 'string') return writeAll(res, status, head, mediaType, Buffer.from(body, 'utf8'));
   const stream = isWebStream(body) ? Readable.fromWeb(body) : (body as NodeJS.ReadableStream);
-  res.setHeader('Content-Type', mediaType);
-  res.writeHead(status);
+  head.push('Content-Type', mediaType);
+  res.writeHead(status, head);
   await pipeline(stream, res);
 }
 
-function writeAll(res: ServerResponse, status: number, contentType: string, bytes: Buffer): void {
-  res.setHeader('Content-Type', contentType);
-  res.setHeader('Content-Length', integerText(bytes.length));
-  res.writeHead(status).end(bytes);
+function writeAll(res: ServerResponse, status: number, head: string[], contentType: string, bytes: Buffer): void {
+  head.push('Content-Type', contentType, 'Content-Length', integerText(bytes.length));
+  res.writeHead(status, head).end(bytes);
 }
 
 const isWebStream = (body: unknown): body is WebReadableStream => typeof (body as { getReader?: unknown } | null)?.getReader === 'function';

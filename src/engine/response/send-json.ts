@@ -1,10 +1,12 @@
 import type { ServerResponse } from 'node:http';
 import { integerText } from './integer-text';
+import { headerList } from './header-list';
 
 const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
 
 /**
- * Writes a JSON response with one `writeHead`: the one way the engine writes
+ * Writes a JSON response with one `writeHead` (its headers, `headers` and
+ * those the request's phases recorded, see response-headers.ts): the one way the engine writes
  * JSON (handlers' responses, Error objects, the HTTP server's own refusals).
  * Express's `res.send` machinery (charset and freshness checks, ETag logic)
  * costs more than the rest of a small response. `contentType` names a JSON
@@ -19,13 +21,12 @@ export function sendJson(
   headers?: Readonly<Record<string, string>>,
   contentType: string = JSON_CONTENT_TYPE,
 ): void {
-  if (headers) for (const name in headers) res.setHeader(name, headers[name]!);
+  const head = headerList(headers);
   if (body === undefined) {
-    res.writeHead(status).end();
+    res.writeHead(status, head).end();
     return;
   }
   const json = JSON.stringify(body);
-  res.setHeader('Content-Type', contentType);
-  res.setHeader('Content-Length', integerText(Buffer.byteLength(json)));
-  res.writeHead(status).end(json);
+  head.push('Content-Type', contentType, 'Content-Length', integerText(Buffer.byteLength(json)));
+  res.writeHead(status, head).end(json);
 }

@@ -1,3 +1,4 @@
+import { headerList } from './header-list';
 import type { ServerResponse } from 'node:http';
 import { essence } from '../contract/media-types';
 import type { StreamRecord } from '../context/request-context';
@@ -224,12 +225,10 @@ export async function sendItems(
 
   const start = (): void => {
     if (res.headersSent) return;
-    if (headers) for (const name in headers) res.setHeader(name, headers[name]!);
-    res.setHeader('Content-Type', streamContentType(format, mediaType));
-    res.setHeader('Cache-Control', 'no-cache');
+    const head = headerList(headers);
     // nginx buffers a proxied response unless told not to (deploy/ runs it in front).
-    res.setHeader('X-Accel-Buffering', 'no');
-    res.writeHead(status);
+    head.push('Content-Type', streamContentType(format, mediaType), 'Cache-Control', 'no-cache', 'X-Accel-Buffering', 'no');
+    res.writeHead(status, head);
     res.flushHeaders();
   };
   const write = async (text: string): Promise<void> => {

@@ -1,4 +1,4 @@
-import type { Request, Response } from 'express';
+import type { Request } from 'express';
 import { MemoryStore, type ClientRateLimitInfo, type Options, type Store } from 'express-rate-limit';
 import type { Stage } from '../../engine/stage';
 import { ApiError, isUnavailable, UNAVAILABLE_RETRY_AFTER_SECONDS } from '../../engine/errors';
@@ -8,7 +8,7 @@ import { limitsOf } from '../plans/plans';
 import type { Plan } from '../plans/plans';
 import type { RateLimitSettings } from '../../config';
 import { addressKey, type RefusedAddresses } from './refused-addresses';
-import { contextOf } from '../../engine/context';
+import { contextOf, type ResponseHeaders } from '../../engine/context';
 import { headerName, integerText } from '../../engine/response';
 import type { Caller } from '../keys/caller';
 
@@ -99,7 +99,7 @@ export function rateLimits(
   };
 
   /** Sets the headers and throws the 429 when a window is exhausted; store calls happen in `count`. */
-  const decide = (caller: Caller | undefined, counted: Counted, res: Response): void => {
+  const decide = (caller: Caller | undefined, counted: Counted, headers: ResponseHeaders): void => {
     if (counted.bannedUntil !== undefined) {
       const { perMinute } = limitsOf(caller!);
       const window: Window = {
@@ -109,13 +109,13 @@ export function rateLimits(
         windowSeconds: Math.round(settings.minuteWindowMs / 1000),
         resetMs: counted.bannedUntil,
       };
-      setHeaders(res, [window], window, now());
+      setHeaders(headers, [window], window, now());
       observer.refused(caller!.plan, 'ban');
       throw tooMany('key_temporarily_banned', 'API key temporarily banned for repeated requests over the rate limit', window.resetMs);
     }
     // After a refusal the exhausted windows have 0 left and bind; the latest of them tells when to retry.
     const binding = bindingWindow(counted.windows);
-    setHeaders(res, counted.windows, binding, now());
+    setHeaders(headers, counted.windows, binding, now());
     if (binding.used <= binding.limit) return;
     observer.refused(caller?.plan ?? 'none', binding.name);
     const scope = caller ? `API key's ${binding.name} limit` : 'limit for requests without a valid API key';
@@ -168,7 +168,7 @@ export function rateLimits(
    * cannot be checked, the request is refused with 503 rather than served
    * unlimited: fail closed. Its headers say "nothing left until Retry-After".
    */
-  const unavailable = (caller: Caller | undefined, res: Response, error: ApiError): ApiError => {
+  const unavailable = (caller: Caller | undefined, headers: ResponseHeaders, error: ApiError): ApiError => {
     const limit = caller ? limitsOf(caller).perMinute : settings.ipPerMinute;
     const window: Window = {
       name: caller ? 'minute' : 'ip',
@@ -177,7 +177,7 @@ export function rateLimits(
       windowSeconds: Math.round((caller ? settings.minuteWindowMs : settings.ipWindowMs) / 1000),
       resetMs: now() + UNAVAILABLE_RETRY_AFTER_SECONDS * 1000,
     };
-    setHeaders(res, [window], window, now());
+    setHeaders(headers, [window], window, now());
     return error;
   };
   const storeUnavailable = (): ApiError =>
@@ -185,17 +185,17 @@ export function rateLimits(
       'Retry-After': String(UNAVAILABLE_RETRY_AFTER_SECONDS),
     });
 
-  return async (req, res) => {
-    const { caller, authFailure } = contextOf(req);
+  return async (req) => {
+    const { caller, authFailure, responseHeaders } = contextOf(req);
     // The key could not be checked (database down): not counted against the IP, answered 503.
-    if (authFailure?.code === 'unavailable') throw unavailable(caller, res, authFailure);
+    if (authFailure?.code === 'unavailable') throw unavailable(caller, responseHeaders, authFailure);
     let counted: Counted;
     try {
       counted = await count(req, caller);
     } catch (error) {
-      throw isUnavailable(error) ? unavailable(caller, res, storeUnavailable()) : error;
+      throw isUnavailable(error) ? unavailable(caller, responseHeaders, storeUnavailable()) : error;
     }
-    decide(caller, counted, res);
+    decide(caller, counted, responseHeaders);
   };
 }
 
@@ -219,13 +219,13 @@ const X_RATELIMIT_RESET = headerName('X-RateLimit-Reset');
 const RATELIMIT_POLICY = headerName('RateLimit-Policy');
 const RATELIMIT = headerName('RateLimit');
 
-function setHeaders(res: Response, windows: Window[], binding: Window, nowMs: number): void {
+function setHeaders(headers: ResponseHeaders, windows: Window[], binding: Window, nowMs: number): void {
   const remaining = Math.max(0, binding.limit - binding.used);
   const resetSeconds = Math.ceil(binding.resetMs / 1000);
   const remainingText = integerText(remaining);
-  res.setHeader(X_RATELIMIT_LIMIT, integerText(binding.limit));
-  res.setHeader(X_RATELIMIT_REMAINING, remainingText);
-  res.setHeader(X_RATELIMIT_RESET, integerText(resetSeconds));
-  res.setHeader(RATELIMIT_POLICY, windows.map((window) => `"${window.name}";q=${window.limit};w=${window.windowSeconds}`).join(', '));
-  res.setHeader(RATELIMIT, `"${binding.name}";r=${remainingText};t=${integerText(Math.max(0, Math.ceil((binding.resetMs - nowMs) / 1000)))}`);
+  headers.set(X_RATELIMIT_LIMIT, integerText(binding.limit));
+  headers.set(X_RATELIMIT_REMAINING, remainingText);
+  headers.set(X_RATELIMIT_RESET, integerText(resetSeconds));
+  headers.set(RATELIMIT_POLICY, windows.map((window) => `"${window.name}";q=${window.limit};w=${window.windowSeconds}`).join(', '));
+  headers.set(RATELIMIT, `"${binding.name}";r=${remainingText};t=${integerText(Math.max(0, Math.ceil((binding.resetMs - nowMs) / 1000)))}`);
 }
