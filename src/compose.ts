@@ -154,8 +154,8 @@ export async function compose(config: Config, overrides: ComposeOverrides = {}):
   try {
     shared = await openSharedState(config, opened, logger, metrics);
     const storage = timedStorage(opened, (operation) => {
-      const child = metrics.dbQueryDuration.labels({ operation, backend: opened.backend });
-      return (seconds) => child.observe(seconds);
+      const series = metrics.batched.histogramSeries(metrics.dbQueryDuration, { operation, backend: opened.backend });
+      return (seconds) => series.observe(seconds);
     });
     if (storage.poolStats) metrics.watchPool(storage.backend, storage.poolStats);
 
@@ -269,11 +269,15 @@ async function requestPhases(parts: PhaseParts): Promise<PhaseImplementations> {
 
   // The service's credentials: API keys (cached, a refused address's unknown keys never looked up) and access tokens.
   const refusedAddresses = new RefusedAddresses();
+  const cacheLookups = {
+    hit: metrics.batched.counterSeries(metrics.keyCacheLookups, { result: 'hit' }),
+    miss: metrics.batched.counterSeries(metrics.keyCacheLookups, { result: 'miss' }),
+  };
   const check = keyCheck({
     apiKeys: storage.apiKeys,
     cacheTtlMs: config.keyCacheTtlMs,
     ...(shared && { keyChanges: shared.keyChanges }),
-    observeCache: (result) => metrics.keyCacheLookups.inc({ result }),
+    observeCache: (result) => cacheLookups[result].inc(),
     tokenPlan: config.oauth2.plan,
     beforeLookup: refusedAddresses.guard(config.rateLimits.ipPerMinute),
   });
@@ -379,14 +383,14 @@ function tokenKeysOf(apis: readonly ServedApi[], config: Config): { jwksUrl: str
   return undefined;
 }
 
-/** Counts a deprecated operation's calls by plan: one counter child per plan, found by name (prom-client would hash the labels on every call). */
+/** Counts a deprecated operation's calls by plan: one batched counter series per plan, found by name. */
 function deprecatedCallCounter(metrics: Metrics, version: string): (operation: string, req: Request) => void {
   const byPlan = new Map<string, { inc(): void }>();
   return (operation, req) => {
     const plan = contextOf(req).caller?.plan ?? 'none';
     let child = byPlan.get(plan);
     if (!child) {
-      child = metrics.deprecatedCalls.labels({ operation, plan, version });
+      child = metrics.batched.counterSeries(metrics.deprecatedCalls, { operation, plan, version });
       byPlan.set(plan, child);
     }
     child.inc();

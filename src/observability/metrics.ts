@@ -1,6 +1,7 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import cluster from 'node:cluster';
 import { clusterWorkerMetrics } from './cluster-metrics';
+import { SeriesBatches } from './batched-series';
 
 /** Seconds. The service answers in 1–50 ms; the tail buckets catch outages and slow queries. */
 export const REQUEST_DURATION_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1];
@@ -22,6 +23,8 @@ export interface PoolStats {
 
 export interface Metrics {
   readonly registry: Registry;
+  /** Series of the metrics below observed on the request path, batched (batched-series.ts): read, every metric has them all. */
+  readonly batched: SeriesBatches;
   /** `operation` (operationId or a fixed name), `method` (fixed set), `status`, `version` (`v1`, `v2`, `none`). */
   readonly requestDuration: Histogram<'operation' | 'method' | 'status' | 'version'>;
   readonly rateLimitRefusals: Counter<'plan' | 'window'>;
@@ -77,6 +80,11 @@ function processMetrics(): Registry {
 export function createMetrics(): Metrics {
   const registry = new Registry();
   const registers = [registry];
+  const batched = new SeriesBatches();
+  // Every metric's batched series are handed over before it is read.
+  const collect = function (this: object): void {
+    batched.flush(this);
+  };
   const processWide = processMetrics();
   const pools = new Map<string, () => PoolStats>();
   const poolGauge = (name: string, help: string, read: (stats: PoolStats) => number): Gauge<'backend'> =>
@@ -95,36 +103,42 @@ export function createMetrics(): Metrics {
 
   const metrics: Metrics = {
     registry,
+    batched,
     requestDuration: new Histogram({
       name: 'pas_http_request_duration_seconds',
       help: 'Time from the request reaching the app to the response being handed to the socket.',
       labelNames: ['operation', 'method', 'status', 'version'],
       buckets: REQUEST_DURATION_BUCKETS,
       registers,
+      collect,
     }),
     rateLimitRefusals: new Counter({
       name: 'pas_rate_limit_refusals_total',
       help: 'Requests refused with 429, by plan and by the window that refused them (ban: the key was banned).',
       labelNames: ['plan', 'window'],
       registers,
+      collect,
     }),
     rateLimitBans: new Counter({
       name: 'pas_rate_limit_bans_total',
       help: 'Keys banned for sending past their limit, by plan and exhausted window.',
       labelNames: ['plan', 'window'],
       registers,
+      collect,
     }),
     keyCacheLookups: new Counter({
       name: 'pas_key_cache_lookups_total',
       help: 'API key lookups answered from the in-process cache (hit) or the database (miss).',
       labelNames: ['result'],
       registers,
+      collect,
     }),
     deprecatedCalls: new Counter({
       name: 'pas_deprecated_calls_total',
       help: 'Calls of deprecated operations (served, before their sunset), by operation, version and the plan of the calling key.',
       labelNames: ['operation', 'plan', 'version'],
       registers,
+      collect,
     }),
     dbQueryDuration: new Histogram({
       name: 'pas_db_query_duration_seconds',
@@ -132,36 +146,42 @@ export function createMetrics(): Metrics {
       labelNames: ['operation', 'backend'],
       buckets: QUERY_DURATION_BUCKETS,
       registers,
+      collect,
     }),
     redisErrors: new Counter({
       name: 'pas_redis_errors_total',
       help: 'Redis failures: connection errors and failed commands.',
       labelNames: ['kind'],
       registers,
+      collect,
     }),
     streams: new Counter({
       name: 'pas_streams_total',
       help: 'Streamed answers (SSE, JSON Lines, JSON text sequences) that ended, by operation and how they ended.',
       labelNames: ['operation', 'end'],
       registers,
+      collect,
     }),
     streamItems: new Counter({
       name: 'pas_stream_items_total',
       help: 'Items sent in streamed answers, by operation.',
       labelNames: ['operation'],
       registers,
+      collect,
     }),
     streamItemViolations: new Counter({
       name: 'pas_stream_item_violations_total',
       help: 'Items of streamed answers that break their item schema (strict mode, and sampled requests), by operation.',
       labelNames: ['operation'],
       registers,
+      collect,
     }),
     contractViolations: new Counter({
       name: 'pas_contract_violations_total',
       help: 'Sampled responses that break the contract, checked after they were sent, by operation and kind (status, header, body).',
       labelNames: ['operation', 'kind'],
       registers,
+      collect,
     }),
     watchPool(backend, stats) {
       pools.set(backend, stats);

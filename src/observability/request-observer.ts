@@ -35,10 +35,20 @@ export interface RequestObserverOptions {
  * @example stages.push(requestObserver({ metrics, operationOf, accessLog: logger }));
  */
 export function requestObserver({ metrics, operationOf, accessLog }: RequestObserverOptions): Stage {
-  // One histogram child per label set, found by a string key: the labels come
-  // from fixed sets (operations, methods, statuses), and prom-client would
-  // otherwise hash the label object on every observation.
-  const children = new Map<string, { observe(seconds: number): void }>();
+  // One batched series per label set, found through a map per label: the
+  // labels come from fixed sets (operations, versions, statuses, methods).
+  const series = new Map<string, Map<string, Map<number, Map<string, { observe(seconds: number): void }>>>>();
+  const seriesOf = (operation: string, version: string, status: number, method: string): { observe(seconds: number): void } => {
+    const ofOperation = series.get(operation) ?? setNew(series, operation);
+    const ofVersion = ofOperation.get(version) ?? setNew(ofOperation, version);
+    const ofStatus = ofVersion.get(status) ?? setNew(ofVersion, status);
+    let found = ofStatus.get(method);
+    if (!found) {
+      found = metrics.batched.histogramSeries(metrics.requestDuration, { operation, method, status, version });
+      ofStatus.set(method, found);
+    }
+    return found;
+  };
   const record = (req: Request, res: Response, startedAt: number): void => {
     const durationMs = performance.now() - startedAt;
     const status = res.headersSent ? res.statusCode : CLIENT_CLOSED;
@@ -46,13 +56,7 @@ export function requestObserver({ metrics, operationOf, accessLog }: RequestObse
     const context = contextOf(req);
     const version = context.apiVersion ?? NO_VERSION;
     const method = methodLabel(req.method);
-    const key = `${version} ${operation} ${method} ${status}`;
-    let child = children.get(key);
-    if (!child) {
-      child = metrics.requestDuration.labels({ operation, method, status, version });
-      children.set(key, child);
-    }
-    child.observe(durationMs / 1000);
+    seriesOf(operation, version, status, method).observe(durationMs / 1000);
     const { stream } = context;
     if (stream) {
       metrics.streams.inc({ operation, end: stream.end ?? 'client_closed' });
@@ -95,4 +99,11 @@ export function requestObserver({ metrics, operationOf, accessLog }: RequestObse
     const startedAt = performance.now();
     res.once('close', () => record(req, res, startedAt));
   };
+}
+
+/** A new empty map under `key` of `parent`. */
+function setNew<K, V extends Map<unknown, unknown>>(parent: Map<K, V>, key: K): V {
+  const made = new Map() as V;
+  parent.set(key, made);
+  return made;
 }
