@@ -16,6 +16,9 @@ function lowerCase(name: string): string {
 /** One header's value; a list is the header repeated (`Set-Cookie`). */
 export type HeaderValue = string | string[];
 
+/** Headers a response usually carries (helmet's, the request id, the rate-limit and deprecation headers, the writer's). */
+const USUAL_HEADERS = 32;
+
 /** What `writeHead` takes besides the status: a flat list, a list of pairs, or an object. */
 type HeadersArgument =
   | readonly HeaderValue[]
@@ -33,21 +36,27 @@ type HeadersArgument =
  * @example contextOf(req).responseHeaders.set('X-Request-Id', id);
  */
 export class ResponseHeaders {
+  /** Room for the headers a response usually carries, made once: the lists are not regrown as the phases add theirs. */
+  private readonly pairs: HeaderValue[] = new Array(2 * USUAL_HEADERS);
+  /** The lower-case name of each pair. */
+  private readonly keys: string[] = new Array(USUAL_HEADERS);
+  private count = 0;
+
   /** name, value, name, value: what `writeHead` takes (a list value is a header repeated, as `Set-Cookie`). */
-  readonly list: HeaderValue[] = [];
-  /** The lower-case name of each pair of `list`. */
-  private readonly keys: string[] = [];
+  get list(): HeaderValue[] {
+    this.pairs.length = 2 * this.count;
+    return this.pairs;
+  }
 
   set(name: string, value: HeaderValue): void {
     const key = lowerCase(name);
-    const at = this.keys.indexOf(key);
+    let at = this.indexOf(key);
     if (at === -1) {
-      this.keys.push(key);
-      this.list.push(name, value);
-    } else {
-      this.list[2 * at] = name;
-      this.list[2 * at + 1] = value;
+      at = this.count++;
+      this.keys[at] = key;
     }
+    this.pairs[2 * at] = name;
+    this.pairs[2 * at + 1] = value;
   }
 
   /** Sets every header of a flat list (`[name, value, ...]`). */
@@ -56,19 +65,24 @@ export class ResponseHeaders {
   }
 
   get(name: string): HeaderValue | undefined {
-    const at = this.keys.indexOf(lowerCase(name));
-    return at === -1 ? undefined : this.list[2 * at + 1];
+    const at = this.indexOf(lowerCase(name));
+    return at === -1 ? undefined : this.pairs[2 * at + 1];
   }
 
   has(name: string): boolean {
-    return this.keys.includes(lowerCase(name));
+    return this.indexOf(lowerCase(name)) !== -1;
   }
 
   /** By lower-case name, as `res.getHeaders()` gives them. */
   toObject(): Record<string, HeaderValue> {
     const headers: Record<string, HeaderValue> = {};
-    for (let at = 0; at < this.keys.length; at++) headers[this.keys[at]!] = this.list[2 * at + 1]!;
+    for (let at = 0; at < this.count; at++) headers[this.keys[at]!] = this.pairs[2 * at + 1]!;
     return headers;
+  }
+
+  private indexOf(key: string): number {
+    for (let at = 0; at < this.count; at++) if (this.keys[at] === key) return at;
+    return -1;
   }
 }
 
