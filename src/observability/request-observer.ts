@@ -36,17 +36,17 @@ export interface RequestObserverOptions {
  * @example stages.push(requestObserver({ metrics, operationOf, accessLog: logger }));
  */
 export function requestObserver({ metrics, operationOf, accessLog }: RequestObserverOptions): Stage {
-  // One batched series per label set, found through a map per label: the
-  // labels come from fixed sets (operations, versions, statuses, methods).
   // The access lines of one turn of the event loop are written together once
   // it ends (setImmediate), in the order their requests closed: written one
   // at a time between requests, pino's serialization of a line cost about
   // twice what it costs in a run of them.
   const lines: object[] = [];
   const writeLines = (): void => {
-    for (const line of lines) accessLog!.info(line, 'request');
+    for (const line of lines) accessLog?.info(line, 'request');
     lines.length = 0;
   };
+  // One batched series per label set, found through a map per label: the
+  // labels come from fixed sets (operations, versions, statuses, methods).
   const series = new Map<string, Map<string, Map<number, Map<string, { observe(seconds: number): void }>>>>();
   const seriesOf = (operation: string, version: string, status: number, method: string): { observe(seconds: number): void } => {
     const ofOperation = series.get(operation) ?? setNew(series, operation);
