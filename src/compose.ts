@@ -186,7 +186,7 @@ export async function compose(config: Config, overrides: ComposeOverrides = {}):
     app.set('trust proxy', config.trustProxy);
     attachRequestLogger(app, logger);
     // Each response's head is written from the headers its phases recorded in its context, in one writeHead.
-    writeRecordedHeaders(app.response, (res) => (res.req as Request).context?.responseHeaders);
+    writeRecordedHeaders(app.response);
     app.use(assemblePipeline(apis, phases));
     mountPublicRoutes(app, {
       apis,

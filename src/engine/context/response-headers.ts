@@ -1,4 +1,5 @@
 import { ServerResponse } from 'node:http';
+import type { Request } from 'express';
 
 /** Header names as written, by the lower-case name that identifies them; bounded, since a client never chooses a name. */
 const LOWER_CASE = new Map<string, string>();
@@ -88,18 +89,18 @@ export class ResponseHeaders {
 
 /**
  * Makes `writeHead` of the responses built on `response` (Express's
- * `app.response`) send the recorded headers of the request with those it is
- * given, which replace recorded ones of the same name: every way a response
- * starts (the engine's writers, Express's `res.send`, a static file) ends in
- * `writeHead`, so no header set by a phase is lost on any of them. A
- * response without a record (`recordedOf` gives none) is Node's own.
+ * `app.response`) send the headers their request's context recorded with
+ * those it is given, which replace recorded ones of the same name: every way
+ * a response starts (the engine's writers, Express's `res.send`, a static
+ * file) ends in `writeHead`, so no header set by a phase is lost on any of
+ * them. A response whose request has no context is Node's own.
  *
- * @example writeRecordedHeaders(app.response, (res) => (res.req as Request).context?.responseHeaders);
+ * @example writeRecordedHeaders(app.response);
  */
-export function writeRecordedHeaders(response: ServerResponse, recordedOf: (res: ServerResponse) => ResponseHeaders | undefined): void {
+export function writeRecordedHeaders(response: ServerResponse): void {
   const writeHead = ServerResponse.prototype.writeHead;
   response.writeHead = function writeHeadWithRecorded(this: ServerResponse, status: number, ...rest: unknown[]): ServerResponse {
-    const recorded = recordedOf(this);
+    const recorded = (this.req as Request).context?.responseHeaders;
     if (recorded === undefined) return Reflect.apply(writeHead, this, [status, ...rest]) as ServerResponse;
     const reason = typeof rest[0] === 'string' ? rest[0] : undefined;
     const given = (reason === undefined ? rest[0] : rest[1]) as HeadersArgument | undefined;

@@ -79,11 +79,11 @@ export function handleStage(op: SpecOperation, entry: unknown, options: HandleOp
       }
       if (!response) throw new ApiError(501, 'not_implemented', notImplemented(operationId).message);
       // Rate-limit and deprecation headers are already set; declared headers they do not cover get examples.
-      const recorded = contextOf(req).responseHeaders;
-      const headers = Object.fromEntries(Object.entries(response.headers ?? {}).filter(([name]) => !recorded.has(name)));
+      const context = contextOf(req);
+      const headers = Object.fromEntries(Object.entries(response.headers ?? {}).filter(([name]) => !context.responseHeaders.has(name)));
       // Says the answer is the contract's example, not stored data (a client, or the contract fuzzer, reads nothing back from it).
       headers['X-Mock'] = 'example';
-      contextOf(req).answer = { ...response, headers };
+      context.answer = { ...response, headers };
     };
   }
   const handler = entry as AnyHandler;

@@ -1,7 +1,7 @@
-import { headerList } from './header-list';
 import type { ServerResponse } from 'node:http';
 import { essence } from '../contract/media-types';
 import type { StreamRecord } from '../context/request-context';
+import { headerList } from './header-list';
 
 /**
  * The sequential media types: a body that is a sequence of items, each
