@@ -104,7 +104,12 @@ export async function openLoop(
   const lines = readline.createInterface({ input: client.stdout! });
   const next = lineReader(lines, client);
   try {
+    // The windows are framed by reads of /metrics on a connection of their own; the warm-up has one too, so
+    // that the first window does not pay for the server's first sight of one (its optimized code is
+    // deoptimized and recompiled when a request comes on a new connection after a warm-up on the same 32).
+    const warmupRead = sleep((warmupSeconds * 1000) / 2).then(() => scrapeMetrics(server));
     if ((await next()) !== 'warm') throw new Error('the open-loop client did not finish its warm-up');
+    await warmupRead;
     const windows: OpenLoopWindow[] = [];
     for (let round = 0; round < rounds; round++) {
       await sleep(200); // the previous answers out of the way

@@ -4,7 +4,8 @@
  * are appended without measuring the whole gathered buffer again. The
  * published package measured it (`Buffer.byteLength`) on every line, which
  * flattens the growing string: the work per line grew with the backlog, so a
- * slow stdout reader made every log line dearer. The writer is driven
+ * slow stdout reader made every log line dearer. And a write that took its
+ * string whole is released without copying that string into a Buffer. The writer is driven
  * directly, through pino's public `pino.destination`, as the server builds it.
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -49,6 +50,26 @@ describe('the log writer (sonic-boom, patched)', () => {
     await closed(stream);
     // Published: the gathered buffer was measured too, up to about 200 lines long.
     expect(Math.max(...measured)).toBe(LINE.length);
+  });
+
+  it('copies no written string into a Buffer once the write has taken it whole', async () => {
+    const stream = destination(path.join(folder, 'c.log'));
+    await ready(stream);
+    const copied: number[] = [];
+    const from = Buffer.from;
+    const spy = jest.spyOn(Buffer, 'from').mockImplementation(((value: unknown, ...rest: unknown[]) => {
+      if (typeof value === 'string') copied.push(value.length);
+      return (from as (...args: unknown[]) => Buffer)(value, ...rest);
+    }) as typeof Buffer.from);
+    try {
+      for (let index = 0; index < 220; index++) stream.write(LINE);
+      await closed(stream);
+    } finally {
+      spy.mockRestore();
+    }
+    // Published: every finished write copied its whole string (kilobytes each) into a Buffer, only to
+    // take an empty subarray of it: garbage the size of the log, which filled the old generation.
+    expect(copied).toEqual([]);
   });
 
   it('writes every line whole and in order, a buffer never above maxWrite bytes', async () => {
