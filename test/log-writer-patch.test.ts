@@ -5,8 +5,9 @@
  * published package measured it (`Buffer.byteLength`) on every line, which
  * flattens the growing string: the work per line grew with the backlog, so a
  * slow stdout reader made every log line dearer. And a write that took its
- * string whole is released without copying that string into a Buffer. The writer is driven
- * directly, through pino's public `pino.destination`, as the server builds it.
+ * string whole is released without copying that string into a Buffer. The
+ * writer is driven directly, through pino's public `pino.destination`, as the
+ * server builds it.
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';

@@ -43,7 +43,10 @@ export class ResponseHeaders {
   private readonly keys: string[] = new Array(USUAL_HEADERS);
   private count = 0;
 
-  /** name, value, name, value: what `writeHead` takes (a list value is a header repeated, as `Set-Cookie`). */
+  /**
+   * name, value, name, value: what `writeHead` takes (a list value is a header repeated, as `Set-Cookie`).
+   * The preallocated list is cut to the pairs set, not copied.
+   */
   get list(): HeaderValue[] {
     this.pairs.length = 2 * this.count;
     return this.pairs;

@@ -35,7 +35,7 @@ export interface RateLimitStores {
 export const memoryStores = (): RateLimitStores => {
   const minute = new MemoryStore();
   const day = new MemoryStore();
-  // A key's two windows in one call, as the shared stores count them; in memory, one after the other costs less than Promise.all.
+  // A key's two windows in one call, as the workers' primary counts them; in memory, one after the other costs less than Promise.all.
   return { minute, day, ip: new MemoryStore(), incrementKey: async (key) => [await minute.increment(key), await day.increment(key)] };
 };
 
