@@ -193,10 +193,12 @@ export function targetsOf(
     });
   }
   if (atHalf) {
+    // The target holds in every window, so its figure is the worst window's p99, not the median the table shows.
+    const worst = Math.max(...atHalf.windows.map((window) => window.p99Ms));
     targets.push({
-      target: `listPets limit=20: project p99 ≤ 5 ms at 50 % of its capacity (open loop, ${fmt(atHalf.offeredRps)} req/s offered)`,
-      measured: `${fmt(atHalf.p99Ms, 2)} ms`,
-      pass: Number.isFinite(atHalf.p99Ms) && atHalf.failures === 0 ? atHalf.p99Ms <= 5 : undefined,
+      target: `listPets limit=20: project p99 ≤ 5 ms in every window at 50 % of its capacity (open loop, ${fmt(atHalf.offeredRps)} req/s offered; the worst of ${atHalf.windows.length} windows)`,
+      measured: `${fmt(worst, 2)} ms`,
+      pass: Number.isFinite(worst) && atHalf.failures === 0 ? worst <= 5 : undefined,
     });
   }
   const peak = maxOf(compare.cells.filter((cell) => cell.server === 'project').map((cell) => cell.peakRssMb));
