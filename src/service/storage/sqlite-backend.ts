@@ -1,4 +1,4 @@
-import { mkdirSync } from 'node:fs';
+import { chmodSync, closeSync, mkdirSync, openSync, statSync } from 'node:fs';
 import path from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { Kysely, sql } from 'kysely';
@@ -12,7 +12,8 @@ const PAGE_CACHE_KIB = 2_000;
 /**
  * Opens (creating it and its folder if needed) an SQLite file in WAL mode:
  * readers never block the writer, so the keys CLI can use the file while the
- * server runs. `:memory:` gives a private in-memory database.
+ * server runs. `:memory:` gives a private in-memory database. The folders it
+ * creates and the database files are its owner's only (`ownerOnly`).
  *
  * Reads run at once; the writes of one turn of the event loop commit together
  * (sqlite-driver.ts). The queries the repositories compile at start run on
@@ -25,7 +26,7 @@ export const sqliteBackend: BackendKind = {
 };
 
 function openSqlite(file: string): Backend {
-  if (file !== ':memory:') mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
+  if (file !== ':memory:') ownerOnly(path.resolve(file));
   const connection = new BetterSqlite3(file);
   connection.pragma('journal_mode = WAL');
   // In WAL mode NORMAL keeps every committed transaction across a process
@@ -47,6 +48,29 @@ function openSqlite(file: string): Backend {
     // Kysely built and compiled the SQL once; its driver would only add a promise or two per query.
     runPrepared: (query) => statements.rows(query),
   };
+}
+
+/**
+ * The database holds the cursor secret, the key hashes and stored responses: whatever the umask,
+ * the folders made for it are 0700 and its files 0600. A folder that was already there is left as it is.
+ */
+function ownerOnly(file: string): void {
+  const folder = path.dirname(file);
+  // mkdir's mode is masked by the umask; the first folder it made and those under it are set again.
+  const first = mkdirSync(folder, { recursive: true, mode: 0o700 });
+  if (first !== undefined) for (let made = folder; made.startsWith(first); made = path.dirname(made)) chmodSync(made, 0o700);
+  try {
+    // Created here rather than by SQLite, which would create it as the umask allows. No descriptor is
+    // opened on an existing file: closing it would drop the locks this process's connections hold on it.
+    closeSync(openSync(file, 'wx', 0o600));
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+  }
+  // SQLite gives the -wal and -shm it creates the database file's bits; those an older version left looser are tightened.
+  for (const name of [file, `${file}-wal`, `${file}-shm`, `${file}-journal`]) {
+    const mode = statSync(name, { throwIfNoEntry: false })?.mode;
+    if (mode !== undefined && (mode & 0o777) !== 0o600) chmodSync(name, 0o600);
+  }
 }
 
 /**
