@@ -22,6 +22,7 @@ const API_SUITES = [
   'hostile-connections',
   'hostile-auth',
   'hostile-bodies',
+  'hostile-streams',
   'security-schemes',
 ];
 const POSTGRES_ONLY = ['multi-instance', 'postgres-fault'];

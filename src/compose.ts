@@ -27,6 +27,7 @@ import {
   precomputeHeaders,
   errorMapper,
   unknownRoute,
+  streamAdmission,
 } from './engine/pipeline';
 import { stubbedOperations, type AnyHandlerRegistry } from './engine/handlers';
 import { buildOperationMocks } from './engine/mock';
@@ -36,9 +37,9 @@ import { authenticate, requireCaller, resolvedSecurity, servedSchemes, tokenVeri
 import { registries } from './service/handlers';
 import type { HandlerRegistry, Version } from './service/handlers/types';
 import { keyCheck } from './service/keys/key-check';
-import { memoryStores, rateLimits } from './service/rate-limit/rate-limits';
+import { chargeOneRequest, memoryStores, rateLimits } from './service/rate-limit/rate-limits';
 import { MemoryBanList } from './service/rate-limit/ban-list';
-import { RefusedAddresses } from './service/rate-limit/refused-addresses';
+import { addressKey, RefusedAddresses } from './service/rate-limit/refused-addresses';
 import { openStorage } from './service/storage/open-storage';
 import { repositoriesOf, type Storage } from './service/storage/storage';
 import { timedStorage } from './service/storage/timed-storage';
@@ -300,6 +301,8 @@ async function requestPhases(parts: PhaseParts): Promise<PhaseImplementations> {
   const requestSchemas = new Map(apis.map((api) => [api.name, schemaValidator(api.contract, { direction: 'request' })]));
   const validations = new Map(apis.map((api) => [api.name, requestValidation(api.contract, api.basePath, { validateResponses: config.validateResponses })]));
   const streamSettings = new Map(apis.map((api) => [api.name, streamSettingsOf(api, config, shutdown, metrics, logger)]));
+  // One set of counters for the rate limits and the weight of streams.
+  const rateLimitStores = shared?.stores ?? memoryStores();
 
   return {
     observe: (req, res) => {
@@ -313,7 +316,7 @@ async function requestPhases(parts: PhaseParts): Promise<PhaseImplementations> {
     authenticate: (op, api) => authenticate({ ...resolvedSecurity(api.contract, op), check, verifyToken, realm: REALM }),
     'rate-limit': rateLimits(
       config.rateLimits,
-      shared?.stores ?? memoryStores(),
+      rateLimitStores,
       shared?.banList ?? new MemoryBanList(storage.apiKeys),
       logger,
       {
@@ -333,9 +336,21 @@ async function requestPhases(parts: PhaseParts): Promise<PhaseImplementations> {
         check: validations.get(api.name)!.parameters(op),
         apiKeyQueryNames: apiKeyQueryNames(api),
       }),
-    body: (op, api) => op && bodyStage(api.contract, op, { schemas: requestSchemas.get(api.name)!, maxStreamBytes: config.streams.maxRequestBytes }),
+    body: (op, api) =>
+      op &&
+      bodyStage(api.contract, op, {
+        schemas: requestSchemas.get(api.name)!,
+        maxStreamBytes: config.streams.maxRequestBytes,
+        maxStreamItems: config.streams.maxRequestItems,
+      }),
     validate: (op, api) => op && validations.get(api.name)!.body(op),
     negotiate: (op, api) => op && negotiation(representations(api.contract, op)),
+    'stream-admission': streamAdmission({
+      limits: config.streams,
+      clientOf: (req) => contextOf(req).caller?.principal ?? addressKey(req),
+      charge: chargeOneRequest(config.rateLimits, rateLimitStores, logger),
+      refused: (scope) => metrics.streamRefusals.inc({ scope }),
+    }),
     handle: (op, api) =>
       op &&
       handleStage(op, handlersOf.get(api.name)![op.operationId], { ...handleOptionsOf.get(api.name)!, streams: representations(api.contract, op).streams }),
@@ -354,11 +369,18 @@ function streamSettingsOf(api: ServedApi, config: Config, shutdown: AbortSignal,
     },
     heartbeatMs: config.streams.heartbeatMs,
     stallMs: config.streams.stallMs,
+    maxDurationMs: config.streams.maxDurationMs,
     shutdown,
     invalidItem: (req, index, problem) => {
       const operation = contextOf(req).operationName ?? 'unmatched';
       metrics.streamItemViolations.inc({ operation });
       logger.warn({ requestId: req.id, operation, item: index, problem }, `item ${index} of the stream breaks the contract: ${problem}`);
+    },
+    cut: (req, reason) => {
+      const operation = contextOf(req).operationName ?? 'unmatched';
+      const why =
+        reason === 'stalled' ? `its reader left the socket full for ${config.streams.stallMs / 1000} s` : `it lasted ${config.streams.maxDurationMs / 1000} s`;
+      logger.warn({ requestId: req.id, operation, reason }, `stream cut: ${why}`);
     },
   };
 }

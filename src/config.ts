@@ -106,6 +106,15 @@ const environmentSchema = z
     STREAM_STALL_SECONDS: z.coerce.number({ error: 'must be a number of seconds' }).positive().default(30),
     /** The largest request body sent as a stream of items (JSON Lines, JSON text sequences), in MiB; each item is held to the 1 MiB body limit. */
     STREAM_REQUEST_MAX_MIB: z.coerce.number({ error: 'must be a number of MiB' }).positive().default(100),
+    /** The most items a request body sent as a stream may hold, when its schema sets no `maxItems`. */
+    STREAM_REQUEST_MAX_ITEMS: z.coerce.number({ error: 'must be a positive integer' }).int().positive().default(10_000),
+    /** The longest a streamed answer may last before it is cut. */
+    STREAM_MAX_SECONDS: z.coerce.number({ error: 'must be a number of seconds' }).positive().default(300),
+    /** Streams (request bodies of items and streamed answers) one caller may have open at once, and this process in all. */
+    STREAM_MAX_PER_CALLER: z.coerce.number({ error: 'must be a positive integer' }).int().positive().default(2),
+    STREAM_MAX_PER_PROCESS: z.coerce.number({ error: 'must be a positive integer' }).int().positive().default(32),
+    /** The items a stream sends or receives that count as one more request of its caller. */
+    STREAM_ITEMS_PER_REQUEST: z.coerce.number({ error: 'must be a positive integer' }).int().positive().default(1_000),
     /** A folder laid out as openapi/ to serve the contract from instead (npm run dev points it at its last good copy). */
     OPENAPI_DIR: z
       .string()
@@ -217,7 +226,12 @@ const configSchema = environmentSchema.transform((values) => {
     streams: {
       heartbeatMs: values.STREAM_HEARTBEAT_SECONDS * 1000,
       stallMs: values.STREAM_STALL_SECONDS * 1000,
+      maxDurationMs: values.STREAM_MAX_SECONDS * 1000,
       maxRequestBytes: Math.floor(values.STREAM_REQUEST_MAX_MIB * 1_048_576),
+      maxRequestItems: values.STREAM_REQUEST_MAX_ITEMS,
+      perCaller: values.STREAM_MAX_PER_CALLER,
+      perProcess: values.STREAM_MAX_PER_PROCESS,
+      itemsPerRequest: values.STREAM_ITEMS_PER_REQUEST,
     },
     rateLimits: {
       banAfter: values.RATE_LIMIT_BAN_AFTER,

@@ -59,12 +59,15 @@ const registry = { ...handlers, lines: streamHandler, records: streamHandler, ev
 
 type Settings = NonNullable<Parameters<typeof startTestApp>[0]>['settings'];
 
+/** The stream settings as the server reads them with no variable set. */
+const STREAM_DEFAULTS = loadConfig({}).streams;
+
 /** The streaming contract served with `streams` over the defaults (a heartbeat a second, a stalled reader let go after 30 s, 1 MiB per request body). */
 const streamingApp = ({ streams, ...settings }: Omit<NonNullable<Settings>, 'streams'> & { streams?: Partial<NonNullable<Settings>['streams']> } = {}) =>
   startTestApp({
     contract: streamingContract(),
     handlers: registry,
-    settings: { ...settings, streams: { heartbeatMs: 1000, stallMs: 30_000, maxRequestBytes: 1_048_576, ...streams } },
+    settings: { ...settings, streams: { ...STREAM_DEFAULTS, heartbeatMs: 1000, stallMs: 30_000, maxRequestBytes: 1_048_576, ...streams } },
   });
 
 /** A GET of `path` over its own connection, read as it arrives (`read: false`: a client that stopped reading). */

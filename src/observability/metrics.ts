@@ -41,10 +41,12 @@ export interface Metrics {
    * `kind` (`status`, `header`, `body`).
    */
   readonly contractViolations: Counter<'operation' | 'kind'>;
-  /** Streams (sequential media types) that ended, by operation and how: `complete`, `client_closed`, `failed`, `invalid_item`, `shutdown`, `stalled`. */
+  /** Streams (sequential media types) that ended, by operation and how: `complete`, `client_closed`, `failed`, `invalid_item`, `shutdown`, `stalled`, `max_duration`. */
   readonly streams: Counter<'operation' | 'end'>;
   /** Items sent in streams, by operation. */
   readonly streamItems: Counter<'operation'>;
+  /** Streams refused (429) because their caller, or this process, had its most streams open, by `scope` (`caller`, `process`). */
+  readonly streamRefusals: Counter<'scope'>;
   /** Items of a stream that broke their item schema (checked in strict mode and in sampled requests), by operation. */
   readonly streamItemViolations: Counter<'operation'>;
   /** Reports a connection pool's size, idle and waiting counts at each scrape. */
@@ -166,6 +168,13 @@ export function createMetrics(): Metrics {
       name: 'pas_stream_items_total',
       help: 'Items sent in streamed answers, by operation.',
       labelNames: ['operation'],
+      registers,
+      collect,
+    }),
+    streamRefusals: new Counter({
+      name: 'pas_stream_refusals_total',
+      help: 'Streams refused (429) because their caller, or this process, had its most streams open, by scope (caller, process).',
+      labelNames: ['scope'],
       registers,
       collect,
     }),

@@ -45,7 +45,7 @@ export interface OutgoingResponse {
 }
 
 /** How a stream ended, as the access log and the metrics tell it. */
-export type StreamEnd = 'complete' | 'client_closed' | 'failed' | 'invalid_item' | 'shutdown' | 'stalled';
+export type StreamEnd = 'complete' | 'client_closed' | 'failed' | 'invalid_item' | 'shutdown' | 'stalled' | 'max_duration';
 
 /** What one stream did, for the access log: items and bytes sent, and how it ended. */
 export interface StreamRecord {
@@ -84,6 +84,8 @@ export class RequestContext {
   uploads: Map<string, File[]> | undefined = undefined;
   /** The media type the client accepts best among the successful responses'. Written by `negotiate`; read by `handle`. */
   preferredMediaType: string | undefined = undefined;
+  /** Counts the items a stream sends or receives, which weigh in the caller's rate limits. Written by `stream-admission`; called by the body's item reader (during `handle`) and by `serialize`. */
+  streamItems: ((items: number) => void) | undefined = undefined;
   /** The response the handler (or a mock) produced. Written by `handle`; read by `serialize` and the access log. */
   answer: OutgoingResponse | undefined = undefined;
   /** The Error object the request was refused with, as the access log tells it. Written by the error mapper; read by the access log. */

@@ -20,6 +20,20 @@ export function itemSchemaPointer(spec: OpenApiDocument, mediaPointer: string): 
   return `${ref ? ref.replace(/^#/, '') : `${mediaPointer}/schema`}/items`;
 }
 
+/**
+ * The most items a stream may hold, as its media type's `schema` says: the
+ * `maxItems` of its array schema (3.0, 3.1, and 3.2 beside `itemSchema`);
+ * undefined when it says nothing.
+ *
+ * @example streamMaxItems(spec, '/paths/~1pets~1import/post/requestBody/content/application~1jsonl') // 500
+ */
+export function streamMaxItems(spec: OpenApiDocument, mediaPointer: string): number | undefined {
+  const media = resolveRef(spec, { $ref: `#${mediaPointer}` }).node;
+  if (media['schema'] === undefined) return undefined;
+  const maxItems = resolveRef(spec, media['schema']).node['maxItems'];
+  return typeof maxItems === 'number' && Number.isInteger(maxItems) && maxItems >= 0 ? maxItems : undefined;
+}
+
 /** The fields of a Server-Sent Event an item schema may describe. */
 const EVENT_FIELDS = new Set(['data', 'event', 'id', 'retry']);
 

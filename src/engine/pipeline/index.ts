@@ -14,4 +14,5 @@ export { contractRefusals } from './refusals';
 export { handleStage, serializeStage } from './respond';
 export type { StreamSettings } from './respond';
 export { precomputeHeaders } from './security-headers';
+export { streamAdmission } from './stream-admission';
 export { sunsetStage } from './sunset';

@@ -33,6 +33,10 @@ import type { Stage } from '../stage/stage';
  *   400); bodies of refused requests are never read;
  * - `validate`: express-openapi-validator checks the body against its schema (400);
  * - `negotiate`: `Accept` picks among the declared response media types (406);
+ * - `stream-admission`: a request that streams (a body of items, or a
+ *   streamed answer) takes one of its caller's stream slots and one of the
+ *   process's until it closes (429 when none is free), and its items are
+ *   weighed in the rate limits;
  * - `handle`: the operation's typed handler (or its stub: 501, or an example
  *   in mock mode);
  * - `serialize`: the handler's response written in its media type.
@@ -61,6 +65,7 @@ const PHASE_KINDS = {
   body: 'per-operation',
   validate: 'per-operation',
   negotiate: 'per-operation',
+  'stream-admission': 'per-operation',
   handle: 'per-operation',
   serialize: 'per-operation',
 } as const;

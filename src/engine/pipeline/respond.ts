@@ -169,10 +169,14 @@ export interface StreamSettings {
   heartbeatMs: number;
   /** The longest a client may leave a full socket unread before its stream is cut. */
   stallMs: number;
+  /** The longest a stream may last before it is cut. */
+  maxDurationMs: number;
   /** Aborted when the server shuts down (open SSE streams end; their clients reconnect). */
   shutdown: AbortSignal;
   /** An item that breaks its schema (counted and logged by the service). */
   invalidItem(req: Request, index: number, problem: string): void;
+  /** A stream the server cut: its reader left the socket full too long (`stalled`), or it lasted too long (`max_duration`). */
+  cut(req: Request, reason: 'stalled' | 'max_duration'): void;
 }
 
 /**
@@ -201,6 +205,8 @@ async function sendStream(
     onInvalidItem: (index, problem) => settings.invalidItem(req, index, problem),
     heartbeatMs: settings.heartbeatMs,
     stallMs: settings.stallMs,
+    maxDurationMs: settings.maxDurationMs,
+    tally: context.streamItems,
     shutdown: settings.shutdown,
     record,
   });
@@ -211,6 +217,7 @@ async function sendStream(
     context.stream = undefined;
     throw error;
   }
+  if (record.end === 'stalled' || record.end === 'max_duration') settings.cut(req, record.end);
 }
 
 /** The concrete media type an answer is sent as. */

@@ -9,7 +9,7 @@ import { fromMiddleware, type Stage } from '../stage/stage';
 import { formFields } from './form-fields';
 import { contextOf } from '../context/request-context';
 import { escapePointer } from '../contract/refs';
-import { describesEventFields, itemSchemaPointer } from '../contract/item-schema';
+import { describesEventFields, itemSchemaPointer, streamMaxItems } from '../contract/item-schema';
 import type { SchemaValidator } from '../contract/schemas';
 import { itemFormat, readItems, type ItemReading } from './items';
 
@@ -136,6 +136,8 @@ export interface BodyOptions {
   schemas: SchemaValidator;
   /** The largest streamed body (JSON Lines, JSON text sequences) in all, in bytes; each item is held to MAX_BODY_BYTES. */
   maxStreamBytes: number;
+  /** The most items a streamed body may hold when its schema sets no `maxItems`. */
+  maxStreamItems: number;
 }
 
 const streamTooLarge = (limit: number): ApiError => new ApiError(413, 'payload_too_large', `body must not be larger than ${limit} bytes in all`);
@@ -151,17 +153,20 @@ function readerFor(spec: OpenApiDocument, declared: DeclaredBody, mediaType: str
   const format = itemFormat(mediaType);
   if (format !== undefined) {
     // A stream of items: nothing is read here; the handler reads the items as it iterates (src/engine/request/items.ts).
-    const pointer = itemSchemaPointer(spec, `${declared.pointer}/content/${escapePointer(mediaType)}`);
+    const mediaPointer = `${declared.pointer}/content/${escapePointer(mediaType)}`;
+    const pointer = itemSchemaPointer(spec, mediaPointer);
     const reading: ItemReading = {
       format,
       maxItemBytes: MAX_BODY_BYTES,
       maxTotalBytes: options.maxStreamBytes,
+      maxItems: streamMaxItems(spec, mediaPointer) ?? options.maxStreamItems,
       check: pointer === undefined ? () => undefined : (item) => options.schemas.explain(pointer, item),
-      refuseUnsafe: (item, where) => refuseUnsafeStrings(item, where),
+      refuseUnsafe: (item, where) => refuseUnsafeJson(item, where),
       ...(format === 'sse' && { eventFields: pointer !== undefined && describesEventFields(resolveRef(spec, { $ref: `#${pointer}` }).node) }),
     };
     return (req) => {
-      req.body = readItems(req, reading);
+      // The admission phase, which runs after this one, puts the counter of the stream's weight in the context.
+      req.body = readItems(req, reading, (items) => contextOf(req).streamItems?.(items));
     };
   }
   const kind = mediaKind(mediaType);
@@ -169,7 +174,7 @@ function readerFor(spec: OpenApiDocument, declared: DeclaredBody, mediaType: str
     case 'json': {
       // Any JSON text, not only objects and arrays (body-parser's `strict`): a body whose schema is a string or a number is sent as one.
       const parse = fromMiddleware(express.json({ limit: MAX_BODY_BYTES, type: ANY, verify: utf8Only, strict: false }));
-      return (req, res) => parse(req, res).then(() => refuseUnsafeStrings(req.body));
+      return (req, res) => parse(req, res).then(() => refuseUnsafeJson(req.body));
     }
     case 'text': {
       const parse = fromMiddleware(express.text({ limit: MAX_BODY_BYTES, type: ANY, defaultCharset: 'utf-8', verify: utf8Only }));
@@ -264,24 +269,44 @@ function multipartError(error: unknown): unknown {
 const LONE_SURROGATE = /\p{Cs}/u;
 
 /**
- * No string (value or property name) of a JSON body may contain U+0000 or an
- * unpaired surrogate. The walk is iterative, so deeply nested JSON costs no stack.
+ * The deepest nesting of arrays and objects a JSON body (or one item of a
+ * stream) may have: far beyond what any document's schemas describe, and
+ * short of what would make every later walk over the value (the validator's,
+ * a handler's, a serializer's) a risk.
  */
-export function refuseUnsafeStrings(body: unknown, where = 'body'): void {
+export const MAX_JSON_DEPTH = 100;
+
+/**
+ * No string (value or property name) of a JSON body may contain U+0000 or an
+ * unpaired surrogate, and no value may nest deeper than MAX_JSON_DEPTH. The
+ * walk is iterative, so deeply nested JSON costs no stack.
+ */
+export function refuseUnsafeJson(body: unknown, where = 'body'): void {
   if (body === undefined) return;
   const pending: unknown[] = [body];
+  const depths: number[] = [0];
   const check = (text: string): void => {
     if (text.includes('\0')) throw new ApiError(400, 'invalid_request', `${where} must not contain the NUL character (\\u0000)`);
     if (LONE_SURROGATE.test(text)) throw new ApiError(400, 'invalid_request', `${where} must not contain unpaired UTF-16 surrogates`);
   };
   while (pending.length > 0) {
     const value = pending.pop();
+    const depth = depths.pop()!;
     if (typeof value === 'string') check(value);
-    else if (Array.isArray(value)) for (const item of value) pending.push(item);
     else if (value !== null && typeof value === 'object') {
-      for (const [key, item] of Object.entries(value)) {
-        check(key);
-        pending.push(item);
+      if (depth === MAX_JSON_DEPTH)
+        throw new ApiError(400, 'invalid_request', `${where} must not nest arrays and objects more than ${MAX_JSON_DEPTH} levels deep`);
+      if (Array.isArray(value)) {
+        for (const item of value) {
+          pending.push(item);
+          depths.push(depth + 1);
+        }
+      } else {
+        for (const [key, item] of Object.entries(value)) {
+          check(key);
+          pending.push(item);
+          depths.push(depth + 1);
+        }
       }
     }
   }

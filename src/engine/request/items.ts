@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer';
 import type { Readable } from 'node:stream';
 import { ApiError } from '../errors/api-error';
 import { eventData, readEvent, sequentialFormat, type SequentialFormat } from '../response/sequential';
@@ -16,9 +17,11 @@ export interface ItemReading {
   maxItemBytes: number;
   /** The largest body in all, in bytes: past it, a 413. */
   maxTotalBytes: number;
+  /** The most items one body may hold (the stream schema's `maxItems`, else the configured default): past it, a 413. */
+  maxItems: number;
   /** Checks one item against its item schema: undefined when valid, else what breaks it (`data/name must be string`). */
   check(item: unknown): string | undefined;
-  /** Refuses what JSON can hold but the service cannot store faithfully (NUL, unpaired surrogates). */
+  /** Refuses what JSON can hold but the service cannot store faithfully (NUL, unpaired surrogates), or nests too deep. */
   refuseUnsafe(item: unknown, where: string): void;
   /**
    * For Server-Sent Events: whether the item schema describes the event's
@@ -33,28 +36,44 @@ export interface ItemReading {
  * A request body of items, read as the handler asks for them: each line (or
  * record) parsed and checked against the item schema before it is handed
  * over, so a handler never sees an item the contract refuses, and nothing is
- * held but the item being read. A line that is not JSON, or breaks its
- * schema, is a 400 naming its line (record) number; an item or a body larger
- * than its limit, a 413. These reach the handler as the error of its
- * `for await`: thrown on, they are answered as Error objects while nothing
+ * held but the chunk being read and the record it ends in. A line that is not
+ * JSON, or breaks its schema, is a 400 naming its line (record) number; an
+ * item or a body larger than its limit, or more items than `maxItems`, a 413.
+ * These reach the handler as the error of its `for await`, after the items
+ * before them: thrown on, they are answered as Error objects while nothing
  * has been sent.
+ *
+ * The work is linear in the bytes received, however the client chunks them:
+ * each byte is looked at once when it arrives, a record is decoded once when
+ * it ends, and the records a chunk completes are read together. `tally` is
+ * told how many items each chunk gave (the rate limits weigh a stream by them).
  *
  * @example for await (const pet of readItems(req, reading)) await pets.create(pet);
  */
-export async function* readItems(body: Readable, reading: ItemReading): AsyncGenerator<unknown> {
+export async function* readItems(body: Readable, reading: ItemReading, tally?: (items: number) => void): AsyncGenerator<unknown> {
   const unit = UNITS[reading.format];
-  let number = 0;
-  for await (const record of records(body, reading, unit)) {
-    number++;
+  const splitter = new RecordSplitter(reading, unit);
+  let items = 0;
+  // Every record of a chunk is read before its items are handed over; an error is thrown after the items before it.
+  const batch: unknown[] = [];
+  let failure: unknown;
+  const onRecord = (bytes: Buffer, number: number): void => {
+    const value = itemOf(bytes, number);
+    if (value === SKIPPED) return;
+    if (++items > reading.maxItems) throw new ApiError(413, 'payload_too_large', `body must not hold more than ${reading.maxItems} items`);
+    batch.push(value);
+  };
+  const itemOf = (bytes: Buffer, number: number): unknown => {
     const where = `body ${unit} ${number}`;
+    const text = decode(bytes);
     let value: unknown;
     if (reading.format === 'sse') {
-      const event = readEvent(record);
-      if (event === undefined || (!reading.eventFields && event.data === undefined)) continue;
+      const event = readEvent(text);
+      if (event === undefined || (!reading.eventFields && event.data === undefined)) return SKIPPED;
       value = reading.eventFields ? event : eventData(event.data!);
     } else {
-      const text = record.endsWith('\r') ? record.slice(0, -1) : record;
-      if (text.trim() === '') continue;
+      // Blank records of ASCII whitespace never get here; this is the rare blank record of other Unicode spaces.
+      if (text.trim() === '') return SKIPPED;
       try {
         value = JSON.parse(text);
       } catch {
@@ -64,66 +83,201 @@ export async function* readItems(body: Readable, reading: ItemReading): AsyncGen
     reading.refuseUnsafe(value, where);
     const problem = reading.check(value);
     if (problem !== undefined) throw new ApiError(400, 'invalid_request', problem.replace(/^data/, where));
-    yield value;
+    return value;
+  };
+  const drain = function* (): Generator<unknown> {
+    if (batch.length > 0) tally?.(batch.length);
+    for (let index = 0; index < batch.length; index++) yield batch[index];
+    batch.length = 0;
+    if (failure !== undefined) throw failure;
+  };
+  for await (const chunk of body) {
+    try {
+      splitter.push(chunk as Buffer, onRecord);
+    } catch (error) {
+      failure = error;
+    }
+    yield* drain();
   }
+  try {
+    splitter.end(onRecord);
+  } catch (error) {
+    failure = error;
+  }
+  yield* drain();
 }
 
 const UNITS: Record<ItemFormat, string> = { jsonl: 'line', 'json-seq': 'record', sse: 'event' };
 
+/** What a blank record, or an event without data, gives: nothing. */
+const SKIPPED = Symbol('skipped');
+
+const LF = 0x0a;
+const CR = 0x0d;
+const RS = 0x1e;
+
+/** Space, tab, CR and LF: a record of only these is blank, skipped without being decoded. */
+const isBlankByte = (byte: number): boolean => byte === 0x20 || byte === 0x09 || byte === CR || byte === LF;
+
+function decode(bytes: Buffer): string {
+  if (!isUtf8(bytes)) throw new ApiError(400, 'invalid_request', 'body is not valid UTF-8');
+  return bytes.toString('utf8');
+}
+
+type OnRecord = (bytes: Buffer, number: number) => void;
+
 /**
- * The body's records as text, in order (blank ones included, so numbers
- * count them): split at each line feed (JSON Lines), RS (JSON text
- * sequences, where the text before the first RS must be blank) or blank line
- * (Server-Sent Events, line ends made line feeds), decoded as UTF-8, within
- * the item and total limits.
+ * Splits the body's bytes into records as they arrive: at each line feed
+ * (JSON Lines), RS (JSON text sequences, where only blanks may come before
+ * the first RS) or empty line (Server-Sent Events, whose lines end in CRLF,
+ * LF or CR). The separators are ASCII, so a split never falls inside a UTF-8
+ * character. What waits for its separator is kept as the chunks it came in
+ * and joined once; the item limit is checked on its running length. Blank
+ * lines and records are counted (numbers name them as the client sent them)
+ * but never decoded or handed on.
  */
-async function* records(body: Readable, reading: ItemReading, unit: string): AsyncGenerator<string> {
-  const decoder = new TextDecoder('utf-8', { fatal: true });
-  const separator = { jsonl: '\n', 'json-seq': '\u001e', sse: '\n\n' }[reading.format];
-  const sse = reading.format === 'sse';
-  const decode = (bytes?: Buffer): string => {
-    try {
-      return bytes === undefined ? decoder.decode() : decoder.decode(bytes, { stream: true });
-    } catch {
-      throw new ApiError(400, 'invalid_request', 'body is not valid UTF-8');
+class RecordSplitter {
+  private readonly separator: number;
+  private readonly sse: boolean;
+  /** The parts of the record still waiting for its separator, and their length in bytes. */
+  private parts: Buffer[] = [];
+  private partBytes = 0;
+  /** Whether the waiting record holds a byte other than blank ones. */
+  private partFilled = false;
+  private total = 0;
+  /** Records ended so far (JSON Lines and text sequences: blank ones included; events: those with a field or comment). */
+  private number = 0;
+  private beforeFirst: boolean;
+  /** SSE: the last byte ended a line, and it was a CR (so an LF next belongs to it). */
+  private atLineStart = false;
+  private afterCr = false;
+
+  constructor(
+    private readonly reading: ItemReading,
+    private readonly unit: string,
+  ) {
+    this.separator = reading.format === 'json-seq' ? RS : LF;
+    this.sse = reading.format === 'sse';
+    this.beforeFirst = reading.format === 'json-seq';
+  }
+
+  push(chunk: Buffer, onRecord: OnRecord): void {
+    this.total += chunk.length;
+    if (this.total > this.reading.maxTotalBytes) {
+      throw new ApiError(413, 'payload_too_large', `body must not be larger than ${this.reading.maxTotalBytes} bytes in all`);
     }
-  };
-  let beforeFirst = reading.format === 'json-seq';
-  const opening = (text: string): void => {
-    beforeFirst = false;
-    if (text.trim() !== '') throw new ApiError(400, 'invalid_request', 'body is not a JSON text sequence: it must start with RS (0x1E)');
-  };
-  let pending = '';
-  let total = 0;
-  let count = 0;
-  // Checked on every record and on what waits for its separator: a record may end in the chunk that takes it past the limit.
-  const withinItemLimit = (text: string): string => {
-    if (Buffer.byteLength(text) > reading.maxItemBytes) {
-      throw new ApiError(413, 'payload_too_large', `body ${unit} ${count + 1} must not be larger than ${reading.maxItemBytes} bytes`);
-    }
-    return text;
-  };
-  for await (const chunk of body) {
-    const bytes = chunk as Buffer;
-    total += bytes.length;
-    if (total > reading.maxTotalBytes) throw new ApiError(413, 'payload_too_large', `body must not be larger than ${reading.maxTotalBytes} bytes in all`);
-    pending += decode(bytes);
-    // SSE lines end in CRLF, LF or CR; a CR last may be the first half of a CRLF, so it waits for the next chunk.
-    if (sse) pending = pending.replace(/\r\n|\r(?!$)/g, '\n');
-    for (let at = pending.indexOf(separator); at !== -1; at = pending.indexOf(separator)) {
-      const text = pending.slice(0, at);
-      pending = pending.slice(at + separator.length);
-      if (beforeFirst) opening(text);
-      else {
-        withinItemLimit(text);
-        count++;
-        yield text;
+    if (this.sse) this.pushEvents(chunk, onRecord);
+    else this.pushRecords(chunk, onRecord);
+  }
+
+  /** What is left when the body ends: a last record without its separator. */
+  end(onRecord: OnRecord): void {
+    if (this.beforeFirst || !this.partFilled) return;
+    this.number++;
+    onRecord(this.joined(EMPTY), this.number);
+  }
+
+  /** JSON Lines and JSON text sequences: one native search per record, and a tight loop over runs of separators. */
+  private pushRecords(chunk: Buffer, onRecord: OnRecord): void {
+    const { separator } = this;
+    let start = 0;
+    while (start < chunk.length) {
+      const at = chunk.indexOf(separator, start);
+      const end = at === -1 ? chunk.length : at;
+      this.scan(chunk, start, end);
+      if (at === -1) {
+        this.wait(chunk.subarray(start));
+        return;
+      }
+      this.close(chunk.subarray(start, at), onRecord);
+      start = at + 1;
+      // A run of separators is a run of empty records: counted, nothing else.
+      while (start < chunk.length && chunk[start] === separator) {
+        this.number++;
+        start++;
       }
     }
-    withinItemLimit(pending);
   }
-  pending += decode();
-  if (sse) pending = pending.replace(/\r\n?/g, '\n');
-  if (beforeFirst) opening(pending);
-  else if (pending.trim() !== '') yield withinItemLimit(pending);
+
+  /** Server-Sent Events: a byte at a time, since an event ends at an empty line of any of three line ends. */
+  private pushEvents(chunk: Buffer, onRecord: OnRecord): void {
+    let start = 0;
+    for (let index = 0; index < chunk.length; index++) {
+      const byte = chunk[index]!;
+      if (this.afterCr && byte === LF) {
+        this.afterCr = false;
+        // The LF of the CRLF that ended an event belongs to no event.
+        if (start === index && this.partBytes === 0) start = index + 1;
+        continue;
+      }
+      this.afterCr = byte === CR;
+      if (byte !== LF && byte !== CR) {
+        this.atLineStart = false;
+        continue;
+      }
+      if (!this.atLineStart) {
+        this.atLineStart = true;
+        continue;
+      }
+      // An empty line: the event is what came before it.
+      this.scan(chunk, start, index);
+      this.close(chunk.subarray(start, index), onRecord);
+      start = index + 1;
+    }
+    this.scan(chunk, start, chunk.length);
+    this.wait(chunk.subarray(start));
+  }
+
+  /** Notes whether the bytes `from`..`to` of `chunk` fill the waiting record (hold a byte other than blanks); stops at the first that does. */
+  private scan(chunk: Buffer, from: number, to: number): void {
+    if (this.partFilled) return;
+    for (let index = from; index < to; index++) {
+      if (!isBlankByte(chunk[index]!)) {
+        if (this.beforeFirst) throw new ApiError(400, 'invalid_request', 'body is not a JSON text sequence: it must start with RS (0x1E)');
+        this.partFilled = true;
+        return;
+      }
+    }
+  }
+
+  /** Keeps the rest of a chunk for the record that waits for its separator (blanks before a text sequence's first RS are dropped). */
+  private wait(rest: Buffer): void {
+    if (rest.length === 0 || this.beforeFirst) return;
+    this.parts.push(rest);
+    this.partBytes += rest.length;
+    if (this.partBytes > this.reading.maxItemBytes) this.tooLarge();
+  }
+
+  /** Ends the waiting record with `last` (its bytes in this chunk) and hands it on unless it is blank. */
+  private close(last: Buffer, onRecord: OnRecord): void {
+    const filled = this.partFilled;
+    const bytes = filled ? this.joined(last) : undefined;
+    this.parts = [];
+    this.partBytes = 0;
+    this.partFilled = false;
+    if (this.beforeFirst) {
+      this.beforeFirst = false;
+      return;
+    }
+    if (bytes === undefined) {
+      // A blank event is no event; a blank line is still a line.
+      if (!this.sse) this.number++;
+      return;
+    }
+    this.number++;
+    if (bytes.length > this.reading.maxItemBytes) this.tooLarge();
+    onRecord(bytes, this.number);
+  }
+
+  /** The waiting parts and `last` as one run of bytes (copied only when the record spans chunks). */
+  private joined(last: Buffer): Buffer {
+    if (this.parts.length === 0) return last;
+    return Buffer.concat(last.length > 0 ? [...this.parts, last] : this.parts);
+  }
+
+  private tooLarge(): never {
+    throw new ApiError(413, 'payload_too_large', `body ${this.unit} ${this.number + 1} must not be larger than ${this.reading.maxItemBytes} bytes`);
+  }
 }
+
+const EMPTY = Buffer.alloc(0);

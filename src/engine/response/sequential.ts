@@ -178,6 +178,10 @@ export interface StreamOptions {
   heartbeatMs: number;
   /** The longest the client may leave a full socket unread before the stream is cut (a reader that stopped reading). */
   stallMs: number;
+  /** The longest the stream may last: then it is cut (a reader slow enough to hold it open for ever). */
+  maxDurationMs: number;
+  /** Told how many items were sent, as they are (the rate limits weigh a stream by them). */
+  tally?: ((items: number) => void) | undefined;
   /** Aborted when the server shuts down: an SSE stream ends at once (its client reconnects with Last-Event-ID). */
   shutdown: AbortSignal;
   /** Filled in as the stream goes. */
@@ -189,7 +193,10 @@ export interface StreamOptions {
  * SSE, the first heartbeat), then each item framed and flushed on its own.
  * It waits while the socket is full (backpressure), sends a heartbeat on an
  * idle SSE stream, and stops the iterator when the client goes away. Nothing
- * is buffered beyond the item being written.
+ * is buffered beyond the item being written. After every YIELD_BYTES it
+ * written it lets the event loop turn, so one fast reader of a long stream
+ * cannot keep other clients waiting; a stream that lasts `maxDurationMs` is
+ * cut, however fast its reader.
  *
  * A failure before anything is sent rejects, so the caller answers an Error
  * object. After that, the stream ends so the client can tell it from a
@@ -231,9 +238,18 @@ export async function sendItems(
     res.writeHead(status, head);
     res.flushHeaders();
   };
+  let sinceTurn = 0;
   const write = async (text: string): Promise<void> => {
-    record.bytes += Buffer.byteLength(text);
-    if (res.write(text) || closed) return;
+    const bytes = Buffer.byteLength(text);
+    record.bytes += bytes;
+    sinceTurn += bytes;
+    if (res.write(text) || closed) {
+      if (sinceTurn < YIELD_BYTES || closed) return;
+      sinceTurn = 0;
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      return;
+    }
+    sinceTurn = 0;
     await until(res, 'drain', options.stallMs, (resolve) => (wake = resolve));
     wake = undefined;
     if (!closed && res.writableNeedDrain) {
@@ -243,6 +259,15 @@ export async function sendItems(
       res.destroy();
     }
   };
+
+  // However the reader reads, the stream ends by then; what its socket still holds is dropped with it.
+  const deadline = setTimeout(() => {
+    if (closed) return;
+    record.end = 'max_duration';
+    closed = true;
+    res.destroy();
+    wake?.();
+  }, options.maxDurationMs);
 
   let heartbeat: NodeJS.Timeout | undefined;
   const beat = (): void => {
@@ -317,6 +342,7 @@ export async function sendItems(
       rearm();
       await write(framed);
       record.items++;
+      options.tally?.(1);
       if (closed) {
         record.end ??= 'client_closed';
         return;
@@ -324,6 +350,7 @@ export async function sendItems(
     }
   } finally {
     clearTimeout(heartbeat);
+    clearTimeout(deadline);
     res.off('close', onClose);
     options.shutdown.removeEventListener('abort', onShutdown);
     // Stops the handler's generator (its `finally` runs): the client left, the stream failed, or it ended early.
@@ -332,6 +359,9 @@ export async function sendItems(
 }
 
 const CLOSED = Symbol('closed');
+
+/** How much a stream writes between two turns of the event loop, when its reader keeps up. */
+const YIELD_BYTES = 64 * 1024;
 
 /** The Error object of an SSE stream's `error` event: what failed is logged, not told to the client. */
 const STREAM_FAILED = { code: 'internal_error', message: 'the stream failed before its end', status: 500 } as const;

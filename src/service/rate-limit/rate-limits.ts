@@ -234,3 +234,29 @@ function setHeaders(headers: ResponseHeaders, windows: Window[], binding: Window
   headers.set(RATELIMIT_POLICY, windows.map((window) => `"${window.name}";q=${window.limit};w=${window.windowSeconds}`).join(', '));
   headers.set(RATELIMIT, `"${binding.name}";r=${remainingText};t=${integerText(Math.max(0, Math.ceil((binding.resetMs - nowMs) / 1000)))}`);
 }
+
+/**
+ * Counts one more request of a request's caller (or, without one, of its
+ * address) in its windows, as far as each has room: a stream's weight
+ * (src/engine/pipeline/stream-admission.ts) fills the windows, so the
+ * caller's next requests wait for them to reset, but never takes them past
+ * their limit, where it would count as refusals towards a ban. A failure of
+ * the store is logged; the stream goes on.
+ *
+ * @example const charge = chargeOneRequest(config.rateLimits, stores, logger); charge(req);
+ */
+export function chargeOneRequest(settings: RateLimitSettings, stores: RateLimitStores, logger: Pick<PinoLogger, 'warn'>): (req: Request) => void {
+  const fill = async (store: Store, key: string, limit: number): Promise<void> => {
+    const { totalHits } = await store.increment(key);
+    if (totalHits > limit) await store.decrement(key);
+  };
+  return (req) => {
+    const { caller } = contextOf(req);
+    let counted: Promise<unknown>;
+    if (caller) {
+      const { perMinute, perDay } = limitsOf(caller);
+      counted = Promise.all([fill(stores.minute, caller.principal, perMinute), fill(stores.day, caller.principal, perDay)]);
+    } else counted = fill(stores.ip, addressKey(req), settings.ipPerMinute);
+    counted.catch((error: unknown) => logger.warn({ err: (error as Error).message }, "a stream's weight could not be counted in the rate limits"));
+  };
+}
