@@ -77,7 +77,7 @@ export interface ComposeOverrides {
   storage?: Storage;
   /** Where log lines go; stdout by default. */
   logDestination?: DestinationStream;
-  /** The clock (ms since epoch) of sunsets, idempotency records, bans and rate-limit headers, and the logs' once-per-interval limits; `Date.now` by default. */
+  /** The clock (ms since epoch) of sunsets, idempotency records, bans and rate-limit headers, readiness results, and the logs' once-per-interval limits; `Date.now` by default. */
   now?: () => number;
   /** The draws (in [0, 1)) that pick the responses checked after sending (`responseSampleRate`); `Math.random` by default. */
   random?: () => number;
@@ -195,6 +195,9 @@ export async function compose(config: Config, overrides: ComposeOverrides = {}):
       metricsAccess: config.metricsAccess,
       readinessChecks: { database: () => storage.ping(), ...(shared && { [shared.kind]: shared.ping.bind(shared) }) },
       logger,
+      // The pipeline's own stage: a document fetched without a key counts in the same window as an API request without one.
+      limit: phases['rate-limit'],
+      now,
     });
     app.use(unknownRoute);
     app.use(errorMapper(logger, operationOf, now));
