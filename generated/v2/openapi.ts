@@ -44,8 +44,10 @@ export interface paths {
          * @description Every animal, one JSON object per line (`application/jsonl`), in
          *     ascending `id` order; with `status`, only the animals with that
          *     status. The export is streamed from the database a page at a time,
-         *     so it starts at once and its size is not limited; it counts as one
-         *     request against the rate limits.
+         *     so it starts at once and its size is not limited. It counts as one
+         *     request against the rate limits, and every 1,000 animals it sends as
+         *     one more. By default a key may run 2 streams at once (exports
+         *     included): a third is a 429 with `Retry-After` until one has ended.
          *
          *     An export that fails part-way (or is cut short when the server stops)
          *     ends without the last chunk of its chunked body, which every HTTP
