@@ -112,7 +112,7 @@ const environmentSchema = z
     STREAM_MAX_SECONDS: z.coerce.number({ error: 'must be a number of seconds' }).positive().default(300),
     /** Streams (request bodies of items and streamed answers) one caller may have open at once, and this process in all. */
     STREAM_MAX_PER_CALLER: z.coerce.number({ error: 'must be a positive integer' }).int().positive().default(2),
-    STREAM_MAX_PER_PROCESS: z.coerce.number({ error: 'must be a positive integer' }).int().positive().default(32),
+    STREAM_MAX_PER_PROCESS: z.coerce.number({ error: 'must be a positive integer' }).int().positive().default(16),
     /** The items a stream sends or receives that count as one more request of its caller. */
     STREAM_ITEMS_PER_REQUEST: z.coerce.number({ error: 'must be a positive integer' }).int().positive().default(1_000),
     /** A folder laid out as openapi/ to serve the contract from instead (npm run dev points it at its last good copy). */

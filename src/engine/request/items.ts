@@ -139,8 +139,12 @@ type OnRecord = (bytes: Buffer, number: number) => void;
 class RecordSplitter {
   private readonly separator: number;
   private readonly sse: boolean;
-  /** The parts of the record still waiting for its separator, and their length in bytes. */
-  private parts: Buffer[] = [];
+  /**
+   * The bytes of the record still waiting for its separator, copied into one
+   * buffer that doubles as it fills (never past the item limit), so a record
+   * trickled a byte a chunk costs neither a rescan nor an object per chunk.
+   */
+  private waiting: Buffer = EMPTY;
   private partBytes = 0;
   /** Whether the waiting record holds a byte other than blank ones. */
   private partFilled = false;
@@ -243,16 +247,25 @@ class RecordSplitter {
   /** Keeps the rest of a chunk for the record that waits for its separator (blanks before a text sequence's first RS are dropped). */
   private wait(rest: Buffer): void {
     if (rest.length === 0 || this.beforeFirst) return;
-    this.parts.push(rest);
-    this.partBytes += rest.length;
-    if (this.partBytes > this.reading.maxItemBytes) this.tooLarge();
+    if (this.partBytes + rest.length > this.reading.maxItemBytes) this.tooLarge();
+    this.append(rest);
+  }
+
+  private append(bytes: Buffer): void {
+    const needed = this.partBytes + bytes.length;
+    if (needed > this.waiting.length) {
+      const grown = Buffer.allocUnsafe(Math.max(needed, Math.min(2 * this.waiting.length, this.reading.maxItemBytes), WAITING_START));
+      this.waiting.copy(grown, 0, 0, this.partBytes);
+      this.waiting = grown;
+    }
+    bytes.copy(this.waiting, this.partBytes);
+    this.partBytes = needed;
   }
 
   /** Ends the waiting record with `last` (its bytes in this chunk) and hands it on unless it is blank. */
   private close(last: Buffer, onRecord: OnRecord): void {
     const filled = this.partFilled;
     const bytes = filled ? this.joined(last) : undefined;
-    this.parts = [];
     this.partBytes = 0;
     this.partFilled = false;
     if (this.beforeFirst) {
@@ -269,10 +282,18 @@ class RecordSplitter {
     onRecord(bytes, this.number);
   }
 
-  /** The waiting parts and `last` as one run of bytes (copied only when the record spans chunks). */
+  /**
+   * The waiting bytes and `last` as one run (copied only when the record
+   * spans chunks). It is read before the next chunk is, so the buffer is
+   * reused; a large one is let go, so an idle stream holds little.
+   */
   private joined(last: Buffer): Buffer {
-    if (this.parts.length === 0) return last;
-    return Buffer.concat(last.length > 0 ? [...this.parts, last] : this.parts);
+    if (this.partBytes === 0) return last;
+    if (this.partBytes + last.length > this.reading.maxItemBytes) this.tooLarge();
+    this.append(last);
+    const whole = this.waiting.subarray(0, this.partBytes);
+    if (this.waiting.length > WAITING_START) this.waiting = EMPTY;
+    return whole;
   }
 
   private tooLarge(): never {
@@ -281,3 +302,5 @@ class RecordSplitter {
 }
 
 const EMPTY = Buffer.alloc(0);
+/** The first size of the buffer of a record that spans chunks. */
+const WAITING_START = 16 * 1024;

@@ -361,7 +361,7 @@ export async function sendItems(
 const CLOSED = Symbol('closed');
 
 /** How much a stream writes between two turns of the event loop, when its reader keeps up. */
-const YIELD_BYTES = 64 * 1024;
+const YIELD_BYTES = 8 * 1024;
 
 /** The Error object of an SSE stream's `error` event: what failed is logged, not told to the client. */
 const STREAM_FAILED = { code: 'internal_error', message: 'the stream failed before its end', status: 500 } as const;
