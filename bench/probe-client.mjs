@@ -24,8 +24,8 @@ const probe = () => {
         const took = performance.now() - started;
         if (took >= Number(timeout)) return;
         if (response.statusCode === 200) latencies.push(took);
-        if (took > 100) slow.push([Number(((started - origin) / 1000).toFixed(2)), Math.round(took)]);
         else errors++;
+        if (took > 100) slow.push([Number(((started - origin) / 1000).toFixed(2)), Math.round(took)]);
         resolve();
       });
       response.on('error', resolve);

@@ -193,10 +193,10 @@ export interface StreamOptions {
  * SSE, the first heartbeat), then each item framed and flushed on its own.
  * It waits while the socket is full (backpressure), sends a heartbeat on an
  * idle SSE stream, and stops the iterator when the client goes away. Nothing
- * is buffered beyond the item being written. After every YIELD_BYTES it
- * written it lets the event loop turn, so one fast reader of a long stream
- * cannot keep other clients waiting; a stream that lasts `maxDurationMs` is
- * cut, however fast its reader.
+ * is buffered beyond the items of one write. The items that come at once are
+ * written together, up to YIELD_BYTES, and the event loop turns after each
+ * such write, so one fast reader of a long stream cannot keep other clients
+ * waiting; a stream that lasts `maxDurationMs` is cut, however fast its reader.
  *
  * A failure before anything is sent rejects, so the caller answers an Error
  * object. After that, the stream ends so the client can tell it from a
@@ -238,18 +238,35 @@ export async function sendItems(
     res.writeHead(status, head);
     res.flushHeaders();
   };
-  let sinceTurn = 0;
+  // Items are framed into one text and written together: when it reaches YIELD_BYTES, or once the items that
+  // come at once have come (a tick runs when the handler's next item is not ready yet), so one slow item is
+  // still sent as soon as it is framed.
+  let pending = '';
+  let flushQueued = false;
+  /** Writes what is pending; false when the socket is full (the caller waits for it to drain). */
+  const flush = (): boolean => {
+    flushQueued = false;
+    if (pending === '' || closed) return true;
+    const text = pending;
+    pending = '';
+    record.bytes += Buffer.byteLength(text);
+    return res.write(text);
+  };
+  const flushSoon = (): void => void flush();
   const write = async (text: string): Promise<void> => {
-    const bytes = Buffer.byteLength(text);
-    record.bytes += bytes;
-    sinceTurn += bytes;
-    if (res.write(text) || closed) {
-      if (sinceTurn < YIELD_BYTES || closed) return;
-      sinceTurn = 0;
-      await new Promise<void>((resolve) => setImmediate(resolve));
+    pending += text;
+    if (pending.length < YIELD_BYTES) {
+      if (!flushQueued) {
+        flushQueued = true;
+        process.nextTick(flushSoon);
+      }
       return;
     }
-    sinceTurn = 0;
+    if (flush() || closed) {
+      // The reader keeps up: the event loop turns before the next batch, so other clients are not kept waiting.
+      if (!closed) await new Promise<void>((resolve) => setImmediate(resolve));
+      return;
+    }
     await until(res, 'drain', options.stallMs, (resolve) => (wake = resolve));
     wake = undefined;
     if (!closed && res.writableNeedDrain) {
@@ -273,6 +290,7 @@ export async function sendItems(
   const beat = (): void => {
     if (closed) return;
     start();
+    flush();
     record.bytes += HEARTBEAT.length;
     res.write(HEARTBEAT);
     heartbeat = setTimeout(beat, options.heartbeatMs);
@@ -288,6 +306,7 @@ export async function sendItems(
     if (!res.headersSent) throw error;
     record.end = 'failed';
     record.error = error;
+    flush();
     fail(res, format);
   };
 
@@ -310,6 +329,7 @@ export async function sendItems(
           start();
           // The connection closes with the stream: the server is stopping, and its client reconnects elsewhere.
           const { socket } = res;
+          flush();
           res.end(() => socket?.end());
         }
         return;
@@ -317,6 +337,7 @@ export async function sendItems(
       if (step.done) {
         start();
         record.end = 'complete';
+        flush();
         res.end();
         return;
       }
@@ -327,6 +348,7 @@ export async function sendItems(
           // Nothing sent yet: answered as any response that breaks the contract in strict mode, a 500 Error object.
           if (!res.headersSent) throw new Error(`item ${index} of the stream breaks its item schema: ${problem}`);
           record.end = 'invalid_item';
+          flush();
           fail(res, format);
           return;
         }
