@@ -17,6 +17,9 @@
  *   declares no body of items);
  * - `stalled`: 120 keys each open an export, read its headers and stop
  *   reading, for 60 s;
+ * - `blank-lines`: one free key sends 10 bodies of 100 MiB of blank lines
+ *   at once, as fast as the server reads them;
+ * - `tiny-items`: one body of 100 MiB of tiny valid items;
  * - with `--slow-reader`, also `slow-reader`: one export read 256 KiB every
  *   25 s, until the server cuts it (at most 330 s).
  *
@@ -50,7 +53,7 @@ import {
 } from './lib';
 import type { ProjectDatabase } from './lib';
 
-const SCENARIOS = ['exports', 'trickle', 'stalled'] as const;
+const SCENARIOS = ['exports', 'trickle', 'stalled', 'blank-lines', 'tiny-items'] as const;
 type Scenario = (typeof SCENARIOS)[number] | 'slow-reader';
 
 /** The probes' address: another client than the attackers (127.0.0.1), as a real one would be. */
@@ -223,6 +226,63 @@ async function trickle(port: number, keys: string[]): Promise<Record<string, num
   return { ...tally.counts, 'ended after (s)': ended.map((seconds) => seconds.toFixed(1)).join(', ') };
 }
 
+/**
+ * `bodies` chunked JSON Lines bodies sent at once by one key, each `mib` MiB of `line` repeated, written as fast as
+ * the server reads them, until it answers; at most 60 s.
+ */
+async function sendBodies(port: number, key: string, bodies: number, mib: number, line: string): Promise<Record<string, number | string>> {
+  const tally = new Tally();
+  const ended: number[] = [];
+  const started = performance.now();
+  const chunk = Buffer.from(line.repeat(Math.floor(65_536 / line.length)));
+  const framed = Buffer.concat([Buffer.from(`${chunk.length.toString(16)}\r\n`), chunk, Buffer.from('\r\n')]);
+  const chunks = Math.ceil((mib * 1_048_576) / chunk.length);
+  await Promise.all(
+    Array.from(
+      { length: bodies },
+      () =>
+        new Promise<void>((resolve) => {
+          const socket = net.connect({ host: HOST, port });
+          let answered = '';
+          let done = false;
+          const finish = (what: string): void => {
+            if (done) return;
+            done = true;
+            tally.add(what);
+            ended.push((performance.now() - started) / 1000);
+            socket.destroy();
+            resolve();
+          };
+          socket.on('data', (data: Buffer) => {
+            answered += data.toString('latin1');
+            const status = /^HTTP\/1\.1 (\d{3})/.exec(answered)?.[1];
+            if (status && answered.includes('\r\n\r\n')) finish(`answered ${status}`);
+          });
+          socket.on('close', () => finish('closed by the server'));
+          socket.on('error', () => finish('closed by the server'));
+          setTimeout(() => finish('no answer within 60 s'), 60_000);
+          socket.write(
+            `POST /v3/books/import HTTP/1.1\r\nHost: ${HOST}:${port}\r\nAuthorization: Bearer ${key}\r\n` +
+              'Content-Type: application/jsonl\r\nTransfer-Encoding: chunked\r\n\r\n',
+          );
+          let sent = 0;
+          const send = (): void => {
+            while (!done && sent < chunks) {
+              sent++;
+              if (!socket.write(framed)) {
+                socket.once('drain', send);
+                return;
+              }
+            }
+            if (!done && sent === chunks) socket.write('0\r\n\r\n');
+          };
+          send();
+        }),
+    ),
+  );
+  return { ...tally.counts, 'answered after (s)': ended.map((seconds) => seconds.toFixed(1)).join(', ') };
+}
+
 /** 120 exports, each of its own key, whose readers take the headers and stop reading; 60 s. */
 async function stalledReaders(server: ServerProcess, keys: string[]): Promise<Record<string, number | string>> {
   const { baseUrl } = server;
@@ -282,7 +342,7 @@ async function slowReader(server: ServerProcess, key: string): Promise<Record<st
 
 async function run(scenario: Scenario, root: string, database: ProjectDatabase, keys: string[]): Promise<Outcome> {
   const spec =
-    scenario === 'trickle'
+    scenario === 'trickle' || scenario === 'blank-lines' || scenario === 'tiny-items'
       ? {
           ...projectSpec(scenario, scenario, database, SERVER_NODE_FLAGS, root),
           args: [...SERVER_NODE_FLAGS, path.join(ROOT, 'bench/servers/with-import.cjs')],
@@ -293,7 +353,7 @@ async function run(scenario: Scenario, root: string, database: ProjectDatabase, 
   try {
     // Warm up the probe's route and the attack's (its schemas are compiled on first use), then let the server settle.
     const warm = startProbes(server.baseUrl, database.key);
-    if (scenario === 'trickle') await warmImport(server.baseUrl, database.key);
+    if (spec.args.at(-1)!.endsWith('with-import.cjs')) await warmImport(server.baseUrl, database.key);
     else await exportsAtOnce(server.baseUrl, database.key, 1);
     await sleep(2_000);
     await warm.stop();
@@ -309,7 +369,11 @@ async function run(scenario: Scenario, root: string, database: ProjectDatabase, 
           ? await trickle(server.port, keys.slice(1, 5))
           : scenario === 'stalled'
             ? await stalledReaders(server, keys.slice(5, 125))
-            : await slowReader(server, keys[125]!);
+            : scenario === 'blank-lines'
+              ? await sendBodies(server.port, keys[126]!, 10, 100, '\n')
+              : scenario === 'tiny-items'
+                ? await sendBodies(server.port, keys[127]!, 1, 100, '{"id":1,"title":"x"}\n')
+                : await slowReader(server, keys[125]!);
     const seconds = (performance.now() - started) / 1000;
     // Probed for 10 s at least, so an attack that ends at once is judged on as many probes as the rest, aftermath included.
     await sleep(Math.max(0, MIN_PROBE_MS - (performance.now() - started)));
@@ -343,9 +407,9 @@ async function main(): Promise<void> {
   const outcomes: Outcome[] = [];
   try {
     const pets = Number(values.pets);
-    console.log(`seeding ${pets.toLocaleString('en-US')} pets and 126 keys...`);
+    console.log(`seeding ${pets.toLocaleString('en-US')} pets and 128 keys...`);
     const database = await prepareProjectDatabase(scratch, 'hostile', pets, root);
-    const keys = issueKeys(root, database.databaseUrl, 126);
+    const keys = issueKeys(root, database.databaseUrl, 128);
     for (const scenario of scenarios) {
       console.log(`${scenario}...`);
       const outcome = await run(scenario, root, database, keys);
