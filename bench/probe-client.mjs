@@ -18,29 +18,34 @@ const pending = new Set();
 const probe = () => {
   const started = performance.now();
   const done = new Promise((resolve) => {
+    // Each probe ends once: answered, timed out, or failed (a connection that closed without an answer included).
+    let settled = false;
+    const settle = (count) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      count();
+      resolve();
+    };
     const request = http.get(`${baseUrl}/v2/pets?limit=1`, { agent, headers: { authorization: `Bearer ${key}` } }, (response) => {
       response.resume();
-      response.on('end', () => {
-        const took = performance.now() - started;
-        if (took >= Number(timeout)) return;
-        if (response.statusCode === 200) latencies.push(took);
-        else errors++;
-        if (took > 100) slow.push([Number(((started - origin) / 1000).toFixed(2)), Math.round(took)]);
-        resolve();
-      });
-      response.on('error', resolve);
+      response.on('end', () =>
+        settle(() => {
+          const took = performance.now() - started;
+          if (response.statusCode === 200) latencies.push(took);
+          else errors++;
+          if (took > 100) slow.push([Number(((started - origin) / 1000).toFixed(2)), Math.round(took)]);
+        }),
+      );
+      response.on('error', () => settle(() => errors++));
     });
     // From when the probe is sent, queueing behind the one before included.
     const timer = setTimeout(() => {
-      timeouts++;
+      settle(() => timeouts++);
       request.destroy();
-      resolve();
     }, Number(timeout));
-    request.on('close', () => clearTimeout(timer));
-    request.on('error', () => {
-      if (performance.now() - started < Number(timeout)) errors++;
-      resolve();
-    });
+    request.on('error', () => settle(() => errors++));
+    request.on('close', () => settle(() => errors++));
   });
   pending.add(done);
   done.then(() => pending.delete(done));
