@@ -179,108 +179,97 @@ async function exportsAtOnce(baseUrl: string, key: string, count = 60): Promise<
   return tally.counts;
 }
 
-/** 4 bodies trickled one byte at a time after a long first line, 30 s (or until the server answers). */
-async function trickle(port: number, keys: string[]): Promise<Record<string, number | string>> {
+/**
+ * A chunked POST of JSON Lines to v3's import over a socket of its own (headers sent, body to follow): `ended` is
+ * told once how it ended: the server's answer, its closing the connection, or `withinMs` passing.
+ */
+function openImport(port: number, key: string, withinMs: number, ended: (what: string) => void): { socket: net.Socket; isOpen(): boolean } {
+  const socket = net.connect({ host: HOST, port });
+  socket.setNoDelay(true);
+  let answered = '';
+  let open = true;
+  const end = (what: string): void => {
+    if (!open) return;
+    open = false;
+    clearTimeout(timer);
+    socket.destroy();
+    ended(what);
+  };
+  const timer = setTimeout(() => end(`still open after ${withinMs / 1000} s`), withinMs);
+  socket.on('data', (data: Buffer) => {
+    answered += data.toString('latin1');
+    const status = /^HTTP\/1\.1 (\d{3})/.exec(answered)?.[1];
+    if (status) end(`answered ${status}`);
+  });
+  socket.on('close', () => end('closed by the server'));
+  socket.on('error', () => end('closed by the server'));
+  socket.write(
+    `POST /v3/books/import HTTP/1.1\r\nHost: ${HOST}:${port}\r\nAuthorization: Bearer ${key}\r\n` +
+      'Content-Type: application/jsonl\r\nTransfer-Encoding: chunked\r\n\r\n',
+  );
+  return { socket, isOpen: () => open };
+}
+
+/** Opens `count` imports at once (`open` sends each body); what each got, and after how long. */
+async function imports(count: number, open: (index: number, ended: (what: string) => void) => void): Promise<Record<string, number | string>> {
   const tally = new Tally();
   const ended: number[] = [];
   const started = performance.now();
   await Promise.all(
-    keys.map(
-      (key) =>
-        new Promise<void>((resolve) => {
-          const socket = net.connect({ host: HOST, port });
-          socket.setNoDelay(true);
-          let answered = '';
-          let timer: NodeJS.Timeout | undefined;
-          const finish = (what: string): void => {
-            if (timer === undefined && what !== 'timeout') return;
-            clearInterval(timer);
-            timer = undefined;
+    Array.from(
+      { length: count },
+      (_, index) =>
+        new Promise<void>((resolve) =>
+          open(index, (what) => {
             tally.add(what);
             ended.push((performance.now() - started) / 1000);
-            socket.destroy();
             resolve();
-          };
-          socket.on('data', (chunk: Buffer) => {
-            answered += chunk.toString('latin1');
-            const status = /^HTTP\/1\.1 (\d{3})/.exec(answered)?.[1];
-            if (status) finish(`answered ${status}`);
-          });
-          socket.on('close', () => finish('closed by the server'));
-          socket.on('error', () => finish('closed by the server'));
-          const first = `{"id":1,"title":"${'é'.repeat(500_000)}`;
-          socket.write(
-            `POST /v3/books/import HTTP/1.1\r\nHost: ${HOST}:${port}\r\nAuthorization: Bearer ${key}\r\n` +
-              'Content-Type: application/jsonl\r\nTransfer-Encoding: chunked\r\n\r\n' +
-              `${Buffer.byteLength(first).toString(16)}\r\n${first}\r\n`,
-          );
-          timer = setInterval(() => {
-            for (let index = 0; index < 10; index++) socket.write('1\r\nx\r\n');
-          }, 1);
-          setTimeout(() => {
-            if (timer !== undefined) finish('still open after 30 s');
-          }, 30_000);
-        }),
+          }),
+        ),
     ),
   );
   return { ...tally.counts, 'ended after (s)': ended.map((seconds) => seconds.toFixed(1)).join(', ') };
+}
+
+/** 4 bodies trickled one byte at a time (10 a millisecond) after a long first line, 30 s (or until the server answers). */
+function trickle(port: number, keys: string[]): Promise<Record<string, number | string>> {
+  const first = `{"id":1,"title":"${'é'.repeat(500_000)}`;
+  return imports(keys.length, (index, ended) => {
+    let timer: NodeJS.Timeout | undefined;
+    const request = openImport(port, keys[index]!, 30_000, (what) => {
+      clearInterval(timer);
+      ended(what);
+    });
+    request.socket.write(`${Buffer.byteLength(first).toString(16)}\r\n${first}\r\n`);
+    timer = setInterval(() => {
+      for (let byte = 0; byte < 10 && request.isOpen(); byte++) request.socket.write('1\r\nx\r\n');
+    }, 1);
+  });
 }
 
 /**
  * `bodies` chunked JSON Lines bodies sent at once by one key, each `mib` MiB of `line` repeated, written as fast as
  * the server reads them, until it answers; at most 60 s.
  */
-async function sendBodies(port: number, key: string, bodies: number, mib: number, line: string): Promise<Record<string, number | string>> {
-  const tally = new Tally();
-  const ended: number[] = [];
-  const started = performance.now();
+function sendBodies(port: number, key: string, bodies: number, mib: number, line: string): Promise<Record<string, number | string>> {
   const chunk = Buffer.from(line.repeat(Math.floor(65_536 / line.length)));
   const framed = Buffer.concat([Buffer.from(`${chunk.length.toString(16)}\r\n`), chunk, Buffer.from('\r\n')]);
   const chunks = Math.ceil((mib * 1_048_576) / chunk.length);
-  await Promise.all(
-    Array.from(
-      { length: bodies },
-      () =>
-        new Promise<void>((resolve) => {
-          const socket = net.connect({ host: HOST, port });
-          let answered = '';
-          let done = false;
-          const finish = (what: string): void => {
-            if (done) return;
-            done = true;
-            tally.add(what);
-            ended.push((performance.now() - started) / 1000);
-            socket.destroy();
-            resolve();
-          };
-          socket.on('data', (data: Buffer) => {
-            answered += data.toString('latin1');
-            const status = /^HTTP\/1\.1 (\d{3})/.exec(answered)?.[1];
-            if (status && answered.includes('\r\n\r\n')) finish(`answered ${status}`);
-          });
-          socket.on('close', () => finish('closed by the server'));
-          socket.on('error', () => finish('closed by the server'));
-          setTimeout(() => finish('no answer within 60 s'), 60_000);
-          socket.write(
-            `POST /v3/books/import HTTP/1.1\r\nHost: ${HOST}:${port}\r\nAuthorization: Bearer ${key}\r\n` +
-              'Content-Type: application/jsonl\r\nTransfer-Encoding: chunked\r\n\r\n',
-          );
-          let sent = 0;
-          const send = (): void => {
-            while (!done && sent < chunks) {
-              sent++;
-              if (!socket.write(framed)) {
-                socket.once('drain', send);
-                return;
-              }
-            }
-            if (!done && sent === chunks) socket.write('0\r\n\r\n');
-          };
-          send();
-        }),
-    ),
-  );
-  return { ...tally.counts, 'answered after (s)': ended.map((seconds) => seconds.toFixed(1)).join(', ') };
+  return imports(bodies, (_, ended) => {
+    const request = openImport(port, key, 60_000, ended);
+    let sent = 0;
+    const send = (): void => {
+      while (request.isOpen() && sent < chunks) {
+        sent++;
+        if (!request.socket.write(framed)) {
+          request.socket.once('drain', send);
+          return;
+        }
+      }
+      if (request.isOpen() && sent === chunks) request.socket.write('0\r\n\r\n');
+    };
+    send();
+  });
 }
 
 /** 120 exports, each of its own key, whose readers take the headers and stop reading; 60 s. */
