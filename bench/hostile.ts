@@ -28,7 +28,8 @@
  * server's RSS growth (peak during the attack over its rest just before),
  * against the targets: p99 under 100 ms, no time-out, growth under 50 MB.
  * `--root` measures another checkout (built there), for figures before a
- * change. Writes bench/results/hostile[-LABEL].md and .json.
+ * change. Writes its results under bench/results/: hostile.md and .json, or
+ * with `--label NAME` hostile-NAME.md and .json.
  */
 import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';

@@ -76,7 +76,7 @@ export function declaredBody(spec: OpenApiDocument, op: SpecOperation): Declared
  * refused earlier are never read: this phase runs after authentication and
  * the rate limits. An operation without a request body ignores one.
  *
- * @example stages.push(bodyStage(spec, op, { schemas: schemaValidator(spec, { direction: 'request' }), maxStreamBytes: 100 * 1_048_576 }));
+ * @example stages.push(bodyStage(spec, op, { schemas: schemaValidator(spec, { direction: 'request' }), maxStreamBytes: 100 * 1_048_576, maxStreamItems: 10_000 }));
  */
 export function bodyStage(spec: OpenApiDocument, op: SpecOperation, options: BodyOptions): Stage {
   const declared = declaredBody(spec, op);

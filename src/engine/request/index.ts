@@ -5,9 +5,10 @@
  * one of its files (test/layout.test.ts checks it).
  *
  * @example const validation = requestValidation(spec, '/v1', { validateResponses: false });
- * const stages = [parametersStage(spec, op, { validator, check: validation.parameters(op) }), bodyStage(spec, op, { schemas, maxStreamBytes }), validation.body(op)];
+ * const stages = [parametersStage(spec, op, { validator, check: validation.parameters(op) }), bodyStage(spec, op, { schemas, maxStreamBytes, maxStreamItems }), validation.body(op)];
  */
 export { bodyStage } from './body';
+export { readItems, type ItemReading } from './items';
 export { parametersStage } from './parameters';
 export { limitUrlLength } from './url-length';
 export { requestValidation } from './validator';

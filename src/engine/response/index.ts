@@ -10,4 +10,4 @@ export { headerName } from './header-name';
 export { integerText } from './integer-text';
 export { negotiation, representations } from './representations';
 export { sendJson } from './send-json';
-export { eventData, readEvent, type ReceivedEvent } from './sequential';
+export { eventData, readEvent, sendItems, type ReceivedEvent, type StreamOptions } from './sequential';
