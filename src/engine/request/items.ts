@@ -36,7 +36,8 @@ export interface ItemReading {
  * A request body of items, read as the handler asks for them: each line (or
  * record) parsed and checked against the item schema before it is handed
  * over, so a handler never sees an item the contract refuses, and nothing is
- * held but the chunk being read and the record it ends in. A line that is not
+ * held but the chunk being read, its items, and the record that waits for
+ * the next chunk. A line that is not
  * JSON, or breaks its schema, is a 400 naming its line (record) number; an
  * item or a body larger than its limit, or more items than `maxItems`, a 413.
  * These reach the handler as the error of its `for await`, after the items

@@ -190,7 +190,7 @@ export interface StreamOptions {
 
 /**
  * Sends `items` as a stream of `format`: headers with the first item (or, for
- * SSE, the first heartbeat), then each item framed and flushed on its own.
+ * SSE, the first heartbeat), then each item framed and written as it comes.
  * It waits while the socket is full (backpressure), sends a heartbeat on an
  * idle SSE stream, and stops the iterator when the client goes away. Nothing
  * is buffered beyond the items of one write. The items that come at once are
