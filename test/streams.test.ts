@@ -397,6 +397,8 @@ describe('a reader that stops reading', () => {
       };
       const opened = await open(server, '/v1/texts', { authorization: t.auth }, { read: false });
       await until(() => t.logs().includes('"end":"stalled"'), 3000);
+      // Counted as cut, and said so at warn with the reason.
+      await until(() => /"reason":"stalled".*stream cut: its reader left the socket full/.test(t.logs()), 3000);
       opened.response.resume();
       expect(await opened.ended).toBe('aborted');
     } finally {

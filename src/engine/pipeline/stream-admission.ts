@@ -28,7 +28,7 @@ export interface StreamAdmissionOptions {
 }
 
 /** What a client refused by a cap is told to wait: streams last seconds, and a retry sooner would be refused again. */
-export const STREAM_RETRY_AFTER_SECONDS = 5;
+const STREAM_RETRY_AFTER_SECONDS = 5;
 
 /**
  * The stream-admission phase: a request that streams (its body is a stream
@@ -39,7 +39,7 @@ export const STREAM_RETRY_AFTER_SECONDS = 5;
  * count as one more request of its caller, so a stream weighs in the rate
  * limits by what it carries. Other requests pass untouched.
  *
- * @example phases['stream-admission'] = streamAdmission({ limits: { perCaller: 2, perProcess: 32, itemsPerRequest: 1000 }, clientOf, charge });
+ * @example phases['stream-admission'] = streamAdmission({ limits: { perCaller: 2, perProcess: 16, itemsPerRequest: 1000 }, clientOf, charge });
  */
 export function streamAdmission(options: StreamAdmissionOptions): PerOperation {
   const { limits, clientOf, charge } = options;

@@ -283,31 +283,28 @@ export const MAX_JSON_DEPTH = 100;
  */
 export function refuseUnsafeJson(body: unknown, where = 'body'): void {
   if (body === undefined) return;
-  const pending: unknown[] = [body];
-  const depths: number[] = [0];
   const check = (text: string): void => {
     if (text.includes('\0')) throw new ApiError(400, 'invalid_request', `${where} must not contain the NUL character (\\u0000)`);
     if (LONE_SURROGATE.test(text)) throw new ApiError(400, 'invalid_request', `${where} must not contain unpaired UTF-16 surrogates`);
   };
-  while (pending.length > 0) {
-    const value = pending.pop();
-    const depth = depths.pop()!;
-    if (typeof value === 'string') check(value);
-    else if (value !== null && typeof value === 'object') {
-      if (depth === MAX_JSON_DEPTH)
-        throw new ApiError(400, 'invalid_request', `${where} must not nest arrays and objects more than ${MAX_JSON_DEPTH} levels deep`);
-      if (Array.isArray(value)) {
-        for (const item of value) {
-          pending.push(item);
-          depths.push(depth + 1);
-        }
-      } else {
-        for (const [key, item] of Object.entries(value)) {
-          check(key);
-          pending.push(item);
-          depths.push(depth + 1);
+  // One level of nesting at a time: the depth is the level's, so no value carries its own.
+  let level: unknown[] = [body];
+  for (let depth = 0; level.length > 0; depth++) {
+    const next: unknown[] = [];
+    for (const value of level) {
+      if (typeof value === 'string') check(value);
+      else if (value !== null && typeof value === 'object') {
+        if (depth === MAX_JSON_DEPTH)
+          throw new ApiError(400, 'invalid_request', `${where} must not nest arrays and objects more than ${MAX_JSON_DEPTH} levels deep`);
+        if (Array.isArray(value)) for (const item of value) next.push(item);
+        else {
+          for (const [key, item] of Object.entries(value)) {
+            check(key);
+            next.push(item);
+          }
         }
       }
     }
+    level = next;
   }
 }
