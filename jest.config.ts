@@ -49,6 +49,12 @@ if (!runPostgres) {
   );
 }
 
+/** In this repository the engine is read from its sources, as tsconfig.json's `paths` say; the built server reads its compiled package. */
+const moduleNameMapper = {
+  '^@spec-first/engine$': '<rootDir>/packages/engine/src/index.ts',
+  '^@spec-first/engine/testing$': '<rootDir>/packages/engine/src/testing.ts',
+};
+
 const suites = (names: string[]): string[] => names.map((name) => `<rootDir>/test/${name}.test.ts`);
 
 const config: Config = {
@@ -58,11 +64,14 @@ const config: Config = {
   globalSetup: '<rootDir>/test/support/global-setup.ts',
   globalTeardown: '<rootDir>/test/support/global-teardown.ts',
   projects: [
+    // The engine package's own tests, as its own configuration runs them.
+    '<rootDir>/packages/engine',
     {
       displayName: 'sqlite',
       testEnvironment: 'node',
       testTimeout: 30_000,
       transform,
+      moduleNameMapper,
       testMatch: ['<rootDir>/test/**/*.test.ts'],
       testPathIgnorePatterns: [...POSTGRES_ONLY, ...E2E_SUITES].map((name) => `/test/${name}\\.test\\.ts$`),
     },
@@ -71,6 +80,7 @@ const config: Config = {
       testEnvironment: 'node',
       testTimeout: 60_000,
       transform,
+      moduleNameMapper,
       testMatch: suites(E2E_SUITES),
     },
     ...(runPostgres
@@ -80,6 +90,7 @@ const config: Config = {
             testEnvironment: 'node',
             testTimeout: 60_000,
             transform,
+            moduleNameMapper,
             testMatch: suites([...API_SUITES, ...POSTGRES_ONLY]),
             setupFiles: ['<rootDir>/test/support/use-postgres.ts'],
           },

@@ -59,12 +59,24 @@ function categoryOf(frame: CallFrame): { name: string; userland: boolean } {
     const parts = rest.split('/');
     return { name: `node:${parts[0] === 'internal' && parts.length > 2 ? `internal/${parts[1]}` : rest}`, userland: false };
   }
-  const src = url.indexOf('/dist/src/');
-  if (src !== -1) {
-    const parts = url.slice(src + '/dist/src/'.length).split('/');
+  const file = compiledFile(url);
+  if (file !== undefined) {
+    const parts = file.split('/');
     return { name: `src/${parts.length > 1 ? parts[0] : parts[0]!.replace(/\.js$/, '')}`, userland: true };
   }
   return { name: url.replace(/^file:\/\//, '').replace(`${ROOT}/`, ''), userland: true };
+}
+
+/**
+ * A frame's file, as the project's code names it: the store's under dist/src/
+ * (`service/keys/key-check.js`), the engine package's under its dist/
+ * (`engine/security/authenticate.js`); undefined for any other file.
+ */
+function compiledFile(url: string): string | undefined {
+  const store = url.indexOf('/dist/src/');
+  if (store !== -1) return url.slice(store + '/dist/src/'.length);
+  const engine = url.indexOf('/packages/engine/dist/');
+  return engine === -1 ? undefined : `engine/${url.slice(engine + '/packages/engine/dist/'.length)}`;
 }
 
 function location(frame: CallFrame): string {
@@ -266,7 +278,7 @@ export const LAYER_CODE = [
   },
   {
     layer: 'response-sampling',
-    src: ['observability/response-sampling.js', 'observability/contract-violations.js', 'engine/contract/response-conformance.js'],
+    src: ['engine/pipeline/response-sampling.js', 'observability/engine-hooks.js', 'engine/contract/response-conformance.js'],
     packages: [],
   },
   { layer: 'observability', src: ['observability/'], packages: ['prom-client', 'tdigest', 'bintrees'] },
@@ -316,9 +328,8 @@ function layerOfFrame(frame: CallFrame): Layer | typeof REST | undefined {
     const name = first!.startsWith('@') ? `${first}/${second}` : first!;
     return LAYER_CODE.find((entry) => (entry.packages as readonly string[]).includes(name))?.layer ?? REST;
   }
-  const src = url.indexOf('/dist/src/');
-  if (src === -1) return REST;
-  const file = url.slice(src + '/dist/src/'.length);
+  const file = compiledFile(url);
+  if (file === undefined) return REST;
   return LAYER_CODE.find((entry) => entry.src.some((prefix) => file.startsWith(prefix)))?.layer ?? REST;
 }
 

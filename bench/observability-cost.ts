@@ -10,22 +10,27 @@
 import { EventEmitter } from 'node:events';
 import pino from 'pino';
 import { createMetrics } from '../src/observability/metrics';
-import { assignRequestId } from '../src/observability/request-id';
 import { requestObserver } from '../src/observability/request-observer';
-import { asMiddleware } from '../src/engine/stage';
-import { operationResolver } from '../src/observability/operation-names';
+import type { Stage } from '@spec-first/engine';
+import { asMiddleware, assignRequestId, operationResolver, routeTable } from '@spec-first/engine/testing';
 import { loadSpec } from '../test/support/contracts';
-import { routeTable } from '../src/engine/contract';
 
 const REQUESTS = 100_000;
 const operationOf = operationResolver([{ name: 'v1', table: routeTable(loadSpec(), '/v1') }]);
 const metrics = createMetrics();
 const logger = pino({ level: 'info' }, pino.destination({ dest: '/dev/null', sync: false }));
 const ids = asMiddleware(assignRequestId);
+/** The observer after the engine has named the request's operation, as in the pipeline. */
+const named =
+  (observe: Stage): Stage =>
+  (req, res) => {
+    operationOf(req);
+    return observe(req, res);
+  };
 const variants = {
   'nothing (fake request and response only)': undefined,
-  'request id + metrics (LOG_LEVEL=warn)': asMiddleware(requestObserver({ metrics, operationOf })),
-  'request id + metrics + access log': asMiddleware(requestObserver({ metrics, operationOf, accessLog: logger })),
+  'request id + metrics (LOG_LEVEL=warn)': asMiddleware(named(requestObserver({ metrics }))),
+  'request id + metrics + access log': asMiddleware(named(requestObserver({ metrics, accessLog: logger }))),
 };
 
 function fakeRequest(i: number) {

@@ -17,7 +17,7 @@ import { writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
-import { loadContract } from '../src/engine/contract';
+import { loadDocument as loadContract } from '@spec-first/engine/testing';
 import { PEERS, ROOT, installPeer } from './lib';
 
 type Stringify = (value: unknown) => string;

@@ -21,7 +21,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { formatReport, runContract, writeJsonReport, type ContractOptions } from './contract/index';
 import { loadBundledContract, resolveBaseUrl } from './contract/spec';
-import { contractVersions } from '../src/engine/contract';
+import { contractVersions } from '@spec-first/engine/testing';
 
 const USAGE = `usage: npm run contract -- --base-url <server URL, or ending in /vN> [--version vN | --spec FILE] --key <API key> [--token <access token>] [--seed N]
                             [--max-examples N] [--operation <operationId>]... [--rate N] [--time-limit SECONDS] [--report FILE.json]`;

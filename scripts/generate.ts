@@ -14,8 +14,16 @@ import { parseArgs } from 'node:util';
 import path from 'node:path';
 import ts from 'typescript';
 import openapiTS, { astToString, type OpenAPI3, type SchemaObject, type TransformNodeOptions } from 'openapi-typescript';
-import { listOperations, type OpenApiDocument, type SpecOperation, loadContract, deref, contractVersions, mediaKind } from '../src/engine/contract';
-import { authenticationOf, effectiveSecurity } from '../src/engine/security';
+import {
+  listOperations,
+  type OpenApiDocument,
+  type SpecOperation,
+  loadDocument as loadContract,
+  deref,
+  contractVersions,
+  mediaKind,
+} from '@spec-first/engine/testing';
+import { authenticationOf, effectiveSecurity } from '@spec-first/engine/testing';
 import { PROJECT_ROOT, SPEC_PATH } from '../src/project';
 import { typedAs, typedDocument } from './lib/openapi-31-rendering';
 
@@ -75,7 +83,7 @@ export async function renderGenerated(specPath: string = SPEC_PATH): Promise<Map
     `${BANNER}
 /**
  * Every operation of the contract, by its identifier (its operationId made a
- * JavaScript identifier, or its method and path: src/engine/contract/names.ts):
+ * JavaScript identifier, or its method and path: packages/engine/src/contract/names.ts):
  * the operationId as written, the HTTP method, the path (relative to the
  * base path), whether callers must identify (\`required\`), may (\`optional\`)
  * or are not asked (\`none\`), the schemes of each security requirement

@@ -11,7 +11,7 @@
  */
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { listOperations, loadContract, contractVersions } from '../src/engine/contract';
+import { listOperations, loadDocument as loadContract, contractVersions } from '@spec-first/engine/testing';
 import { PROJECT_ROOT } from '../src/project';
 
 const HANDLERS_DIR = path.join(PROJECT_ROOT, 'src', 'service', 'handlers');

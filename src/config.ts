@@ -222,7 +222,7 @@ const configSchema = environmentSchema.transform((values) => {
       lockMs: FIXED_SETTINGS.idempotencyLockMs,
     },
     shutdownTimeoutMs: values.SHUTDOWN_TIMEOUT_SECONDS * 1000,
-    /** Streamed answers (src/engine/response/sequential.ts). */
+    /** Streamed answers (packages/engine/src/response/sequential.ts). */
     streams: {
       heartbeatMs: values.STREAM_HEARTBEAT_SECONDS * 1000,
       stallMs: values.STREAM_STALL_SECONDS * 1000,

@@ -9,7 +9,8 @@
 import { cpSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { parse, stringify } from 'yaml';
-import { derivedName, identifierOf, operationNames, ContractLoadError, loadContract } from '../src/engine/contract';
+import { loadDocument as loadContract } from '@spec-first/engine';
+import { derivedName, identifierOf, operationNames, ContractLoadError } from '@spec-first/engine/testing';
 import { copyProject, runNpm } from './support/project-copy';
 import { startServer } from './support/processes';
 import { createKeyWithCli } from './support/server-env';

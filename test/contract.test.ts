@@ -1,7 +1,7 @@
 import { mkdtempSync, readFileSync, writeFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { spawnSync } from 'node:child_process';
-import { deprecationHeaders, listOperations } from '../src/engine/contract';
+import { deprecationHeaders, listOperations } from '@spec-first/engine/testing';
 import { loadSpec } from './support/contracts';
 import { objectAt } from './support/document-edits';
 import { projectVersions, scaffold } from '../scripts/scaffold';

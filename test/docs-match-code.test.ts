@@ -21,6 +21,7 @@ const DOCS = [
     .map((name) => `docs/${name}`),
   'bench/README.md',
   'test/README.md',
+  'packages/engine/README.md',
 ];
 
 /**
@@ -36,7 +37,7 @@ const WALK_THROUGH = [
   /^generated\/vN\/events\.ts$/,
 ];
 /** A path of the repository named in prose: a top-level folder of the tree, then its path. */
-const PATH_NAMED = /(?<![\w./-])((?:src|test|bench|scripts|docs|openapi|generated|deploy|\.ci)\/[\w./*{},<>-]*[\w*}>])/g;
+const PATH_NAMED = /(?<![\w./-])((?:src|test|bench|scripts|docs|openapi|generated|deploy|packages|\.ci)\/[\w./*{},<>-]*[\w*}>])/g;
 /**
  * Paths code comments name on purpose although the tree has none: placeholders
  * (`src/X`, `bench/results/NAME.md`), what a tool writes when it runs (a peer's
@@ -87,8 +88,11 @@ describe('the docs match the code', () => {
   it.each(DOCS)('%s: every path it names exists', (doc) => {
     const text = read(doc);
     const named = new Set([...text.matchAll(PATH_NAMED)].map((match) => match[1]!));
+    // A package's README names its files from its own folder, and a project's documents (openapi/vN/) from the project's.
+    const base = doc.startsWith('packages/') ? `${path.dirname(doc)}/` : '';
+    const resolved = (documented: string): string => (documented.startsWith('openapi/') ? documented : `${base}${documented}`);
     const missing = [...named].filter(
-      (documented) => !WALK_THROUGH.some((example) => example.test(documented)) && !TREE.some((file) => pattern(documented).test(file)),
+      (documented) => !WALK_THROUGH.some((example) => example.test(documented)) && !TREE.some((file) => pattern(resolved(documented)).test(file)),
     );
     expect(missing).toEqual([]);
   });
@@ -131,14 +135,19 @@ describe('the docs match the code', () => {
     expect(named).toEqual([]);
   });
 
-  it('every path a code comment names exists (src, scripts, test, bench)', () => {
-    const sources = TREE.filter((file) => /^(src|scripts|test|bench)\//.test(file) && /\.(ts|mjs|cjs)$/.test(file) && !file.startsWith('test/fixtures/'));
+  it('every path a code comment names exists (src, scripts, test, bench, and the engine package: from its own folder)', () => {
+    const sources = TREE.filter(
+      (file) => /^(src|scripts|test|bench|packages\/engine\/(src|test))\//.test(file) && /\.(ts|mjs|cjs)$/.test(file) && !file.startsWith('test/fixtures/'),
+    );
     const missing: string[] = [];
     for (const file of sources) {
+      const base = file.startsWith('packages/engine/') ? 'packages/engine/' : '';
       const comments = [...read(file).matchAll(/\/\*[\s\S]*?\*\/|\/\/[^\n]*/g)].map((match) => match[0]).join('\n');
       for (const [, named] of comments.matchAll(PATH_NAMED)) {
         if (COMMENT_EXAMPLES.some((example) => example.test(named!)) || WALK_THROUGH.some((example) => example.test(named!))) continue;
-        if (!TREE.some((tracked) => pattern(named!).test(tracked))) missing.push(`${file}: ${named}`);
+        // The package names its own files from its folder, and the layout of a project's documents (openapi/vN/) from the project's.
+        const candidates = named!.startsWith('openapi/') ? [named!] : [`${base}${named!}`];
+        if (!candidates.some((candidate) => TREE.some((tracked) => pattern(candidate).test(tracked)))) missing.push(`${file}: ${named}`);
       }
     }
     expect(missing).toEqual([]);
@@ -174,8 +183,8 @@ describe('the docs match the code', () => {
   });
 
   it('the patterns can fail: a renamed path, script, variable or code is caught', () => {
-    expect(TREE.some((file) => pattern('src/engine/pipeline/phases.ts').test(file))).toBe(true);
-    expect(TREE.some((file) => pattern('src/engine/pipeline/phase.ts').test(file))).toBe(false);
+    expect(TREE.some((file) => pattern('packages/engine/src/pipeline/phases.ts').test(file))).toBe(true);
+    expect(TREE.some((file) => pattern('packages/engine/src/pipeline/phase.ts').test(file))).toBe(false);
     expect(TREE.some((file) => pattern('generated/vN/operations.ts').test(file))).toBe(true);
     expect(TREE.some((file) => pattern('bench/results/latest.{json,md}').test(file))).toBe(true);
     expect(TREE.some((file) => pattern('bench/results/nothing.{json,md}').test(file))).toBe(false);

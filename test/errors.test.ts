@@ -3,7 +3,7 @@ import type { Express } from 'express';
 import express from 'express';
 import { handlers } from '../src/service/handlers';
 import type { Handler } from '../src/service/handlers/types';
-import { int64Format } from '../src/engine/contract';
+import { int64Format } from '@spec-first/engine/testing';
 import { assertResponseConforms } from './support/spec-conformance';
 import { startTestApp, type TestApp } from './support/test-app';
 import { heapAfterGcMb } from './support/heap';

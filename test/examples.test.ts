@@ -4,10 +4,10 @@
  * mode can answer every operation of the contract from it.
  */
 import { PROJECT_ROOT } from '../src/project';
-import { listOperations, contractVersions } from '../src/engine/contract';
+import { listOperations, contractVersions } from '@spec-first/engine/testing';
 import { loadSpec } from './support/contracts';
 import { objectAt } from './support/document-edits';
-import { buildOperationMocks } from '../src/engine/mock';
+import { buildOperationMocks } from '@spec-first/engine/testing';
 import { invalidExamples } from './support/example-check';
 
 const spec = loadSpec();

@@ -8,7 +8,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import AjvCore from 'ajv/dist/core';
-import type { OpenApiDocument } from '../src/engine/contract';
+import type { OpenApiDocument } from '@spec-first/engine';
 import { startTestApp, type TestApp } from './support/test-app';
 
 const echoed = {

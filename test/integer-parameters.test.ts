@@ -1,4 +1,4 @@
-import type { OpenApiDocument } from '../src/engine/contract';
+import type { OpenApiDocument } from '@spec-first/engine';
 import { startTestApp, type TestApp } from './support/test-app';
 
 /**

@@ -7,7 +7,7 @@
  * over the limit; responses in JSON, text and bytes, `Accept` choosing among
  * the declared ones, 406 when none is acceptable.
  */
-import type { OpenApiDocument } from '../src/engine/contract';
+import type { OpenApiDocument } from '@spec-first/engine';
 import { startTestApp, type TestApp } from './support/test-app';
 
 const pet = {

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { parse, stringify } from 'yaml';
 import { startTestApp, type TestApp } from './support/test-app';
 import { handlers } from '../src/service/handlers';
-import { notImplementedHandler } from '../src/engine/handlers';
+import { notImplementedHandler } from '@spec-first/engine';
 import { loadSpec } from './support/contracts';
 import { objectAt } from './support/document-edits';
 import { loadConfig } from '../src/config';

@@ -7,7 +7,7 @@ import pino from 'pino';
 import request from 'supertest';
 import { metricsRoute } from '../src/public/metrics-route';
 import { createMetrics } from '../src/observability/metrics';
-import { errorMapper } from '../src/engine/pipeline';
+import { errorMapper } from '@spec-first/engine/testing';
 
 const TOKEN = 'a-metrics-token-of-32-characters';
 

@@ -8,7 +8,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
-import { loadContract } from '../src/engine/contract';
+import { loadDocument as loadContract } from '@spec-first/engine';
 import { tempDir } from './support/paths';
 import { startTestApp, testConfig, type TestApp } from './support/test-app';
 import { handlers } from '../src/service/handlers';
@@ -17,7 +17,7 @@ import { compose } from '../src/compose';
 import { objectAt } from './support/document-edits';
 import { startTestIssuer } from './support/jwks';
 import { diffContracts } from '../scripts/lib/contract-diff/diff-contracts';
-import { notImplementedHandler } from '../src/engine/handlers';
+import { notImplementedHandler } from '@spec-first/engine';
 import { listenOnFreePort, openRequest, type ListeningServer } from './support/http';
 
 const LIBRARY = 'test/fixtures/openapi-3.2/library-3.2.yaml';

@@ -1,5 +1,5 @@
 /**
- * The compiled per-operation pipelines (src/engine/pipeline/operation-pipeline.ts): a
+ * The compiled per-operation pipelines (packages/engine/src/pipeline/operation-pipeline.ts): a
  * request is matched once, as the validator would match it; and how the cost
  * ledger charges a profile's samples to the layers of a request.
  */
@@ -8,7 +8,7 @@ import { loadSpec } from './support/contracts';
 import { objectAt } from './support/document-edits';
 import { handlers } from '../src/service/handlers';
 import type { Handler } from '../src/service/handlers/types';
-import { routeTable } from '../src/engine/contract';
+import { routeTable } from '@spec-first/engine/testing';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { LAYER_CODE, LAYERS, layerTimes, REST } from '../bench/cpu-profile';
@@ -46,10 +46,10 @@ describe('matching a request to its operation', () => {
   });
 
   it("the route table matches in the validator's order: static segments first, the first matching path decides", async () => {
-    const table = routeTable(t.service.contract, '/v1');
+    const table = routeTable(t.service.documents[0]!.document, '/v1');
     const templates = table.paths.map((path) => path.template);
     // Every path of the contract, once.
-    expect([...templates].sort()).toEqual(Object.keys(t.service.contract.paths ?? {}).sort());
+    expect([...templates].sort()).toEqual(Object.keys(t.service.documents[0]!.document.paths ?? {}).sort());
     // The rule, for every pair: where two paths agree up to a segment that is static in one and a template in the other, the static one comes first.
     const segments = (template: string) => template.split('/').filter(Boolean);
     for (const [i, earlier] of templates.entries()) {
@@ -153,7 +153,7 @@ describe('the key cache', () => {
 describe("the cost ledger's attribution (bench/cpu-profile.ts)", () => {
   // A profile as V8 writes it: a tree of call frames, and samples naming the leaf that ran.
   const frame = (functionName: string, url = '') => ({ functionName, url, lineNumber: 0, columnNumber: 0, scriptId: '0' });
-  const at = (file: string) => `file:///srv/app/dist/src/${file}`;
+  const at = (file: string) => (file.startsWith('engine/') ? `file:///srv/app/packages/engine/dist/${file.slice('engine/'.length)}` : `file:///srv/app/dist/src/${file}`);
   const nodes = [
     { id: 1, callFrame: frame('(root)'), children: [2, 3, 4, 8, 10] },
     { id: 2, callFrame: frame('(idle)') },
@@ -177,8 +177,10 @@ describe("the cost ledger's attribution (bench/cpu-profile.ts)", () => {
     expect(Object.fromEntries(byLayer)).toEqual({ [REST]: 20, authentication: 20, serialization: 10, 'access-log': 10 });
   });
 
-  it('every layer it reports has code, and each src/ folder named there exists', () => {
-    for (const { src } of LAYER_CODE) for (const prefix of src) expect(existsSync(path.join(PROJECT_ROOT, 'src', prefix.replace(/\.js$/, '.ts')))).toBe(true);
+  it('every layer it reports has code, and each src/ folder named there exists (engine/: the engine package)', () => {
+    const source = (prefix: string): string =>
+      prefix.startsWith('engine/') ? path.join(PROJECT_ROOT, 'packages/engine/src', prefix.slice('engine/'.length)) : path.join(PROJECT_ROOT, 'src', prefix);
+    for (const { src } of LAYER_CODE) for (const prefix of src) expect(existsSync(source(prefix).replace(/\.js$/, '.ts'))).toBe(true);
     expect(new Set(LAYERS).size).toBe(LAYER_CODE.length);
   });
 });

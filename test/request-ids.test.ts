@@ -4,8 +4,8 @@ import { appOn, startTestApp, type TestApp } from './support/test-app';
 import { handlers } from '../src/service/handlers';
 import type { Handler } from '../src/service/handlers/types';
 import type { Storage } from '../src/service/storage/storage';
-import { assignRequestId } from '../src/observability/request-id';
-import { contextOf } from '../src/engine/context';
+import { assignRequestId } from '@spec-first/engine/testing';
+import { contextOf } from '@spec-first/engine';
 
 let t: TestApp;
 afterEach(() => t.close());

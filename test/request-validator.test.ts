@@ -12,7 +12,7 @@
  */
 import path from 'node:path';
 import request from 'supertest';
-import { loadContract, type OpenApiDocument } from '../src/engine/contract';
+import { loadDocument as loadContract, type OpenApiDocument } from '@spec-first/engine';
 import type * as TestAppModule from './support/test-app';
 import { dereferencedDocument, operationsOf, validRequest } from './support/document-requests';
 import { STYLES_DOCUMENT, STYLE_REQUESTS } from './support/style-fixtures';

@@ -1,5 +1,5 @@
 /**
- * The response head (src/engine/context/response-headers.ts): the headers
+ * The response head (packages/engine/src/context/response-headers.ts): the headers
  * the phases set are recorded in the request's context and written with the
  * status in one `writeHead`, each exactly once, on every kind of answer; the
  * engine's own answers leave Node no per-response header dictionary (what
@@ -8,7 +8,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import request from 'supertest';
-import { ResponseHeaders } from '../src/engine/context';
+import { ResponseHeaders } from '@spec-first/engine/testing';
 import { startTestApp, type TestApp } from './support/test-app';
 
 let t: TestApp;

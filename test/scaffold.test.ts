@@ -16,7 +16,8 @@ import path from 'node:path';
 import { parse, stringify } from 'yaml';
 import { copyProject, runNpm } from './support/project-copy';
 import { startServer, type RunningServer } from './support/processes';
-import { schemaValidator, escapePointer, type OpenApiDocument } from '../src/engine/contract';
+import type { OpenApiDocument } from '@spec-first/engine';
+import { schemaValidator, escapePointer } from '@spec-first/engine/testing';
 import { loadSpec } from './support/contracts';
 import { checkedFetch } from './support/http';
 

@@ -9,7 +9,7 @@
  * accepted scheme, 403 `insufficient_scope`; keys never in the logs; the rate
  * limits whichever way the caller came in.
  */
-import type { OpenApiDocument } from '../src/engine/contract';
+import type { OpenApiDocument } from '@spec-first/engine';
 import { startTestApp, type TestApp } from './support/test-app';
 import { startTestIssuer, type TestIssuer } from './support/jwks';
 import { loadConfig } from '../src/config';

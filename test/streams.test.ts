@@ -10,7 +10,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { startTestApp, type TestApp } from './support/test-app';
 import { handlers } from '../src/service/handlers';
 import { loadSpec } from './support/contracts';
-import { notImplementedHandler } from '../src/engine/handlers';
+import { notImplementedHandler } from '@spec-first/engine';
 import { createHttpServer } from '../src/runtime/http-server';
 import { loadConfig } from '../src/config';
 import { listenOnFreePort, openRequest, type ListeningServer, type OpenedResponse } from './support/http';

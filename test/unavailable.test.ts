@@ -6,7 +6,7 @@ import { openRedisState } from '../src/service/shared-state/redis-state';
 import { createLogger } from '../src/observability/logger';
 import { TEST_BACKEND } from './support/backend';
 import { freePort } from './support/http';
-import { isUnavailable } from '../src/engine/errors';
+import { isUnavailable } from '@spec-first/engine/testing';
 import { READINESS_REUSE_MS } from '../src/public/readiness';
 
 const refused = () => Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' });

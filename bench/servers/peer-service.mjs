@@ -179,7 +179,7 @@ function pageCursors(secret) {
 
 /**
  * The headers every response of a deprecated operation carries (as
- * src/engine/contract/deprecation.ts derives them), from the operation's
+ * packages/engine/src/contract/deprecation.ts derives them), from the operation's
  * extensions: `Deprecation: @<unix seconds>` (x-deprecated-at), `Sunset`
  * (x-sunset), `Link: <successor>; rel="successor-version"` (x-successor, its
  * path from `pathOf(operationId)`). Undefined for an operation that is not

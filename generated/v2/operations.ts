@@ -3,7 +3,7 @@
 
 /**
  * Every operation of the contract, by its identifier (its operationId made a
- * JavaScript identifier, or its method and path: src/engine/contract/names.ts):
+ * JavaScript identifier, or its method and path: packages/engine/src/contract/names.ts):
  * the operationId as written, the HTTP method, the path (relative to the
  * base path), whether callers must identify (`required`), may (`optional`)
  * or are not asked (`none`), the schemes of each security requirement

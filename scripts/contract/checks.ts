@@ -18,8 +18,8 @@
  */
 import Ajv2020, { type ValidateFunction } from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
-import { describesEventFields } from '../../src/engine/contract';
-import { eventData, readEvent } from '../../src/engine/response';
+import { describesEventFields } from '@spec-first/engine/testing';
+import { eventData, readEvent } from '@spec-first/engine/testing';
 import type { Case } from './cases';
 import { declaredResponse, type Contract, type Operation, type Schema } from './spec';
 import type { HttpResponse } from './transport';

@@ -7,7 +7,8 @@
  */
 import type { RequestInput } from './cases';
 import { INVALID_KEY } from './cases';
-import { authorizationValue, placementOf, type CredentialPlacement } from '../../src/engine/credentials';
+import { authorizationValue, placementOf } from '@spec-first/engine';
+import type { CredentialPlacement } from '@spec-first/engine/testing';
 import type { Operation, Parameter, Schema, SecurityScheme } from './spec';
 
 export interface HttpRequest {
@@ -33,7 +34,7 @@ export const PNG_1X1 = Uint8Array.from(
 );
 
 const asText = (value: unknown): string => (typeof value === 'string' ? value : JSON.stringify(value));
-/** Where a scheme's credential goes, as the server reads it (src/engine/credentials). */
+/** Where a scheme's credential goes, as the server reads it (packages/engine/src/credentials). */
 const placementOfScheme = (scheme: SecurityScheme): CredentialPlacement | undefined => placementOf({ ...scheme, name: scheme.parameter });
 
 /** Whether the run's credentials can meet one requirement (every scheme of it). */

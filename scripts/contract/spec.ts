@@ -6,7 +6,7 @@
  * boolean exclusive bounds, `example`), so the rest of the fuzzer sees plain
  * JSON Schemas.
  */
-import { holdsNames, isExtension, loadContract as loadDocument, readBundledContract } from '../../src/engine/contract';
+import { holdsNames, isExtension, loadDocument, readBundledContract } from '@spec-first/engine/testing';
 
 /** A JSON Schema (2020-12, as OpenAPI 3.1 uses it), `$ref`s resolved. */
 export type Schema = {

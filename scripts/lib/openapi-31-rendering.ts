@@ -3,7 +3,7 @@
  * 3.1 only: openapi-typescript (`npm run generate`) and api-smart-diff
  * (`npm run api:diff`).
  */
-import { HTTP_METHODS, holdsNames, isOpenApi32, type OpenApiDocument, type SpecOperation } from '../../src/engine/contract';
+import { HTTP_METHODS, holdsNames, isOpenApi32, type OpenApiDocument, type SpecOperation } from '@spec-first/engine/testing';
 
 /**
  * The document as openapi-typescript reads it: it reads 3.0 and 3.1 only (its

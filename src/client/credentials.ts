@@ -1,7 +1,10 @@
 import type { Middleware } from 'openapi-fetch';
 
-import { authorizationValue, placementOf, type DeclaredScheme } from '../engine/credentials';
+import { authorizationValue, placementOf } from '@spec-first/engine';
 import type { TabledOperation } from './methods';
+
+/** A security scheme as a document declares it. */
+type DeclaredScheme = Parameters<typeof placementOf>[0];
 
 export type { DeclaredScheme };
 

@@ -1,4 +1,4 @@
-import { readEvent } from '../engine/response';
+import { readEvent } from '@spec-first/engine';
 
 /**
  * The items of a streamed answer (a sequential media type), read as they

@@ -1,17 +1,46 @@
 import type { Request, Response } from 'express';
 import type { Logger } from 'pino';
 import type { Metrics } from './metrics';
-import type { Stage } from '../engine/stage';
-import { asErrorBody } from '../engine/errors';
-import { loggedPath } from '../engine/pipeline';
-import { methodLabel, NO_VERSION } from './operation-names';
-import { contextOf } from '../engine/context';
+import { contextOf, type Stage } from '@spec-first/engine';
 
 /** nginx's "client closed request": the client went away before the response was sent. */
 const CLIENT_CLOSED = 499;
+
+/** Requests outside every version's base path (public routes, unknown paths). */
+const NO_VERSION = 'none';
+
+/** HTTP methods reported as themselves; any other is `other`. */
+const KNOWN_METHODS: ReadonlySet<string> = new Set(['GET', 'PUT', 'POST', 'DELETE', 'OPTIONS', 'HEAD', 'PATCH', 'TRACE', 'QUERY']);
+
+/** A method label from a fixed set. @example methodLabel('PROPFIND') // 'other' */
+const methodLabel = (method: string): string => (KNOWN_METHODS.has(method) ? method : 'other');
+
+/** A client chooses its URL: the logged path is cut, so a line stays small. */
+const MAX_LOGGED_PATH = 256;
+
+/** The request path, without the query string (it may carry what people searched for). */
+function loggedPath(req: Request): string {
+  const url = req.originalUrl;
+  const query = url.indexOf('?');
+  const path = query === -1 ? url : url.slice(0, query);
+  return path.length > MAX_LOGGED_PATH ? `${path.slice(0, MAX_LOGGED_PATH)}…` : path;
+}
+
+/** The Error object a handler answered with, or undefined when its body is not one. */
+function errorObjectOf(body: unknown): { code: string; message: string } | undefined {
+  const { code, message } = (typeof body === 'object' && body !== null ? body : {}) as { code?: unknown; message?: unknown };
+  return typeof code === 'string' && typeof message === 'string' ? { code, message } : undefined;
+}
+
+/** What the access log says of a caller (the service's callers have these). */
+interface LoggedCaller {
+  readonly principal: string;
+  readonly keyId?: number | undefined;
+  readonly plan?: string;
+}
+
 export interface RequestObserverOptions {
   metrics: Metrics;
-  operationOf: (req: Request) => string;
   /** Writes the access-log line (at info); omitted when info is off. */
   accessLog?: Logger;
 }
@@ -33,9 +62,9 @@ export interface RequestObserverOptions {
  * `stream: {items, bytes, end}` instead, sent when it ends). One line per request is
  * cheaper than pino-http's serializers and child loggers.
  *
- * @example stages.push(requestObserver({ metrics, operationOf, accessLog: logger }));
+ * @example const observe = requestObserver({ metrics, accessLog: logger });
  */
-export function requestObserver({ metrics, operationOf, accessLog }: RequestObserverOptions): Stage {
+export function requestObserver({ metrics, accessLog }: RequestObserverOptions): Stage {
   // The access lines of one turn of the event loop are written together once
   // it ends (setImmediate), in the order their requests closed: written one
   // at a time between requests, pino's serialization of a line cost about
@@ -62,8 +91,8 @@ export function requestObserver({ metrics, operationOf, accessLog }: RequestObse
   const record = (req: Request, res: Response, startedAt: number): void => {
     const durationMs = performance.now() - startedAt;
     const status = res.headersSent ? res.statusCode : CLIENT_CLOSED;
-    const operation = operationOf(req);
-    const context = contextOf(req);
+    const context = contextOf<LoggedCaller>(req);
+    const operation = context.operationName ?? 'unmatched';
     const version = context.apiVersion ?? NO_VERSION;
     const method = methodLabel(req.method);
     seriesOf(operation, version, status, method).observe(durationMs / 1000);
@@ -76,7 +105,7 @@ export function requestObserver({ metrics, operationOf, accessLog }: RequestObse
     // The engine's answers record their headers; Express's own (health, metrics, docs) keep them on the response.
     const length = context.responseHeaders.get('content-length') ?? res.getHeader('content-length');
     // Thrown refusals went through the error mapper; a handler's own (404, a bad cursor) are in its answer.
-    const refusal = status >= 400 ? (context.refusal ?? asErrorBody(context.answer?.body)) : undefined;
+    const refusal = status >= 400 ? (context.refusal ?? errorObjectOf(context.answer?.body)) : undefined;
     const { caller } = context;
     lines.push({
       requestId: req.id,

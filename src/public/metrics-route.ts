@@ -1,7 +1,6 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { RequestHandler } from 'express';
-import { ApiError } from '../engine/errors';
-import { bearerToken } from '../engine/security';
+import { ApiError } from '@spec-first/engine';
 import type { Metrics } from '../observability/metrics';
 import type { Config } from '../config';
 
@@ -22,11 +21,13 @@ const isLoopback = (address: string | undefined): boolean =>
  * `timingSafeEqual`, so neither the token's content nor its length leaks
  * through timing. Without one (development and test), only a client on
  * this machine may read it, whatever address the server listens on. Not
- * rate limited: it lives outside the API's base path.
+ * rate limited: it lives outside the API's base path. Disabled, it is any
+ * unknown route's 404 (named `metrics` all the same).
  *
  * @example app.get('/metrics', metricsRoute(metrics, { token: config.metricsToken }));
  */
-export function metricsRoute(metrics: Metrics, access: Exclude<MetricsAccess, 'disabled'>): RequestHandler {
+export function metricsRoute(metrics: Metrics, access: MetricsAccess): RequestHandler {
+  if (access === 'disabled') return (_req, _res, next) => next();
   const expected = access === 'loopback' ? undefined : digest(access.token);
   return async (req, res) => {
     if (!expected && !isLoopback(req.socket.remoteAddress)) {
@@ -37,7 +38,7 @@ export function metricsRoute(metrics: Metrics, access: Exclude<MetricsAccess, 'd
     if (expected) {
       const header = req.headers.authorization;
       if (header === undefined) throw unauthorized('missing metrics token: send Authorization: Bearer <METRICS_TOKEN>');
-      const token = bearerToken(header);
+      const token = /^bearer +(\S+) *$/i.exec(header)?.[1];
       if (token === undefined || !timingSafeEqual(digest(token), expected)) throw unauthorized('invalid metrics token');
     }
     const body = await metrics.render();

@@ -21,7 +21,7 @@ function withTimeout(check: () => Promise<void>): Promise<void> {
 }
 
 /** Runs every check at once; a failure is logged and reported as `error` (never a rejection). */
-async function readinessOf(checks: Record<string, () => Promise<void>>, log: Pick<Logger, 'warn'>): Promise<Readiness> {
+async function readinessOf(checks: Record<string, () => Promise<void>>, log: { warn(fields: object, message: string): void }): Promise<Readiness> {
   const results = await Promise.all(
     Object.entries(checks).map(async ([name, check]) => {
       try {
@@ -49,8 +49,10 @@ export function readinessRoute(checks: Record<string, () => Promise<void>>, logg
   let latest: { readiness: Promise<Readiness>; settledAt?: number } | undefined;
   return async (req, res) => {
     if (!latest || (latest.settledAt !== undefined && now() - latest.settledAt >= READINESS_REUSE_MS)) {
-      // The request's own logger (with its id) when the app provides one: the request that starts the run logs its failures.
-      const run: NonNullable<typeof latest> = { readiness: readinessOf(checks, (req.log as Pick<Logger, 'warn'> | undefined) ?? logger) };
+      // The request that starts the run logs its failures, with its id.
+      const run: NonNullable<typeof latest> = {
+        readiness: readinessOf(checks, { warn: (fields, message) => logger.warn({ requestId: req.id, ...fields }, message) }),
+      };
       void run.readiness.then(() => {
         run.settledAt = now();
       });

@@ -22,9 +22,8 @@ import http, { type RequestListener, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { ipKeyGenerator } from 'express-rate-limit';
-import { errorBody, type ErrorBody } from '../engine/errors';
+import { errorBody } from '@spec-first/engine';
 import type { Config } from '../config';
-import { sendJson } from '../engine/response';
 
 /** Timeouts and the connection cap, as configured. */
 export type HttpLimits = Config['httpLimits'];
@@ -59,7 +58,15 @@ export function createHttpServer(app: RequestListener, limits: HttpLimits): http
       // RFC 9112 3.2: an HTTP/1.1 request without Host is a 400.
       if (req.headers.host === undefined && req.httpVersion === '1.1') {
         const answer = errorBody(400, 'invalid_request', 'the Host header is required');
-        sendJson(res, answer.status, answer, { 'X-Request-Id': randomUUID(), Connection: 'close' });
+        const json = JSON.stringify(answer);
+        res
+          .writeHead(answer.status, {
+            'Content-Type': 'application/json; charset=utf-8',
+            'Content-Length': Buffer.byteLength(json),
+            'X-Request-Id': randomUUID(),
+            Connection: 'close',
+          })
+          .end(json);
         return;
       }
       app(req, res);
@@ -98,7 +105,7 @@ function limitConnectionsPerClient(server: http.Server, max: number): void {
 }
 
 /** What Node's parser (or its timeout sweep) refused, as an Error object. */
-function errorFor(error: NodeJS.ErrnoException & { reason?: string }, limits: HttpLimits): ErrorBody {
+function errorFor(error: NodeJS.ErrnoException & { reason?: string }, limits: HttpLimits): ReturnType<typeof errorBody> {
   switch (error.code) {
     case 'HPE_HEADER_OVERFLOW':
       return errorBody(431, 'headers_too_large', `the request line and headers together must not be larger than ${MAX_HEADER_BYTES / 1024} KiB`);

@@ -1,13 +1,12 @@
 import type { components } from '../../generated/v1/openapi';
-import { errorBody, type EngineErrorCode } from '../engine/errors';
+import { type ApiError, errorBody } from '@spec-first/engine';
 
 /** The codes of the Error objects the service answers with itself (the engine has its own). */
-export const SERVICE_ERROR_CODES = ['rate_limited', 'key_temporarily_banned', 'idempotency_key_in_use', 'idempotency_key_reused'] as const;
+export const SERVICE_ERROR_CODES = ['key_temporarily_banned', 'idempotency_key_in_use', 'idempotency_key_reused'] as const;
 export type ServiceErrorCode = (typeof SERVICE_ERROR_CODES)[number];
 
-declare module '../engine/errors/api-error' {
-  interface ThrownErrorCodes extends Record<ServiceErrorCode, true> {}
-}
+/** The codes the engine answers with itself: the code of its default `ApiError`. */
+type EngineErrorCode = ApiError['code'];
 
 /** The contract's `ErrorCode` enum (every version shares it). */
 export type ErrorCode = components['schemas']['ErrorCode'];

@@ -1,4 +1,5 @@
-import { readBundledContract, type OpenApiDocument } from '../../src/engine/contract';
+import type { OpenApiDocument } from '@spec-first/engine';
+import { readBundledContract } from '@spec-first/engine/testing';
 import { SPEC_PATH } from '../../src/project';
 
 /** A contract of the project (one file, local `$ref`s only), read synchronously; v1's by default. */

@@ -1,4 +1,5 @@
-import { type OpenApiDocument, schemaValidator, escapePointer } from '../../src/engine/contract';
+import type { OpenApiDocument } from '@spec-first/engine';
+import { schemaValidator, escapePointer } from '@spec-first/engine/testing';
 
 type Node = Record<string, unknown>;
 

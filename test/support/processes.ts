@@ -6,7 +6,8 @@ import { PROJECT_ROOT } from './paths';
 /** The environment of a spawned process: this one's, minus its database/Redis choice, plus `env`. */
 function childEnv(env: Record<string, string>): NodeJS.ProcessEnv {
   const { DATABASE_URL: _database, REDIS_URL: _redis, ...inherited } = process.env;
-  return { ...inherited, ...env };
+  // tsx reads tsconfig.json (whose paths lead to the engine's sources) from the working directory, which may be elsewhere.
+  return { TSX_TSCONFIG_PATH: path.join(PROJECT_ROOT, 'tsconfig.json'), ...inherited, ...env };
 }
 
 /** Runs TypeScript sources directly, from any working directory. */

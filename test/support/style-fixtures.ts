@@ -5,7 +5,7 @@
  * parameter-styles suite checks what the handler receives; the request
  * validator suite checks that the validator read the same.
  */
-import type { OpenApiDocument } from '../../src/engine/contract';
+import type { OpenApiDocument } from '@spec-first/engine';
 
 const ints = { type: 'array', items: { type: 'integer', format: 'int32' } };
 const point = { type: 'object', properties: { x: { type: 'integer' }, y: { type: 'integer' } } };

@@ -136,7 +136,7 @@ async function composeWithLog(config: Config, overrides: ComposeOverrides): Prom
     app: service.app,
     api: apiClient(
       service.app,
-      service.apis.map((api) => ({ document: api.contract, basePath: api.basePath })),
+      service.documents.map(({ document, basePath }) => ({ document, basePath })),
     ),
     service,
     logs: log.text,

@@ -10,7 +10,8 @@
 import { notImplementedHandler, type Handler, type HandlerRegistry } from '../../src/service/handlers/types';
 import { handlers } from '../../src/service/handlers';
 import { listPets } from '../../src/service/handlers/listPets';
-import { ApiError, notImplemented } from '../../src/engine/errors';
+import { ApiError } from '@spec-first/engine';
+import { notImplemented } from '@spec-first/engine/testing';
 import type { Caller } from '../../src/service/keys/caller';
 
 const pet = { id: 1, name: 'Rex', categoryId: 2, status: 'available' as const };

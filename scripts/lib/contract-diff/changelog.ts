@@ -6,7 +6,7 @@
  * the same text (`npm run api:changelog -- --check` relies on it).
  */
 import path from 'node:path';
-import { listOperations, type OpenApiDocument } from '../../../src/engine/contract';
+import { listOperations, type OpenApiDocument } from '@spec-first/engine/testing';
 import { operationLabel, type ContractChange } from './change';
 import { compareContracts } from './compare-contracts';
 import { ContractSourceError, displayPath } from './load-contract';

@@ -7,7 +7,7 @@
  */
 import path from 'node:path';
 import { PROJECT_ROOT } from '../../../src/project';
-import { contractVersions } from '../../../src/engine/contract';
+import { contractVersions } from '@spec-first/engine/testing';
 import { displayPath } from './load-contract';
 
 /** One document to work on: the version's name when it is one of the project's, and its path. */

@@ -9,7 +9,7 @@
  * and parameters are array indices. `locate` and `displayLocation` map such a
  * path back onto the YAML the designer wrote.
  */
-import { HTTP_METHODS, type OpenApiDocument, pointerSegments } from '../../../src/engine/contract';
+import { HTTP_METHODS, type OpenApiDocument, pointerSegments } from '@spec-first/engine/testing';
 import type { ChangeOperation } from './change';
 
 export type JsonPath = ReadonlyArray<string | number>;

@@ -6,7 +6,7 @@
  * under `components/`.
  */
 import { apiCompare, type Diff, type DiffType } from 'api-smart-diff';
-import type { OpenApiDocument } from '../../../src/engine/contract';
+import type { OpenApiDocument } from '@spec-first/engine/testing';
 import type { ChangeClass, ChangeVerdict, ContractChange } from './change';
 import { CHANGE_CLASSES } from './change';
 import { displayLocation, operationOf, sideOf } from './contract-path';

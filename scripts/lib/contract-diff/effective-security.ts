@@ -6,7 +6,7 @@
  * new document-level requirement unclassified. This compares the effective
  * requirement of every operation present on both sides instead.
  */
-import { HTTP_METHODS, type OpenApiDocument } from '../../../src/engine/contract';
+import { HTTP_METHODS, type OpenApiDocument } from '@spec-first/engine/testing';
 import type { ChangeVerdict } from './change';
 
 type SecurityRequirement = Record<string, string[]>;

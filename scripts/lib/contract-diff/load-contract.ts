@@ -10,7 +10,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { ContractLoadError, loadContract, type OpenApiDocument } from '../../../src/engine/contract';
+import { ContractLoadError, loadDocument as loadContract, type OpenApiDocument } from '@spec-first/engine/testing';
 import { newestRelease, releasesDirOf } from './releases';
 
 export class ContractSourceError extends Error {}

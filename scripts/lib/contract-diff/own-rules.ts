@@ -6,7 +6,7 @@
  * a response it is the other way round.
  */
 import type { Diff } from 'api-smart-diff';
-import type { OpenApiDocument } from '../../../src/engine/contract';
+import type { OpenApiDocument } from '@spec-first/engine/testing';
 import type { ChangeVerdict } from './change';
 import { locate, schemaKeyword, sideOf, withoutItemIndex, type JsonPath, type Side } from './contract-path';
 

@@ -1,12 +1,12 @@
 /**
  * The sunset rule. An operation marked `deprecated: true` with `x-sunset`
- * answers every call with a `Sunset` header (src/engine/contract/deprecation.ts): a
+ * answers every call with a `Sunset` header (packages/engine/src/contract/deprecation.ts): a
  * promise to clients that it keeps working until that date. Removing it on or
  * after the date is the break that header announced, so the version gate lets
  * it through without a major bump; removing it earlier breaks the promise, and
  * within a major version the gate refuses it, naming the date.
  */
-import type { OperationObject, OpenApiDocument } from '../../../src/engine/contract';
+import type { OperationObject, OpenApiDocument } from '@spec-first/engine/testing';
 import type { ContractChange } from './change';
 import { isIsoDate } from './today';
 

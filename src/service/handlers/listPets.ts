@@ -1,5 +1,5 @@
 import type { Handler } from './types';
-import { errorBody } from '../../engine/errors';
+import { errorBody } from '@spec-first/engine';
 
 export const listPets: Handler<'listPets', 'v1' | 'v2'> = async ({ query }, { pets, pages }) => {
   const { limit, status, cursor } = query;

@@ -1,5 +1,5 @@
 /**
- * The service's handler types: the engine's (src/engine/handlers/types.ts),
+ * The service's handler types: the engine's (packages/engine/src/handlers/types.ts),
  * derived entirely from the generated contract types, with the pet adoption
  * service's context and caller. Nothing about an operation's parameters,
  * body or responses is written here by hand.
@@ -11,16 +11,14 @@
  * };
  */
 import type { Contracts } from '../../../generated/versions';
-import {
-  type AnyOperationIdOf,
-  type HandlerOf,
-  type HandlerRequest as EngineRequest,
-  type HandlerResponse as EngineResponse,
-  type OperationId as OperationIdOf,
-  type RegistryOf,
-  notImplementedHandler as stubOf,
-  type Stub,
-} from '../../engine/handlers';
+import type {
+  Handler as HandlerOf,
+  HandlerRequest as EngineRequest,
+  HandlerResponse as EngineResponse,
+  OperationId as OperationIdOf,
+  HandlerRegistry as RegistryOf,
+} from '@spec-first/engine';
+import { notImplementedHandler as stubOf } from '@spec-first/engine';
 import type { Repositories } from '../storage/storage';
 import type { PageLinks } from '../paging/page-links';
 import type { IdempotentRequests } from '../idempotency/idempotent-requests';
@@ -29,7 +27,7 @@ import type { Caller } from '../keys/caller';
 export type Version = keyof Contracts;
 
 /** An operation of any version. */
-export type AnyOperationId = AnyOperationIdOf<Contracts>;
+export type AnyOperationId = { [V in Version]: keyof Contracts[V]['table'] & string }[Version];
 
 /** The operations of version `V`; of several versions, those they all have. */
 export type OperationId<V extends Version = 'v1'> = OperationIdOf<Contracts, V>;
@@ -67,4 +65,4 @@ export type HandlerRegistry<V extends Version = 'v1'> = RegistryOf<Contracts, V,
  *
  * @example export const listStoreOrders = notImplementedHandler('listStoreOrders');
  */
-export const notImplementedHandler = <K extends AnyOperationId>(operationId: K): Stub<K> => stubOf(operationId);
+export const notImplementedHandler = <K extends AnyOperationId>(operationId: K): ReturnType<typeof stubOf<K>> => stubOf(operationId);

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
-import { ApiError } from '../../engine/errors';
+import { ApiError } from '@spec-first/engine';
+import type { ErrorCode } from '../errors';
 import type { IdempotencyRepository } from '../storage/storage';
 
 /** A response as a handler returns it (status and JSON body). */
@@ -60,8 +61,10 @@ export interface IdempotencySettings {
  *   async (claim) => { const pet = await pets.createdBy(claim); return pet && { status: 201, body: pet }; });
  */
 export function idempotentRequests(records: IdempotencyRepository, settings: IdempotencySettings): IdempotentRequests {
-  const inFlight = (): ApiError => new ApiError(409, 'idempotency_key_in_use', 'a request with this Idempotency-Key is still being processed: retry later');
-  const reused = (): ApiError => new ApiError(422, 'idempotency_key_reused', 'this Idempotency-Key was already used with another request body');
+  const inFlight = (): ApiError<ErrorCode> =>
+    new ApiError<ErrorCode>(409, 'idempotency_key_in_use', 'a request with this Idempotency-Key is still being processed: retry later');
+  const reused = (): ApiError<ErrorCode> =>
+    new ApiError<ErrorCode>(422, 'idempotency_key_reused', 'this Idempotency-Key was already used with another request body');
 
   /** The claim once this request holds it (taken over from a holder that failed, or new); the stored response otherwise. */
   const claim = async ({ owner, key }: IdempotentRequest, requestHash: string): Promise<{ id: number; takenOver: boolean } | StoredResponse> => {

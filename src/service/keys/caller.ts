@@ -1,3 +1,4 @@
+import type { Principal } from '@spec-first/engine';
 import type { Plan } from '../plans/plans';
 
 /**
@@ -7,21 +8,17 @@ import type { Plan } from '../plans/plans';
  * plan decides its rate limits; `principal` keys its counters, bans and
  * Idempotency-Keys, whichever way it authenticated.
  */
-declare module '../../engine/context/request-context' {
-  interface Principal {
-    /** The API key's id; undefined for a token. */
-    readonly keyId: number | undefined;
-    readonly plan: Plan;
-    readonly label: string;
-    /** An enterprise key's own limits (null for the other plans and for tokens). */
-    readonly requestsPerMinute: number | null;
-    readonly requestsPerDay: number | null;
-    /** The stored end of a ban of the key (ISO time), if any. */
-    readonly bannedUntil: string | null;
-  }
+export interface Caller extends Principal {
+  /** The API key's id; undefined for a token. */
+  readonly keyId: number | undefined;
+  readonly plan: Plan;
+  readonly label: string;
+  /** An enterprise key's own limits (null for the other plans and for tokens). */
+  readonly requestsPerMinute: number | null;
+  readonly requestsPerDay: number | null;
+  /** The stored end of a ban of the key (ISO time), if any. */
+  readonly bannedUntil: string | null;
 }
-
-export type { Principal as Caller } from '../../engine/security';
 
 /** The principal of an API key: `key:12` (also the rate-limit counter's name, unchanged since keys were the only callers). */
 export const keyPrincipal = (keyId: number): string => `key:${keyId}`;

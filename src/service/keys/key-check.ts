@@ -1,8 +1,8 @@
 import type { Request } from 'express';
 import { LRUCache } from 'lru-cache';
 import type { ApiKeyRepository } from '../storage/storage';
-import { ApiError } from '../../engine/errors';
-import type { CredentialCheck } from '../../engine/security';
+import { ApiError } from '@spec-first/engine';
+import type { CredentialCheck } from '@spec-first/engine';
 import type { Plan } from '../plans/plans';
 import { keyPrincipal, tokenPrincipal, type Caller } from './caller';
 import type { KeyChanges } from './key-changes';
@@ -38,7 +38,7 @@ const KNOWN_KEY_TTL_MS = 86_400_000;
 
 /**
  * What the service makes of a credential the engine verified
- * (src/engine/security/authenticate.ts): an API key, however the scheme
+ * (packages/engine/src/security/authenticate.ts): an API key, however the scheme
  * carries it, is looked up by its SHA-256 (a cached key costs a lookup, no
  * hash and no query; only valid keys are cached, one entry per key, the
  * cache bounded, so a key created by the CLI works at once and a revoked one
@@ -49,7 +49,14 @@ const KNOWN_KEY_TTL_MS = 86_400_000;
  *
  * @example const check = keyCheck({ apiKeys: storage.apiKeys, cacheTtlMs: 2_000, tokenPlan: 'free' });
  */
-export function keyCheck({ apiKeys, cacheTtlMs, keyChanges, observeCache = () => undefined, tokenPlan, beforeLookup }: KeyCheckOptions): CredentialCheck {
+export function keyCheck({
+  apiKeys,
+  cacheTtlMs,
+  keyChanges,
+  observeCache = () => undefined,
+  tokenPlan,
+  beforeLookup,
+}: KeyCheckOptions): CredentialCheck<Caller> {
   const cache = new LRUCache<string, Caller>({ max: 10_000, ttl: cacheTtlMs, ttlAutopurge: false });
   const known = new LRUCache<string, true>({ max: KNOWN_KEYS, ttl: KNOWN_KEY_TTL_MS, ttlAutopurge: false });
   keyChanges?.subscribe((keyId) => {

@@ -1,15 +1,13 @@
 import type { Request } from 'express';
 import { MemoryStore, type ClientRateLimitInfo, type Options, type Store } from 'express-rate-limit';
-import type { Stage } from '../../engine/stage';
-import { ApiError, isUnavailable, UNAVAILABLE_RETRY_AFTER_SECONDS } from '../../engine/errors';
+import { ApiError, contextOf, DependencyUnavailable, type Stage } from '@spec-first/engine';
+import type { ErrorCode } from '../errors';
 import type { Logger as PinoLogger } from 'pino';
 import type { BanList } from './ban-list';
 import { limitsOf } from '../plans/plans';
 import type { Plan } from '../plans/plans';
 import type { RateLimitSettings } from '../../config';
 import { addressKey, type RefusedAddresses } from './refused-addresses';
-import { contextOf, type ResponseHeaders } from '../../engine/context';
-import { headerName, integerText } from '../../engine/response';
 import type { Caller } from '../keys/caller';
 
 /** Told about each refusal (429) and each new ban, for metrics. `plan` is `none` without a valid key. */
@@ -165,40 +163,40 @@ export function rateLimits(
     return { windows, bannedUntil: undefined };
   };
 
-  const tooMany = (code: 'rate_limited' | 'key_temporarily_banned', message: string, untilMs: number): ApiError =>
-    new ApiError(429, code, message, { 'Retry-After': String(Math.max(1, Math.ceil((untilMs - now()) / 1000))) });
+  const tooMany = (code: 'rate_limited' | 'key_temporarily_banned', message: string, untilMs: number): ApiError<ErrorCode> =>
+    new ApiError<ErrorCode>(429, code, message, { 'Retry-After': String(Math.max(1, Math.ceil((untilMs - now()) / 1000))) });
 
   /**
    * When the counters cannot be read (the shared store is down) or the key
    * cannot be checked, the request is refused with 503 rather than served
    * unlimited: fail closed. Its headers say "nothing left until Retry-After".
    */
-  const unavailable = (caller: Caller | undefined, headers: ResponseHeaders, error: ApiError): ApiError => {
+  const unavailable = (caller: Caller | undefined, headers: ResponseHeaders, error: ApiError<string>): ApiError<string> => {
     const limit = caller ? limitsOf(caller).perMinute : settings.ipPerMinute;
     const window: Window = {
       name: caller ? 'minute' : 'ip',
       limit,
       used: limit,
       windowSeconds: Math.round((caller ? settings.minuteWindowMs : settings.ipWindowMs) / 1000),
-      resetMs: now() + UNAVAILABLE_RETRY_AFTER_SECONDS * 1000,
+      resetMs: now() + DependencyUnavailable.retryAfterSeconds * 1000,
     };
     setHeaders(headers, [window], window, now());
     return error;
   };
   const storeUnavailable = (): ApiError =>
     new ApiError(503, 'unavailable', 'service temporarily unavailable: rate limits cannot be checked; retry later', {
-      'Retry-After': String(UNAVAILABLE_RETRY_AFTER_SECONDS),
+      'Retry-After': String(DependencyUnavailable.retryAfterSeconds),
     });
 
   return async (req) => {
-    const { caller, authFailure, responseHeaders } = contextOf(req);
+    const { caller, authFailure, responseHeaders } = contextOf<Caller>(req);
     // The key could not be checked (database down): not counted against the IP, answered 503.
     if (authFailure?.code === 'unavailable') throw unavailable(caller, responseHeaders, authFailure);
     let counted: Counted;
     try {
       counted = await count(req, caller);
     } catch (error) {
-      throw isUnavailable(error) ? unavailable(caller, responseHeaders, storeUnavailable()) : error;
+      throw DependencyUnavailable.is(error) ? unavailable(caller, responseHeaders, storeUnavailable()) : error;
     }
     decide(caller, counted, responseHeaders);
   };
@@ -218,27 +216,38 @@ function bindingWindow(windows: Window[]): Window {
   );
 }
 
-const X_RATELIMIT_LIMIT = headerName('X-RateLimit-Limit');
-const X_RATELIMIT_REMAINING = headerName('X-RateLimit-Remaining');
-const X_RATELIMIT_RESET = headerName('X-RateLimit-Reset');
-const RATELIMIT_POLICY = headerName('RateLimit-Policy');
-const RATELIMIT = headerName('RateLimit');
+/** The headers a request's phases record for its response. */
+type ResponseHeaders = ReturnType<typeof contextOf>['responseHeaders'];
+
+/**
+ * A header name written on every response, as a string V8 keeps in one byte
+ * per character, whatever the contract's YAML made V8 meet first: a
+ * two-byte name turns the whole response head into one, which Node encodes
+ * the slow way on every write.
+ */
+const oneByte = (name: string): string => Buffer.from(name, 'latin1').toString('latin1');
+
+const X_RATELIMIT_LIMIT = oneByte('X-RateLimit-Limit');
+const X_RATELIMIT_REMAINING = oneByte('X-RateLimit-Remaining');
+const X_RATELIMIT_RESET = oneByte('X-RateLimit-Reset');
+const RATELIMIT_POLICY = oneByte('RateLimit-Policy');
+const RATELIMIT = oneByte('RateLimit');
 
 function setHeaders(headers: ResponseHeaders, windows: Window[], binding: Window, nowMs: number): void {
   const remaining = Math.max(0, binding.limit - binding.used);
   const resetSeconds = Math.ceil(binding.resetMs / 1000);
-  const remainingText = integerText(remaining);
-  headers.set(X_RATELIMIT_LIMIT, integerText(binding.limit));
+  const remainingText = remaining.toFixed(0);
+  headers.set(X_RATELIMIT_LIMIT, binding.limit.toFixed(0));
   headers.set(X_RATELIMIT_REMAINING, remainingText);
-  headers.set(X_RATELIMIT_RESET, integerText(resetSeconds));
+  headers.set(X_RATELIMIT_RESET, resetSeconds.toFixed(0));
   headers.set(RATELIMIT_POLICY, windows.map((window) => `"${window.name}";q=${window.limit};w=${window.windowSeconds}`).join(', '));
-  headers.set(RATELIMIT, `"${binding.name}";r=${remainingText};t=${integerText(Math.max(0, Math.ceil((binding.resetMs - nowMs) / 1000)))}`);
+  headers.set(RATELIMIT, `"${binding.name}";r=${remainingText};t=${Math.max(0, Math.ceil((binding.resetMs - nowMs) / 1000)).toFixed(0)}`);
 }
 
 /**
  * Counts one more request of a request's caller (or, without one, of its
  * address) in its windows, as far as each has room: a stream's weight
- * (src/engine/pipeline/stream-admission.ts) fills the windows, so the
+ * (packages/engine/src/pipeline/stream-admission.ts) fills the windows, so the
  * caller's next requests wait for them to reset, but never takes them past
  * their limit, where it would count as refusals towards a ban. A failure of
  * the store is logged; the stream goes on.
@@ -251,7 +260,7 @@ export function chargeOneRequest(settings: RateLimitSettings, stores: RateLimitS
     if (totalHits > limit) await store.decrement(key);
   };
   return (req) => {
-    const { caller } = contextOf(req);
+    const { caller } = contextOf<Caller>(req);
     let counted: Promise<unknown>;
     if (caller) {
       const { perMinute, perDay } = limitsOf(caller);

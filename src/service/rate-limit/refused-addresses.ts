@@ -1,7 +1,7 @@
 import type { Request } from 'express';
 import { ipKeyGenerator } from 'express-rate-limit';
 import { LRUCache } from 'lru-cache';
-import { ApiError } from '../../engine/errors';
+import { ApiError } from '@spec-first/engine';
 
 /** Addresses remembered at once; past that the oldest is forgotten, which costs only a lookup. */
 const MAX_ADDRESSES = 10_000;

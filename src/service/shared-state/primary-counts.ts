@@ -1,7 +1,7 @@
 import cluster, { type Worker } from 'node:cluster';
 import { MemoryStore, type ClientRateLimitInfo, type Options, type Store } from 'express-rate-limit';
 import type { RateLimitStores } from '../rate-limit/rate-limits';
-import { DependencyUnavailable } from '../../engine/errors';
+import { DependencyUnavailable } from '@spec-first/engine';
 
 /** Marks these messages among the others on a worker's IPC channel. */
 const CHANNEL = 'pas-counts';

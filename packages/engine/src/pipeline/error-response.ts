@@ -1,0 +1,51 @@
+import type { ErrorRequestHandler, Request, RequestHandler } from 'express';
+import { noSuchRoute } from '../errors/api-error';
+import { toApiError } from '../errors/to-api-error';
+import { loggedPath } from './logged-path';
+import { sendJson } from '../response/send-json';
+import { contextOf } from '../context/request-context';
+
+/** Where the engine logs: a pino logger fits, and so does `console`. */
+export interface EngineLogger {
+  warn(fields: object, message: string): void;
+  error(fields: object, message: string): void;
+}
+
+/**
+ * The one place errors become responses: every failure is an Error object
+ * `{code, message, status}` served as application/json. Bugs are logged once,
+ * here, with their stack, the request id and the
+ * operation, and answered with a bland 500. Request bodies are never logged.
+ */
+export function errorMapper(logger: EngineLogger, operationOf?: (req: Request) => string, now: () => number = Date.now): ErrorRequestHandler {
+  // During an outage every request fails the same way: one warning per interval is enough.
+  const UNAVAILABLE_LOG_INTERVAL_MS = 10_000;
+  let lastUnavailableLog = 0;
+  return (error, req, res, _next) => {
+    const apiError = toApiError(error, req);
+    const log = logger;
+    // The path only: a query string may carry secrets or personal data.
+    const where = { requestId: req.id, operation: operationOf?.(req), method: req.method, path: loggedPath(req) };
+    if (apiError.code === 'unavailable') {
+      if (now() - lastUnavailableLog >= UNAVAILABLE_LOG_INTERVAL_MS) {
+        lastUnavailableLog = now();
+        log.warn({ err: (error as Error).message, ...where }, 'dependency unavailable: answering 503');
+      }
+    } else if (apiError.status >= 500 && apiError.code !== 'not_implemented') {
+      // A stub's 501 is the framework's answer, like a 401: the access log has it.
+      log.error({ err: error, ...where }, 'request failed');
+    }
+    if (res.headersSent) {
+      res.destroy();
+      return;
+    }
+    const body = apiError.toBody();
+    contextOf(req).refusal = apiError.logDetail === undefined ? body : { ...body, message: apiError.logDetail };
+    sendJson(res, apiError.status, body, apiError.headers);
+  };
+}
+
+/** Paths outside the contract (and outside the docs/health routes). */
+export const unknownRoute: RequestHandler = () => {
+  throw noSuchRoute();
+};
