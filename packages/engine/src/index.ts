@@ -22,6 +22,7 @@ export type { Stage } from './stage/stage';
 export { ApiError, errorBody } from './errors/api-error';
 export { DependencyUnavailable } from './errors/unavailable';
 export { notImplementedHandler } from './handlers/stub';
+export type { Stub } from './handlers/stub';
 export type { HandlerOf as Handler, HandlerRequest, HandlerResponse, OperationId, RegistryOf as HandlerRegistry } from './handlers/types';
 export { authorizationValue, placementOf } from './credentials/placement';
 export { readEvent } from './response/sequential';

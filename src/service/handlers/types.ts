@@ -17,6 +17,7 @@ import type {
   HandlerResponse as EngineResponse,
   OperationId as OperationIdOf,
   HandlerRegistry as RegistryOf,
+  Stub,
 } from '@spec-first/engine';
 import { notImplementedHandler as stubOf } from '@spec-first/engine';
 import type { Repositories } from '../storage/storage';
@@ -65,4 +66,4 @@ export type HandlerRegistry<V extends Version = 'v1'> = RegistryOf<Contracts, V,
  *
  * @example export const listStoreOrders = notImplementedHandler('listStoreOrders');
  */
-export const notImplementedHandler = <K extends AnyOperationId>(operationId: K): ReturnType<typeof stubOf<K>> => stubOf(operationId);
+export const notImplementedHandler = <K extends AnyOperationId>(operationId: K): Stub<K> => stubOf(operationId);

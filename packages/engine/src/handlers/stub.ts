@@ -13,7 +13,11 @@
 
 const STUB = Symbol('not implemented');
 
-/** The registry entry of an operation that has no handler yet. Only `notImplementedHandler` makes one. */
+/**
+ * The registry entry of an operation that has no handler yet. Only `notImplementedHandler` makes one.
+ *
+ * @example const later: Stub<'getNote'> = notImplementedHandler('getNote');
+ */
 export interface Stub<K extends string> {
   readonly [STUB]: true;
   readonly operationId: K;
