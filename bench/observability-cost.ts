@@ -9,8 +9,8 @@
  */
 import { EventEmitter } from 'node:events';
 import pino from 'pino';
-import { createMetrics } from '../src/observability/metrics';
-import { requestObserver } from '../src/observability/request-observer';
+import { createMetrics } from '../src/observability';
+import { requestObserver } from '../src/observability';
 import type { Stage } from '@spec-first/engine';
 import { asMiddleware, assignRequestId, operationResolver, routeTable } from '@spec-first/engine/testing';
 import { loadSpec } from '../test/support/contracts';

@@ -26,8 +26,8 @@ import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { BENCH_METRICS_TOKEN, PeakRss, ROOT, ServerProcess, killAllServers, rssMb, runCommand, scrapeMetrics, sleep, SERVER_NODE_FLAGS } from './lib';
-import { openStorage } from '../src/service/storage/open-storage';
-import { issueApiKey } from '../src/service/keys/key-service';
+import { openStorage } from '../src/service/storage';
+import { issueApiKey } from '../src/service/keys';
 import { assertResponseConforms } from '../test/support/spec-conformance';
 
 const { values: options } = parseArgs({

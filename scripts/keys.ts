@@ -10,13 +10,13 @@
 import '../src/runtime/check-runtime';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { Redis } from 'ioredis';
-import { keyChangesChannel } from '../src/service/shared-state/redis-state';
+import { keyChangesChannel } from '../src/service/shared-state';
 import { FIXED_SETTINGS, loadConfig } from '../src/config';
-import { openStorage } from '../src/service/storage/open-storage';
-import { ApiKeyInputError, checkPlanLimits, issueApiKey, rotateApiKey } from '../src/service/keys/key-service';
+import { openStorage } from '../src/service/storage';
+import { ApiKeyInputError, checkPlanLimits, issueApiKey, rotateApiKey } from '../src/service/keys';
 import { formatKeyDetails, formatKeyTable, keyView } from './lib/key-listing';
-import type { ApiKeyRecord, Storage } from '../src/service/storage/storage';
-import { PLANS, type Plan } from '../src/service/plans/plans';
+import type { ApiKeyRecord, Storage } from '../src/service/storage';
+import { PLANS, type Plan } from '../src/service/plans';
 
 /** Refused as asked: exit code 2. */
 class UsageError extends Error {}

@@ -64,6 +64,8 @@ ${[...version.operationIds]
  * extra one, or a handler whose responses version V does not declare a
  * compile error; a handler listed under several versions is typed for all
  * of them (\`Handler<K, 'v1' | 'v2'>\`). Rewritten by \`npm run scaffold\`.
+ *
+ * @example const registry: HandlerRegistry<'v1'> = { ...handlers, listStoreOrders: notImplementedHandler('listStoreOrders') };
  */
 import type { HandlerRegistry } from './types';
 ${all.map((id) => `import { ${id} } from './${id}';`).join('\n')}
@@ -74,6 +76,10 @@ export const registries = { ${versions.map((version) => version.name).join(', ')
 
 /** The first version's registry (what a single-version test replaces handlers of). */
 export const handlers = ${versions[0]!.name};
+
+// The handler types and contexts, for code outside this folder: this file is the folder's front door.
+export { notImplementedHandler, type Handler, type HandlerRegistry, type Version } from './types';
+export { handlerContexts } from './context';
 `;
 };
 
@@ -111,7 +117,10 @@ export function scaffold(dir: string, versions: readonly ScaffoldVersion[]): str
 export function orphanHandlers(dir: string, versions: readonly ScaffoldVersion[]): string[] {
   const known = new Set<string>(versions.flatMap((version) => version.operationIds));
   return readdirSync(dir, { withFileTypes: true })
-    .filter((entry) => entry.isFile() && entry.name !== 'index.ts' && entry.name !== 'types.ts' && !known.has(entry.name.replace(/\.ts$/, '')))
+    .filter(
+      (entry) =>
+        entry.isFile() && entry.name !== 'index.ts' && entry.name !== 'types.ts' && entry.name !== 'context.ts' && !known.has(entry.name.replace(/\.ts$/, '')),
+    )
     .map((entry) => entry.name);
 }
 

@@ -3,32 +3,16 @@ import type { DestinationStream, Logger } from 'pino';
 import { createEngine, credentialNames, type Engine, type OpenApiDocument } from '@spec-first/engine';
 import type { Config } from './config';
 import { servedVersions, type ServedVersion } from './versions';
-import type { HandlerRegistry } from './service/handlers/types';
-import { keyCheck } from './service/keys/key-check';
-import type { Caller } from './service/keys/caller';
-import { chargeOneRequest, memoryStores, rateLimits } from './service/rate-limit/rate-limits';
-import { MemoryBanList } from './service/rate-limit/ban-list';
-import { addressKey, RefusedAddresses } from './service/rate-limit/refused-addresses';
-import { openStorage } from './service/storage/open-storage';
-import { repositoriesOf, type Storage } from './service/storage/storage';
-import { timedStorage } from './service/storage/timed-storage';
-import type { SharedState } from './service/shared-state/shared-state';
-import { openSharedState } from './service/shared-state/open-shared-state';
-import { pageCursors } from './service/paging/page-cursors';
-import { pageLinks } from './service/paging/page-links';
-import { idempotentRequests } from './service/idempotency/idempotent-requests';
-import { purgeExpiredKeys } from './service/idempotency/purge-expired';
-import { createLogger } from './observability/logger';
-import { createMetrics, type Metrics } from './observability/metrics';
-import { engineHooks, startViolationSeries } from './observability/engine-hooks';
-import { requestObserver } from './observability/request-observer';
-import { metricsRoute } from './public/metrics-route';
-import { readinessRoute } from './public/readiness';
+import { handlerContexts, type HandlerRegistry } from './service/handlers';
+import { keyCheck, type Caller } from './service/keys';
+import { chargeOneRequest, clientKey, MemoryBanList, memoryStores, rateLimits, RefusedAddresses } from './service/rate-limit';
+import { openStorage, timedStorage, type Storage } from './service/storage';
+import { openSharedState, type SharedState } from './service/shared-state';
+import { purgeExpiredKeys } from './service/idempotency';
+import { createLogger, createMetrics, engineHooks, requestObserver, startViolationSeries, type Metrics } from './observability';
+import { metricsRoute, readinessRoute } from './public';
 
-/**
- * What the tests and benchmarks may put in place of the defaults (a contract,
- * handlers, a storage with a fault injected, a clock). The server passes none.
- */
+/** What tests and benchmarks may put in place of the defaults (a contract, handlers, a faulty storage, a clock); the server passes none. */
 export interface ComposeOverrides {
   /** The document of the first version (v1) to serve instead of openapi/v1/openapi.yaml (bundled: local `$ref`s only). */
   contract?: OpenApiDocument;
@@ -67,10 +51,8 @@ export interface Service {
 }
 
 /**
- * The one composition root of the pet store, which the server, the tests and
- * the benchmarks all build: its documents and handlers, then its storage and
- * shared state, its keys and plans, its limits, and the engine that serves
- * them.
+ * The one composition root of the pet store (the server, the tests and the benchmarks all build it): its documents and handlers,
+ * its storage and shared state, its keys and plans, its limits, and the engine that serves them.
  *
  * @example
  * const service = await compose(loadConfig(process.env));
@@ -87,59 +69,36 @@ export async function compose(config: Config, overrides: ComposeOverrides = {}):
   let shared: SharedState | undefined;
   try {
     shared = await openSharedState(config, opened.apiKeys, logger, (kind) => metrics.redisErrors.inc({ kind }));
-    const storage = timedStorage(opened, (operation) => {
-      const series = metrics.batched.histogramSeries(metrics.dbQueryDuration, { operation, backend: opened.backend });
-      return (seconds) => series.observe(seconds);
-    });
+    const storage = timedStorage(opened, metrics.queryTimer(opened.backend));
     if (storage.poolStats) metrics.watchPool(storage.backend, storage.poolStats);
 
     // The keys and plans: API keys looked up (cached; a refused address's unknown keys never are), tokens' subjects on the token plan.
     const refusedAddresses = new RefusedAddresses();
-    const cacheLookups = {
-      hit: metrics.batched.counterSeries(metrics.keyCacheLookups, { result: 'hit' }),
-      miss: metrics.batched.counterSeries(metrics.keyCacheLookups, { result: 'miss' }),
-    };
     const credentials = keyCheck({
       apiKeys: storage.apiKeys,
       cacheTtlMs: config.keyCacheTtlMs,
       ...(shared && { keyChanges: shared.keyChanges }),
-      observeCache: (result) => cacheLookups[result].inc(),
+      observeCache: metrics.keyCacheObserver(),
       tokenPlan: config.oauth2.plan,
       beforeLookup: refusedAddresses.guard(config.rateLimits.ipPerMinute),
     });
 
     // The limits: per plan and per address, counted where every instance sees them, and what a stream weighs.
     const stores = shared?.stores ?? memoryStores();
-    const rateLimit = rateLimits(
-      config.rateLimits,
-      stores,
-      shared?.banList ?? new MemoryBanList(storage.apiKeys),
-      logger,
-      { refused: (plan, window) => metrics.rateLimitRefusals.inc({ plan, window }), banned: (plan, window) => metrics.rateLimitBans.inc({ plan, window }) },
-      now,
-      refusedAddresses,
-    );
+    const bans = shared?.banList ?? new MemoryBanList(storage.apiKeys);
 
-    // What the handlers use besides the request: the repositories, page links (with the version's base path), Idempotency-Keys.
-    const cursorSecret = await storage.secrets.get('page-cursors');
-    if (!cursorSecret) throw new Error('the database has no page-cursors secret (migration 0003 did not run?)');
-    const cursors = pageCursors(cursorSecret);
-    const shareable = { ...repositoriesOf(storage), idempotency: idempotentRequests(storage.idempotencyKeys, { ...config.idempotency, now }) };
+    // What the handlers use besides the request: the repositories, page links, Idempotency-Keys.
+    const contextOf = await handlerContexts(storage, { idempotency: config.idempotency, now });
 
-    const { jwksUrl, issuer, audience, maxTokenAgeSeconds, tokenType } = config.oauth2;
+    const { plan: _plan, ...tokens } = config.oauth2;
     const engine = await createEngine<Caller>({
-      documents: versions.map(({ name, contract, handlers }) => ({
-        name,
-        document: contract,
-        handlers,
-        context: { ...shareable, pages: pageLinks(`/${name}`, cursors) },
-      })),
+      documents: versions.map(({ contract, ...version }) => ({ ...version, document: contract, context: contextOf(version.name) })),
       credentials,
-      tokens: { jwksUrl, issuer, audience, maxTokenAgeSeconds, tokenType },
+      tokens,
       realm: 'pet-adoption',
       observe: requestObserver({ metrics, ...(config.accessLog && logger.isLevelEnabled('info') && { accessLog: logger }) }),
-      rateLimit,
-      streamClient: (req) => req.context?.caller?.principal ?? addressKey(req),
+      rateLimit: rateLimits(config.rateLimits, stores, bans, logger, metrics.rateLimitObserver(), now, refusedAddresses),
+      streamClient: clientKey,
       streams: config.streams,
       validateResponses: config.validateResponses,
       responseSampleRate: config.responseSampleRate,

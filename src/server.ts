@@ -4,16 +4,16 @@
  * SIGINT. Everything else lives in src/compose.ts.
  */
 import './runtime/check-runtime';
-import { settleUrlParseDeprecation } from './runtime/legacy-url-parse';
-import { serve, type Serving } from './runtime/serve';
+import { settleUrlParseDeprecation } from './runtime';
+import { serve, type Serving } from './runtime';
 import { loadConfig, type Config } from './config';
 import { compose, type Service } from './compose';
-import { issueApiKey } from './service/keys/key-service';
+import { issueApiKey } from './service/keys';
 import cluster from 'node:cluster';
-import { createLogger, flushLogger } from './observability/logger';
-import { runPrimary } from './runtime/cluster';
-import { openStorage } from './service/storage/open-storage';
-import type { Storage } from './service/storage/storage';
+import { createLogger, flushLogger } from './observability';
+import { runPrimary } from './runtime';
+import { openStorage } from './service/storage';
+import type { Storage } from './service/storage';
 
 /**
  * Starts the server as `npm start` does: the configuration read from `env`,

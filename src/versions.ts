@@ -1,13 +1,15 @@
 import { documentsIn, loadDocument, type OpenApiDocument } from '@spec-first/engine';
 import { OPENAPI_DIR } from './project';
 import { registries } from './service/handlers';
-import type { HandlerRegistry, Version } from './service/handlers/types';
+import type { HandlerRegistry, Version } from './service/handlers';
 
 /** One major version to serve: its name (`v1`, served under `/v1`), its bundled document and its handlers. */
 export interface ServedVersion {
   name: string;
   contract: OpenApiDocument;
   handlers: Readonly<Record<string, unknown>>;
+  /** Where the document was read from, as messages name it (`openapi/v1/openapi.yaml`). */
+  source?: string;
 }
 
 /**
@@ -36,6 +38,7 @@ export async function servedVersions(
         name: version.name,
         contract: (index === 0 && first.contract) || (await loadDocument(version.document)),
         handlers: (index === 0 && first.handlers) || registry,
+        source: `openapi/${version.name}/openapi.yaml`,
       };
     }),
   );

@@ -3,9 +3,9 @@ import helmet from 'helmet';
 import request from 'supertest';
 import { startTestApp, type TestApp } from './support/test-app';
 import { createHash } from 'node:crypto';
-import { generateApiKey } from '../src/service/keys/api-key';
-import { issueApiKey } from '../src/service/keys/key-service';
-import { createLogger } from '../src/observability/logger';
+import { generateApiKey } from '../src/service/keys';
+import { issueApiKey } from '../src/service/keys';
+import { createLogger } from '../src/observability';
 import { columnText, rawRows } from './support/raw-rows';
 import { accessLineOf } from './support/memory-log';
 

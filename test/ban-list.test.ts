@@ -1,4 +1,4 @@
-import { ExpiringBans } from '../src/service/rate-limit/ban-list';
+import { ExpiringBans } from '../src/service/rate-limit';
 
 describe('ExpiringBans (the in-memory ban ends of one process, a worker or the cluster primary)', () => {
   it('keeps the later end when a key is banned twice, in either order', () => {

@@ -4,7 +4,7 @@
  * the metric is read.
  */
 import { Counter, Histogram, Registry } from 'prom-client';
-import { SeriesBatches } from '../src/observability/batched-series';
+import { SeriesBatches } from '../src/observability';
 
 const valuesOf = async (metric: Histogram | Counter): Promise<Array<{ metricName?: string; labels: Record<string, unknown>; value: number }>> =>
   (await metric.get()).values as Array<{ metricName?: string; labels: Record<string, unknown>; value: number }>;

@@ -4,8 +4,8 @@
  * first requirement the credentials meet, each scheme as it says; nothing for
  * anonymous operations. A recording `fetch` shows what would be sent.
  */
-import { createVersionClient } from '../src/client/options';
-import type { ContractSecurity } from '../src/client/credentials';
+import { createVersionClient } from '../src/client';
+import type { ContractSecurity } from '../src/client';
 import { operationTable as v1Table, securitySchemes as v1Schemes } from '../generated/v1/operations';
 
 const CONTRACT: ContractSecurity = {

@@ -3,7 +3,7 @@ import { chmodSync, mkdirSync, readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import BetterSqlite3 from 'better-sqlite3';
-import { openStorage } from '../src/service/storage/open-storage';
+import { openStorage } from '../src/service/storage';
 import { PROJECT_ROOT, tempDir } from './support/paths';
 import { runKeysCli } from './support/processes';
 

@@ -5,9 +5,9 @@ import { browserMissing, launchChromium } from './support/browser';
 import { startServer, type RunningServer } from './support/processes';
 import { copyProject, runNpm } from './support/project-copy';
 import { PROJECT_ROOT, tempDir } from './support/paths';
-import { openStorage } from '../src/service/storage/open-storage';
-import { issueApiKey } from '../src/service/keys/key-service';
-import type { Pet } from '../src/service/storage/storage';
+import { openStorage } from '../src/service/storage';
+import { issueApiKey } from '../src/service/keys';
+import type { Pet } from '../src/service/storage';
 
 /**
  * /docs in a real browser (Debian's chromium, driven by playwright-core)

@@ -4,7 +4,7 @@ import { execFileSync } from 'node:child_process';
 import { parse } from 'yaml';
 import { PROJECT_ROOT } from './support/paths';
 import { ENVIRONMENT_VARIABLES } from '../src/config';
-import { PLAN_LIMITS } from '../src/service/plans/plans';
+import { PLAN_LIMITS } from '../src/service/plans';
 
 /**
  * The docs name paths, npm scripts, environment variables and error codes; a

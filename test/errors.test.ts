@@ -2,7 +2,7 @@ import request from 'supertest';
 import type { Express } from 'express';
 import express from 'express';
 import { handlers } from '../src/service/handlers';
-import type { Handler } from '../src/service/handlers/types';
+import type { Handler } from '../src/service/handlers';
 import { int64Format } from '@spec-first/engine/testing';
 import { assertResponseConforms } from './support/spec-conformance';
 import { startTestApp, type TestApp } from './support/test-app';

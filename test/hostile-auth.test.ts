@@ -9,7 +9,7 @@ import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { startServer, runKeysCli, runServerToExit, type RunningServer } from './support/processes';
 import { startTestApp } from './support/test-app';
-import { createHttpServer } from '../src/runtime/http-server';
+import { createHttpServer } from '../src/runtime';
 import { loadConfig } from '../src/config';
 import { createKeyWithCli, isolatedServerEnv } from './support/server-env';
 import { rssMb, timedGet } from './support/raw-http';

@@ -12,7 +12,7 @@ import { createKeyWithCli, isolatedServerEnv } from './support/server-env';
 import { rawExchange, timedGet, type RawResult } from './support/raw-http';
 import { checkObservedResponse } from './support/http';
 import { loadConfig } from '../src/config';
-import { createHttpServer, MAX_HEADER_BYTES } from '../src/runtime/http-server';
+import { createHttpServer, MAX_HEADER_BYTES } from '../src/runtime';
 
 /** A normal request on a fresh connection, well within this noisy machine's latency. */
 const NORMAL_LATENCY_MS = 1_500;

@@ -4,7 +4,7 @@
  * another body, 409 while the first is in flight, kept in the database.
  */
 import { appOn, startTestApp, type TestApp } from './support/test-app';
-import type { Storage } from '../src/service/storage/storage';
+import type { Storage } from '../src/service/storage';
 
 let t: TestApp;
 beforeEach(async () => {

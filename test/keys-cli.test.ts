@@ -2,7 +2,7 @@ import http from 'node:http';
 import { runKeysCli, startServer, type RunningServer } from './support/processes';
 import { tempDir } from './support/paths';
 import { checkObservedResponse } from './support/http';
-import { openStorage } from '../src/service/storage/open-storage';
+import { openStorage } from '../src/service/storage';
 import type { KeyView } from '../scripts/lib/key-listing';
 import { FIXED_SETTINGS } from '../src/config';
 

@@ -30,11 +30,11 @@ function importsOf(file: string): string[] {
   });
 }
 
-/** The unit a file belongs to: src/service/X, src/X for other folders, or the file itself at the root of src/. */
+/** The unit a file belongs to: src/service/X (a folder, or a file at its root), src/X for other folders, or the file itself at the root of src/. */
 function unitOf(file: string): string {
   const parts = path.relative(PROJECT_ROOT, file).split(path.sep);
   if (parts[0] !== 'src') return parts.join('/');
-  if (parts[1] === 'service' && parts.length > 3) return parts.slice(0, 3).join('/');
+  if (parts[1] === 'service') return parts.slice(0, 3).join('/');
   return parts.length > 2 ? parts.slice(0, 2).join('/') : parts.join('/');
 }
 
@@ -111,6 +111,31 @@ describe('the layout of src/', () => {
     );
     expect(store.length).toBeGreaterThan(100);
     expect(intoPackages).toEqual([]);
+  });
+
+  it('each part of the store has a front door (its index.ts), and code outside the part imports it from there, never a file behind it', () => {
+    const parts = [...new Set(files.map(unitOf))].filter((unit) => !unit.endsWith('.ts'));
+    expect(parts.filter((part) => !existsSync(path.join(PROJECT_ROOT, part, 'index.ts')))).toEqual([]);
+    const outside = [...files, ...['scripts', 'test', 'bench'].flatMap((dir) => sources(path.join(PROJECT_ROOT, dir)))].filter(
+      (file) => !relative(file).startsWith('test/fixtures/'),
+    );
+    const behind = outside.flatMap((file) =>
+      importsOf(file)
+        .filter((target) => relative(target).startsWith('src/'))
+        .filter((target) => {
+          const part = unitOf(target);
+          if (part.endsWith('.ts') || part === unitOf(file)) return false;
+          // The typed clients' entries are published one per version (package.json exports): src/client/vN.ts.
+          return !relative(target).endsWith(`${part}/index.ts`) && !/^src\/client\/v\d+\.ts$/.test(relative(target));
+        })
+        .map((target) => `${relative(file)} -> ${relative(target)}`),
+    );
+    expect(parts.length).toBeGreaterThan(10);
+    expect(behind).toEqual([]);
+  });
+
+  it("the composition root tells the store's wiring in under 150 lines", () => {
+    expect(readFileSync(path.join(SRC, 'compose.ts'), 'utf8').split('\n').length).toBeLessThan(150);
   });
 
   it('the checks can fail: a cycle is found', () => {

@@ -5,7 +5,7 @@ import { pathToFileURL } from 'node:url';
 import { PROJECT_ROOT, tempDir } from './support/paths';
 import { runKeysCli } from './support/processes';
 import { checkedFetch } from './support/http';
-import { bufferedDestination } from '../src/observability/logger';
+import { bufferedDestination } from '../src/observability';
 
 /**
  * The access log is written asynchronously through a buffer

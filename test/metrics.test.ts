@@ -3,8 +3,8 @@ import { startTestApp, type TestApp } from './support/test-app';
 import { samples, sampleValue } from './support/prometheus';
 import { Redis } from 'ioredis';
 import { REDIS_URL, TEST_BACKEND } from './support/backend';
-import { openRedisState } from '../src/service/shared-state/redis-state';
-import { createLogger } from '../src/observability/logger';
+import { openSharedState } from '../src/service/shared-state';
+import { createLogger } from '../src/observability';
 import { checkedFetch, listenOnFreePort } from './support/http';
 
 let t: TestApp;
@@ -160,7 +160,9 @@ describe('GET /metrics after traffic', () => {
     t = await startTestApp();
     const kinds: string[] = [];
     const prefix = `pas:metrics-redis-${process.pid}:`;
-    const shared = await openRedisState(REDIS_URL!, t.storage.apiKeys, createLogger('silent'), prefix, (kind) => kinds.push(kind));
+    const shared = (await openSharedState({ redisUrl: REDIS_URL!, redisKeyPrefix: prefix }, t.storage.apiKeys, createLogger('silent'), (kind) =>
+      kinds.push(kind),
+    ))!;
     const raw = new Redis(REDIS_URL!);
     try {
       await raw.hset(`${prefix}ban:key:1`, 'not', 'a string'); // GET on a hash: WRONGTYPE

@@ -1,6 +1,6 @@
 import pg from 'pg';
 import { Redis } from 'ioredis';
-import { keyChangesChannel } from '../src/service/shared-state/redis-state';
+import { keyChangesChannel } from '../src/service/shared-state';
 import { FIXED_SETTINGS } from '../src/config';
 
 const KEY_CACHE_TTL_MS = FIXED_SETTINGS.keyCacheTtlMs;

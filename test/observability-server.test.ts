@@ -5,8 +5,8 @@ import { checkedFetch } from './support/http';
 import express from 'express';
 import pino from 'pino';
 import request from 'supertest';
-import { metricsRoute } from '../src/public/metrics-route';
-import { createMetrics } from '../src/observability/metrics';
+import { metricsRoute } from '../src/public';
+import { createMetrics } from '../src/observability';
 import { errorMapper } from '@spec-first/engine/testing';
 
 const TOKEN = 'a-metrics-token-of-32-characters';

@@ -7,7 +7,7 @@ import { startTestApp, type TestApp } from './support/test-app';
 import { loadSpec } from './support/contracts';
 import { objectAt } from './support/document-edits';
 import { handlers } from '../src/service/handlers';
-import type { Handler } from '../src/service/handlers/types';
+import type { Handler } from '../src/service/handlers';
 import { routeTable } from '@spec-first/engine/testing';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
@@ -153,7 +153,8 @@ describe('the key cache', () => {
 describe("the cost ledger's attribution (bench/cpu-profile.ts)", () => {
   // A profile as V8 writes it: a tree of call frames, and samples naming the leaf that ran.
   const frame = (functionName: string, url = '') => ({ functionName, url, lineNumber: 0, columnNumber: 0, scriptId: '0' });
-  const at = (file: string) => (file.startsWith('engine/') ? `file:///srv/app/packages/engine/dist/${file.slice('engine/'.length)}` : `file:///srv/app/dist/src/${file}`);
+  const at = (file: string) =>
+    file.startsWith('engine/') ? `file:///srv/app/packages/engine/dist/${file.slice('engine/'.length)}` : `file:///srv/app/dist/src/${file}`;
   const nodes = [
     { id: 1, callFrame: frame('(root)'), children: [2, 3, 4, 8, 10] },
     { id: 2, callFrame: frame('(idle)') },

@@ -1,8 +1,8 @@
 import type { Response } from 'supertest';
 import { appOn, startTestApp, type TestApp } from './support/test-app';
 import { checkedFetch, listenOnFreePort } from './support/http';
-import type { Storage } from '../src/service/storage/storage';
-import { READINESS_REUSE_MS } from '../src/public/readiness';
+import type { Storage } from '../src/service/storage';
+import { READINESS_REUSE_MS } from '../src/public';
 
 /** The public routes outside the contract: how the documents and /docs are cached, which routes count against the rate limit, how often /readyz checks. */
 let t: TestApp;

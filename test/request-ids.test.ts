@@ -2,8 +2,8 @@ import type { Request, Response } from 'express';
 import type request from 'supertest';
 import { appOn, startTestApp, type TestApp } from './support/test-app';
 import { handlers } from '../src/service/handlers';
-import type { Handler } from '../src/service/handlers/types';
-import type { Storage } from '../src/service/storage/storage';
+import type { Handler } from '../src/service/handlers';
+import type { Storage } from '../src/service/storage';
 import { assignRequestId } from '@spec-first/engine/testing';
 import { contextOf } from '@spec-first/engine';
 

@@ -1,10 +1,10 @@
 import express from 'express';
 import request from 'supertest';
 import { handlers } from '../src/service/handlers';
-import type { Handler } from '../src/service/handlers/types';
+import type { Handler } from '../src/service/handlers';
 import { ApiError } from '@spec-first/engine';
 import { loadConfig } from '../src/config';
-import { createLogger } from '../src/observability/logger';
+import { createLogger } from '../src/observability';
 import { responseSampler } from '@spec-first/engine/testing';
 import { asMiddleware } from '@spec-first/engine/testing';
 import { startTestApp, type TestApp, type TestAppOptions } from './support/test-app';

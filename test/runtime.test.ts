@@ -9,7 +9,7 @@ import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync
 import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { minimumVersion, unsupportedRuntime } from '../src/runtime/check-runtime';
+import { minimumVersion, unsupportedRuntime } from '../src/runtime';
 import { runKeysCli, startServer } from './support/processes';
 import { PROJECT_ROOT, tempDir } from './support/paths';
 

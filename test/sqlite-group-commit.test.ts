@@ -2,11 +2,11 @@ import { statSync } from 'node:fs';
 import path from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { type Kysely, sql } from 'kysely';
-import { sqliteBackend } from '../src/service/storage/sqlite-backend';
-import { KyselyStorage } from '../src/service/storage/kysely-storage';
-import { migrateToLatest } from '../src/service/storage/migrations';
-import type { Database } from '../src/service/storage/schema';
-import type { Storage } from '../src/service/storage/storage';
+import { sqliteBackend } from '../src/service/storage';
+import { KyselyStorage } from '../src/service/storage';
+import { migrateToLatest } from '../src/service/storage';
+import type { Database } from '../src/service/storage';
+import type { Storage } from '../src/service/storage';
 import { startTestApp } from './support/test-app';
 import { tempDir } from './support/paths';
 

@@ -1,8 +1,8 @@
 import path from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { sql } from 'kysely';
-import { openStorage } from '../src/service/storage/open-storage';
-import { sqliteBackend } from '../src/service/storage/sqlite-backend';
+import { openStorage } from '../src/service/storage';
+import { sqliteBackend } from '../src/service/storage';
 import { startTestApp } from './support/test-app';
 import { tempDir } from './support/paths';
 

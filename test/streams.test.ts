@@ -11,7 +11,7 @@ import { startTestApp, type TestApp } from './support/test-app';
 import { handlers } from '../src/service/handlers';
 import { loadSpec } from './support/contracts';
 import { notImplementedHandler } from '@spec-first/engine';
-import { createHttpServer } from '../src/runtime/http-server';
+import { createHttpServer } from '../src/runtime';
 import { loadConfig } from '../src/config';
 import { listenOnFreePort, openRequest, type ListeningServer, type OpenedResponse } from './support/http';
 

@@ -1,13 +1,13 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import request from 'supertest';
 import { appOn, startTestApp, type TestApp } from './support/test-app';
-import type { Storage } from '../src/service/storage/storage';
-import { openRedisState } from '../src/service/shared-state/redis-state';
-import { createLogger } from '../src/observability/logger';
+import type { Storage } from '../src/service/storage';
+import { openSharedState } from '../src/service/shared-state';
+import { createLogger } from '../src/observability';
 import { TEST_BACKEND } from './support/backend';
 import { freePort } from './support/http';
 import { isUnavailable } from '@spec-first/engine/testing';
-import { READINESS_REUSE_MS } from '../src/public/readiness';
+import { READINESS_REUSE_MS } from '../src/public';
 
 const refused = () => Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' });
 
@@ -165,8 +165,8 @@ describeRedis('Redis unreachable (a private redis-server this test stops and res
     const port = await freePort();
     const base = await startTestApp();
     t = base;
-    await expect(openRedisState(`redis://127.0.0.1:${port}`, base.storage.apiKeys, createLogger('silent'), 'pas:')).rejects.toThrow(
-      /REDIS_URL: cannot connect to 127\.0\.0\.1/,
-    );
+    await expect(
+      openSharedState({ redisUrl: `redis://127.0.0.1:${port}`, redisKeyPrefix: 'pas:' }, base.storage.apiKeys, createLogger('silent'), () => undefined),
+    ).rejects.toThrow(/REDIS_URL: cannot connect to 127\.0\.0\.1/);
   });
 });

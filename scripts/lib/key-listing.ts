@@ -1,5 +1,5 @@
-import type { ApiKeyRecord } from '../../src/service/storage/storage';
-import { PLAN_LIMITS } from '../../src/service/plans/plans';
+import type { ApiKeyRecord } from '../../src/service/storage';
+import { PLAN_LIMITS } from '../../src/service/plans';
 
 /**
  * A key as the keys CLI shows it (`--json` prints exactly this): the stored

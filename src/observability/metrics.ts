@@ -51,6 +51,12 @@ export interface Metrics {
   readonly streamItemViolations: Counter<'operation'>;
   /** Reports a connection pool's size, idle and waiting counts at each scrape. */
   watchPool(backend: string, stats: () => PoolStats): void;
+  /** Times each call of a repository of `backend`, by operation, in `dbQueryDuration` (batched). */
+  queryTimer(backend: string): (operation: string) => (seconds: number) => void;
+  /** Counts the key cache's hits and misses in `keyCacheLookups` (batched). */
+  keyCacheObserver(): (result: 'hit' | 'miss') => void;
+  /** Counts the rate limits' refusals and bans, by plan and window. */
+  rateLimitObserver(): { refused(plan: string, window: string): void; banned(plan: string, window: string): void };
   /** The text exposition of this app's metrics and the process-wide ones. */
   render(): Promise<string>;
   readonly contentType: string;
@@ -194,6 +200,25 @@ export function createMetrics(): Metrics {
     }),
     watchPool(backend, stats) {
       pools.set(backend, stats);
+    },
+    queryTimer(backend) {
+      return (operation) => {
+        const series = batched.histogramSeries(this.dbQueryDuration, { operation, backend });
+        return (seconds) => series.observe(seconds);
+      };
+    },
+    rateLimitObserver() {
+      return {
+        refused: (plan, window) => this.rateLimitRefusals.inc({ plan, window }),
+        banned: (plan, window) => this.rateLimitBans.inc({ plan, window }),
+      };
+    },
+    keyCacheObserver() {
+      const series = {
+        hit: batched.counterSeries(this.keyCacheLookups, { result: 'hit' }),
+        miss: batched.counterSeries(this.keyCacheLookups, { result: 'miss' }),
+      };
+      return (result) => series[result].inc();
     },
     // A worker of WORKERS=N reports the whole instance, gathered by the primary.
     render: cluster.isWorker

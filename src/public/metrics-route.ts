@@ -1,7 +1,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { RequestHandler } from 'express';
 import { ApiError } from '@spec-first/engine';
-import type { Metrics } from '../observability/metrics';
+import type { Metrics } from '../observability';
 import type { Config } from '../config';
 
 /** Who may read GET /metrics: clients on this machine, holders of a token, or nobody (absent). */

@@ -1,9 +1,9 @@
 import cluster, { type Worker } from 'node:cluster';
 import type { Logger } from 'pino';
 import type { Config } from '../config';
-import { flushLogger } from '../observability/logger';
-import { servePrimarySharedState } from '../service/shared-state/cluster-state';
-import { serveClusterMetrics } from '../observability/cluster-metrics';
+import { flushLogger } from '../observability';
+import { servePrimarySharedState } from '../service/shared-state';
+import { serveClusterMetrics } from '../observability';
 
 /** A worker that dies this soon after starting, this many times in a row, is a crash loop: the primary gives up. */
 const CRASH_LOOP_WINDOW_MS = 10_000;

@@ -7,12 +7,12 @@
  * test/handler-types.test.ts compiles this file without the directives and
  * checks that each line fails with exactly that error.
  */
-import { notImplementedHandler, type Handler, type HandlerRegistry } from '../../src/service/handlers/types';
-import { handlers } from '../../src/service/handlers';
-import { listPets } from '../../src/service/handlers/listPets';
+import { handlers, notImplementedHandler, type Handler, type HandlerRegistry } from '../../src/service/handlers';
 import { ApiError } from '@spec-first/engine';
 import { notImplemented } from '@spec-first/engine/testing';
-import type { Caller } from '../../src/service/keys/caller';
+
+const { listPets } = handlers;
+import type { Caller } from '../../src/service/keys';
 
 const pet = { id: 1, name: 'Rex', categoryId: 2, status: 'available' as const };
 

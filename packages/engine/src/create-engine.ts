@@ -1,3 +1,4 @@
+import path from 'node:path';
 import express, { type Express, type Request, type RequestHandler } from 'express';
 import helmet from 'helmet';
 import { deref } from './contract/refs';
@@ -49,6 +50,8 @@ export interface EngineDocument {
   readonly handlers: Readonly<Record<string, unknown>>;
   /** What every handler receives besides its request, as its second argument (the caller is added per request). */
   readonly context?: object;
+  /** Where the document was read from, as messages name it; the file when `document` is one, else `the document <name>`. */
+  readonly source?: string;
 }
 
 /** How access tokens (oauth2, openIdConnect) are verified; without `jwksUrl` (or a 3.2 `oauth2MetadataUrl` and an `audience`) token requirements answer 401 saying why. */
@@ -182,7 +185,10 @@ export async function createEngine<Caller extends Principal = Principal>(options
   );
   const apis = documents.map((entry) => servedApi(entry.name, entry.document));
   const keys = tokenKeysOf(apis, options.tokens);
-  const warnings = refuseWhatCannotBeServed(apis, keys !== undefined);
+  const sources = options.documents.map(
+    (entry) => entry.source ?? (typeof entry.document === 'string' ? path.relative(process.cwd(), path.resolve(entry.document)) : `the document ${entry.name}`),
+  );
+  const warnings = refuseWhatCannotBeServed(apis, sources, keys !== undefined);
   const now = options.now ?? Date.now;
   const logger = options.logger ?? console;
   const hooks = options.hooks ?? {};
@@ -395,11 +401,11 @@ function tokenKeysOf(apis: readonly ServedApi[], tokens: TokenOptions | undefine
  * document, the operation, the reason); returns what is refused while the
  * rest is served, for the log.
  */
-function refuseWhatCannotBeServed(apis: readonly ServedApi[], tokensVerifiable: boolean): string[] {
+function refuseWhatCannotBeServed(apis: readonly ServedApi[], sources: readonly string[], tokensVerifiable: boolean): string[] {
   const warnings: string[] = [];
   const errors: string[] = [];
-  for (const api of apis) {
-    const found = contractRefusals(api.contract, { label: `openapi/${api.name}/openapi.yaml`, tokensVerifiable });
+  for (const [index, api] of apis.entries()) {
+    const found = contractRefusals(api.contract, { label: sources[index]!, tokensVerifiable });
     errors.push(...found.errors);
     warnings.push(...found.warnings);
   }

@@ -1,5 +1,5 @@
 import type { Handler } from './types';
-import type { Pet } from '../storage/storage';
+import type { Pet } from '../storage';
 
 export const createPet: Handler<'createPet', 'v1' | 'v2'> = async ({ body, headers }, { pets, idempotency, caller }) => {
   const key = headers['Idempotency-Key'];

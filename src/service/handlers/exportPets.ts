@@ -1,5 +1,5 @@
 import type { Handler } from './types';
-import type { Pet, PetRepository, PetStatus } from '../storage/storage';
+import type { Pet, PetRepository, PetStatus } from '../storage';
 
 /** Pets read per query: large enough that the database round trips do not dominate, small enough that memory stays flat. */
 const EXPORT_PAGE = 1000;

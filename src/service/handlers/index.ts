@@ -4,6 +4,8 @@
  * extra one, or a handler whose responses version V does not declare a
  * compile error; a handler listed under several versions is typed for all
  * of them (`Handler<K, 'v1' | 'v2'>`). Rewritten by `npm run scaffold`.
+ *
+ * @example const registry: HandlerRegistry<'v1'> = { ...handlers, listStoreOrders: notImplementedHandler('listStoreOrders') };
  */
 import type { HandlerRegistry } from './types';
 import { createPet } from './createPet';
@@ -33,3 +35,7 @@ export const registries = { v1, v2 };
 
 /** The first version's registry (what a single-version test replaces handlers of). */
 export const handlers = v1;
+
+// The handler types and contexts, for code outside this folder: this file is the folder's front door.
+export { notImplementedHandler, type Handler, type HandlerRegistry, type Version } from './types';
+export { handlerContexts } from './context';

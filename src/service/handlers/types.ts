@@ -20,10 +20,10 @@ import type {
   Stub,
 } from '@spec-first/engine';
 import { notImplementedHandler as stubOf } from '@spec-first/engine';
-import type { Repositories } from '../storage/storage';
-import type { PageLinks } from '../paging/page-links';
-import type { IdempotentRequests } from '../idempotency/idempotent-requests';
-import type { Caller } from '../keys/caller';
+import type { Repositories } from '../storage';
+import type { PageLinks } from '../paging';
+import type { IdempotentRequests } from '../idempotency';
+import type { Caller } from '../keys';
 
 export type Version = keyof Contracts;
 

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { ApiError } from '@spec-first/engine';
 import type { ErrorCode } from '../errors';
-import type { IdempotencyRepository } from '../storage/storage';
+import type { IdempotencyRepository } from '../storage';
 
 /** A response as a handler returns it (status and JSON body). */
 export interface StoredResponse {

@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import type { IdempotencyRepository } from '../storage/storage';
+import type { IdempotencyRepository } from '../storage';
 
 /** How often expired Idempotency-Keys are deleted. */
 const PURGE_INTERVAL_MS = 3_600_000;

@@ -1,5 +1,5 @@
 import type { Principal } from '@spec-first/engine';
-import type { Plan } from '../plans/plans';
+import type { Plan } from '../plans';
 
 /**
  * The authenticated client of a request, as the service knows it: an API key

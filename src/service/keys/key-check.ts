@@ -1,9 +1,9 @@
 import type { Request } from 'express';
 import { LRUCache } from 'lru-cache';
-import type { ApiKeyRepository } from '../storage/storage';
+import type { ApiKeyRepository } from '../storage';
 import { ApiError } from '@spec-first/engine';
 import type { CredentialCheck } from '@spec-first/engine';
-import type { Plan } from '../plans/plans';
+import type { Plan } from '../plans';
 import { keyPrincipal, tokenPrincipal, type Caller } from './caller';
 import type { KeyChanges } from './key-changes';
 import { hashApiKey, looksLikeApiKey } from './api-key';

@@ -1,5 +1,5 @@
-import type { ApiKeyRecord, ApiKeyRepository } from '../storage/storage';
-import type { Plan } from '../plans/plans';
+import type { ApiKeyRecord, ApiKeyRepository } from '../storage';
+import type { Plan } from '../plans';
 import { displayPrefix, generateApiKey, hashApiKey } from './api-key';
 
 /**

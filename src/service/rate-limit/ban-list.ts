@@ -1,5 +1,5 @@
-import type { ApiKeyRepository } from '../storage/storage';
-import type { Caller } from '../keys/caller';
+import type { ApiKeyRepository } from '../storage';
+import type { Caller } from '../keys';
 
 /**
  * Temporary bans of callers (API keys, token subjects) that keep sending after a 429. Behind an interface so

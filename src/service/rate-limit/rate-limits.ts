@@ -4,11 +4,11 @@ import { ApiError, contextOf, DependencyUnavailable, type Stage } from '@spec-fi
 import type { ErrorCode } from '../errors';
 import type { Logger as PinoLogger } from 'pino';
 import type { BanList } from './ban-list';
-import { limitsOf } from '../plans/plans';
-import type { Plan } from '../plans/plans';
+import { limitsOf } from '../plans';
+import type { Plan } from '../plans';
 import type { RateLimitSettings } from '../../config';
 import { addressKey, type RefusedAddresses } from './refused-addresses';
-import type { Caller } from '../keys/caller';
+import type { Caller } from '../keys';
 
 /** Told about each refusal (429) and each new ban, for metrics. `plan` is `none` without a valid key. */
 export interface RateLimitObserver {

@@ -1,13 +1,21 @@
 import type { Request } from 'express';
 import { ipKeyGenerator } from 'express-rate-limit';
 import { LRUCache } from 'lru-cache';
-import { ApiError } from '@spec-first/engine';
+import { ApiError, contextOf, type Principal } from '@spec-first/engine';
 
 /** Addresses remembered at once; past that the oldest is forgotten, which costs only a lookup. */
 const MAX_ADDRESSES = 10_000;
 
 /** The key of a request's client address in the per-address window: an IPv6 client counts by its /56, as express-rate-limit keys it. */
 export const addressKey = (req: Request): string => ipKeyGenerator(req.ip ?? 'unknown');
+
+/**
+ * Who a request counts against: its caller's principal (an API key, a
+ * token's subject), else its client's address.
+ *
+ * @example const streamClient = clientKey; streamClient(req) // 'key:12'
+ */
+export const clientKey = (req: Request): string => contextOf<Principal>(req).caller?.principal ?? addressKey(req);
 
 /**
  * The client addresses this process has refused in the per-address window

@@ -1,6 +1,6 @@
 import cluster, { type Worker } from 'node:cluster';
-import type { ApiKeyRepository } from '../storage/storage';
-import { ExpiringBans, MemoryBanList } from '../rate-limit/ban-list';
+import type { ApiKeyRepository } from '../storage';
+import { ExpiringBans, MemoryBanList } from '../rate-limit';
 import type { SharedState } from './shared-state';
 import { primaryCountStores, servePrimaryCounts } from './primary-counts';
 

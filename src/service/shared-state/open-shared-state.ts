@@ -1,6 +1,6 @@
 import cluster from 'node:cluster';
 import type { Logger } from 'pino';
-import type { ApiKeyRepository } from '../storage/storage';
+import type { ApiKeyRepository } from '../storage';
 import { clusterWorkerState } from './cluster-state';
 import type * as RedisState from './redis-state';
 import type { SharedState } from './shared-state';

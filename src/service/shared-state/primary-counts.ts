@@ -1,6 +1,6 @@
 import cluster, { type Worker } from 'node:cluster';
 import { MemoryStore, type ClientRateLimitInfo, type Options, type Store } from 'express-rate-limit';
-import type { RateLimitStores } from '../rate-limit/rate-limits';
+import type { RateLimitStores } from '../rate-limit';
 import { DependencyUnavailable } from '@spec-first/engine';
 
 /** Marks these messages among the others on a worker's IPC channel. */

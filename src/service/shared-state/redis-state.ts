@@ -1,12 +1,9 @@
 import { Redis } from 'ioredis';
 import { RedisStore } from 'rate-limit-redis';
 import type { Logger } from 'pino';
-import type { ApiKeyRepository } from '../storage/storage';
-import type { RateLimitStores } from '../rate-limit/rate-limits';
-import type { SharedState } from './shared-state';
-
-/** The pub/sub channel of key changes (the keys CLI publishes on it). */
-export const keyChangesChannel = (prefix: string): string => `${prefix}key-changes`;
+import type { ApiKeyRepository } from '../storage';
+import type { RateLimitStores } from '../rate-limit';
+import { keyChangesChannel, type SharedState } from './shared-state';
 
 /**
  * Never hang on Redis: no offline queue (a command while disconnected fails at

@@ -1,6 +1,6 @@
-import type { BanList } from '../rate-limit/ban-list';
-import type { RateLimitStores } from '../rate-limit/rate-limits';
-import type { KeyChanges } from '../keys/key-changes';
+import type { BanList } from '../rate-limit';
+import type { RateLimitStores } from '../rate-limit';
+import type { KeyChanges } from '../keys';
 
 /**
  * What the processes serving one API share: rate-limit counters, bans, and
@@ -19,3 +19,6 @@ export interface SharedState {
   ping(): Promise<void>;
   close(): Promise<void>;
 }
+
+/** The Redis channel of key changes (revocations, plan changes) under a key prefix: the keys CLI publishes, every instance listens. */
+export const keyChangesChannel = (prefix: string): string => `${prefix}key-changes`;

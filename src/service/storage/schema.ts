@@ -1,7 +1,7 @@
 /** Table shapes as Kysely sees them (column names are snake_case in SQL). */
 import type { Generated } from 'kysely';
 import type { PetStatus } from './storage';
-import type { Plan } from '../plans/plans';
+import type { Plan } from '../plans';
 
 export interface PetsTable {
   id: Generated<number>;

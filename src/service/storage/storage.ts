@@ -3,8 +3,8 @@
  * backend (SQLite, PostgreSQL, ...) is chosen by configuration in
  * `open-storage.ts` and is invisible above this line.
  */
-import type { Plan } from '../plans/plans';
-import type { PoolStats } from '../../observability/metrics';
+import type { Plan } from '../plans';
+import type { PoolStats } from '../../observability';
 
 /** Where a pet is in its adoption (the `status` column). */
 export type PetStatus = 'available' | 'pending' | 'sold';

@@ -1,0 +1,15 @@
+/**
+ * The store's data: the repositories behind one backend interface (SQLite,
+ * PostgreSQL), migrations, and their timing. Code outside this folder
+ * imports it from here (test/layout.test.ts checks it).
+ *
+ * @example const storage = await openStorage('sqlite:data/pets.db'); await storage.pets.get(1);
+ */
+export { KyselyStorage } from './kysely-storage';
+export { migrateToLatest } from './migrations';
+export { openStorage } from './open-storage';
+export type { Database } from './schema';
+export { sqliteBackend } from './sqlite-backend';
+export { repositoriesOf } from './storage';
+export type { ApiKeyRecord, ApiKeyRepository, IdempotencyRepository, Pet, PetRepository, PetStatus, Repositories, Storage } from './storage';
+export { timedStorage } from './timed-storage';
