@@ -139,7 +139,7 @@ describe('npm run scaffold', () => {
     const project = await projectVersions();
     expect(project.map((version) => version.name)).toEqual(['v1', 'v2']);
     expect(project[0]!.operationIds).toEqual(Object.keys(operationTable));
-    // One file per operation plus the registry; types.ts holds the handler types.
+    // One file per operation plus the registry; types.ts holds the handler types, context.ts what they use besides the request.
     const files = readdirSync(dir, { withFileTypes: true })
       .filter((entry) => entry.isFile())
       .map((entry) => entry.name)
@@ -150,7 +150,7 @@ describe('npm run scaffold', () => {
         .map((entry) => entry.name),
     ).toEqual([]);
     const operationIds = new Set(project.flatMap((version) => version.operationIds));
-    expect(files).toEqual([...[...operationIds].map((id) => `${id}.ts`), 'index.ts', 'types.ts'].sort());
+    expect(files).toEqual([...[...operationIds].map((id) => `${id}.ts`), 'context.ts', 'index.ts', 'types.ts'].sort());
     const copy = mkdtempSync(path.join(tempDir(), 'h-'));
     for (const file of files) writeFileSync(path.join(copy, file), readFileSync(path.join(dir, file)));
     expect(scaffold(copy, project)).toEqual([]);
