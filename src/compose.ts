@@ -115,7 +115,8 @@ export async function compose(config: Config, overrides: ComposeOverrides = {}):
       now,
       ...(overrides.random && { random: overrides.random }),
     });
-    for (const warning of engine.warnings) logger.warn(warning);
+    for (const { document, kind, message } of engine.warnings)
+      logger.warn(kind === 'refused' ? { refused: message } : { version: document, mock: kind }, message);
     if (config.responseSampleRate > 0) startViolationSeries(metrics, engine.operations);
     engine.app.set('trust proxy', config.trustProxy);
     const purge = purgeExpiredKeys(storage.idempotencyKeys, now, logger);

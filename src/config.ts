@@ -250,6 +250,7 @@ const configSchema = environmentSchema.transform((values) => {
       maxTokenAgeSeconds: values.OAUTH2_MAX_TOKEN_AGE_SECONDS,
       tokenType: values.OAUTH2_TOKEN_TYPE,
       plan: values.OAUTH2_PLAN,
+      acceptAnyIssuerAndAudience: values.OAUTH2_ACCEPT_ANY_ISSUER_AND_AUDIENCE,
     },
     /** Server processes; above 1 the entry point runs a node:cluster primary (src/runtime/cluster.ts). */
     workers: values.WORKERS,

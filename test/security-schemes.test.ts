@@ -68,7 +68,17 @@ beforeAll(async () => {
   issuer = await startTestIssuer();
   t = await startTestApp({
     versions: [{ name: 'v1', contract: DOCUMENT, handlers: handlers as never }],
-    settings: { oauth2: { jwksUrl: issuer.jwksUrl, issuer: ISSUER, audience: AUDIENCE, maxTokenAgeSeconds: 86_400, tokenType: undefined, plan: 'pro' } },
+    settings: {
+      oauth2: {
+        jwksUrl: issuer.jwksUrl,
+        issuer: ISSUER,
+        audience: AUDIENCE,
+        maxTokenAgeSeconds: 86_400,
+        tokenType: undefined,
+        plan: 'pro',
+        acceptAnyIssuerAndAudience: false,
+      },
+    },
   });
   key = t.auth.replace(/^Bearer /, '');
 });
@@ -205,7 +215,17 @@ describe('access tokens (oauth2, openIdConnect) against the JWKS', () => {
   it('with OAUTH2_TOKEN_TYPE=at+jwt (RFC 9068), an access token passes and an ID token (no such typ) is a 401', async () => {
     const typed = await startTestApp({
       versions: [{ name: 'v1', contract: DOCUMENT, handlers: handlers as never }],
-      settings: { oauth2: { jwksUrl: issuer.jwksUrl, issuer: ISSUER, audience: AUDIENCE, maxTokenAgeSeconds: 86_400, tokenType: 'at+jwt', plan: 'pro' } },
+      settings: {
+        oauth2: {
+          jwksUrl: issuer.jwksUrl,
+          issuer: ISSUER,
+          audience: AUDIENCE,
+          maxTokenAgeSeconds: 86_400,
+          tokenType: 'at+jwt',
+          plan: 'pro',
+          acceptAnyIssuerAndAudience: false,
+        },
+      },
     });
     try {
       await typed.api

@@ -1,6 +1,7 @@
 import type { Request } from 'express';
 import type { Logger } from 'pino';
 import { contextOf, type EngineOptions } from '@spec-first/engine';
+import type { Caller } from '../service/keys';
 import type { Metrics } from './metrics';
 
 type Hooks = NonNullable<EngineOptions['hooks']>;
@@ -43,7 +44,7 @@ export function engineHooks({ metrics, logger, streams, now }: EngineHooksOption
 
   return {
     deprecatedCall: (req, operation, version) => {
-      const plan = contextOf<{ principal: string; plan?: string }>(req).caller?.plan ?? 'none';
+      const plan = contextOf<Caller>(req).caller?.plan ?? 'none';
       const key = `${version} ${operation} ${plan}`;
       let series = deprecatedCalls.get(key);
       if (!series) {

@@ -9,5 +9,5 @@ export { serveClusterMetrics } from './cluster-metrics';
 export { SeriesBatches } from './batched-series';
 export { engineHooks, startViolationSeries } from './engine-hooks';
 export { bufferedDestination, createLogger, flushLogger } from './logger';
-export { createMetrics, type Metrics, type PoolStats } from './metrics';
+export { createMetrics, type Metrics } from './metrics';
 export { requestObserver } from './request-observer';

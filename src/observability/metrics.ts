@@ -2,6 +2,7 @@ import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom
 import cluster from 'node:cluster';
 import { clusterWorkerMetrics } from './cluster-metrics';
 import { SeriesBatches } from './batched-series';
+import type { PoolStats } from '../service/storage';
 
 /** Seconds. The service answers in 1–50 ms; the tail buckets catch outages and slow queries. */
 export const REQUEST_DURATION_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1];
@@ -14,13 +15,6 @@ export const QUERY_DURATION_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0
  * own traffic. Every label value comes from the contract or a fixed set, so
  * the number of series is bounded whatever clients send.
  */
-/** A connection pool's counts (PostgreSQL's), reported as gauges. */
-export interface PoolStats {
-  total: number;
-  idle: number;
-  waiting: number;
-}
-
 export interface Metrics {
   readonly registry: Registry;
   /** Series of the metrics below observed on the request path, batched (batched-series.ts): read, every metric has them all. */

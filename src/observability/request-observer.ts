@@ -2,6 +2,7 @@ import type { Request, Response } from 'express';
 import type { Logger } from 'pino';
 import type { Metrics } from './metrics';
 import { contextOf, type Stage } from '@spec-first/engine';
+import type { Caller } from '../service/keys';
 
 /** nginx's "client closed request": the client went away before the response was sent. */
 const CLIENT_CLOSED = 499;
@@ -9,8 +10,8 @@ const CLIENT_CLOSED = 499;
 /** Requests outside every version's base path (public routes, unknown paths). */
 const NO_VERSION = 'none';
 
-/** HTTP methods reported as themselves; any other is `other`. */
-const KNOWN_METHODS: ReadonlySet<string> = new Set(['GET', 'PUT', 'POST', 'DELETE', 'OPTIONS', 'HEAD', 'PATCH', 'TRACE', 'QUERY']);
+/** HTTP methods reported as themselves (the eight of OpenAPI 3.1's path items); any other is `other`. */
+const KNOWN_METHODS: ReadonlySet<string> = new Set(['GET', 'PUT', 'POST', 'DELETE', 'OPTIONS', 'HEAD', 'PATCH', 'TRACE']);
 
 /** A method label from a fixed set. @example methodLabel('PROPFIND') // 'other' */
 const methodLabel = (method: string): string => (KNOWN_METHODS.has(method) ? method : 'other');
@@ -30,13 +31,6 @@ function loggedPath(req: Request): string {
 function errorObjectOf(body: unknown): { code: string; message: string } | undefined {
   const { code, message } = (typeof body === 'object' && body !== null ? body : {}) as { code?: unknown; message?: unknown };
   return typeof code === 'string' && typeof message === 'string' ? { code, message } : undefined;
-}
-
-/** What the access log says of a caller (the service's callers have these). */
-interface LoggedCaller {
-  readonly principal: string;
-  readonly keyId?: number | undefined;
-  readonly plan?: string;
 }
 
 export interface RequestObserverOptions {
@@ -91,7 +85,7 @@ export function requestObserver({ metrics, accessLog }: RequestObserverOptions):
   const record = (req: Request, res: Response, startedAt: number): void => {
     const durationMs = performance.now() - startedAt;
     const status = res.headersSent ? res.statusCode : CLIENT_CLOSED;
-    const context = contextOf<LoggedCaller>(req);
+    const context = contextOf<Caller>(req);
     const operation = context.operationName ?? 'unmatched';
     const version = context.apiVersion ?? NO_VERSION;
     const method = methodLabel(req.method);

@@ -54,8 +54,17 @@ export interface EngineDocument {
   readonly source?: string;
 }
 
-/** How access tokens (oauth2, openIdConnect) are verified; without `jwksUrl` (or a 3.2 `oauth2MetadataUrl` and an `audience`) token requirements answer 401 saying why. */
-export type TokenOptions = Partial<Omit<TokenSettings, 'keys'>> & { readonly jwksUrl?: string | undefined };
+/**
+ * How access tokens (oauth2, openIdConnect) are verified; without `jwksUrl`
+ * (or a 3.2 `oauth2MetadataUrl` and an `audience`) token requirements answer
+ * 401 saying why. With `jwksUrl`, `issuer` and `audience` are required:
+ * else a token the same provider issued for another API would pass.
+ */
+export type TokenOptions = Partial<Omit<TokenSettings, 'keys'>> & {
+  readonly jwksUrl?: string | undefined;
+  /** Accept tokens of any issuer for any audience (tests against a local key set only). */
+  readonly acceptAnyIssuerAndAudience?: boolean;
+};
 
 /** The limits of streamed request bodies and answers (sequential media types). */
 export interface StreamOptions {
@@ -133,7 +142,7 @@ export interface EngineOptions<Caller extends Principal = Principal> {
 /**
  * A running engine: the Express app that serves the documents, and what was decided at start.
  *
- * @example const engine: Engine = await createEngine(options); for (const warning of engine.warnings) console.warn(warning); engine.app.listen(3000);
+ * @example const engine: Engine = await createEngine(options); for (const { message } of engine.warnings) console.warn(message); engine.app.listen(3000);
  */
 export interface Engine {
   /** Serves every document under its base path, `/healthz`, `/openapi.json`, `/openapi/<name>.{json,yaml}` and `/docs`; every failure an Error object. */
@@ -144,8 +153,8 @@ export interface Engine {
   readonly operations: ReadonlyArray<{ readonly name: string; readonly operationId: string }>;
   /** Operations still answered by a stub (501, or their examples with `mock`). */
   readonly stubbed: readonly string[];
-  /** What a document asks for that is not served (the rest is), one line each, for the log. */
-  readonly warnings: readonly string[];
+  /** What is not served as a document asks (the rest is), for the log: a refused part (`refused`), or a mock example its schema refuses (`invalid example`). */
+  readonly warnings: ReadonlyArray<{ readonly document: string; readonly kind: 'refused' | 'invalid example'; readonly message: string }>;
   /** Ends open streams of Server-Sent Events at once (their clients reconnect elsewhere): call it first when stopping. */
   beginShutdown(): void;
 }
@@ -185,10 +194,15 @@ export async function createEngine<Caller extends Principal = Principal>(options
   );
   const apis = documents.map((entry) => servedApi(entry.name, entry.document));
   const keys = tokenKeysOf(apis, options.tokens);
+  const { tokens = {} } = options;
+  if (tokens.jwksUrl !== undefined && !tokens.acceptAnyIssuerAndAudience && (tokens.issuer === undefined || tokens.audience === undefined))
+    throw new Error(
+      'createEngine: tokens.jwksUrl verifies access tokens, so tokens.issuer and tokens.audience must both be set (the iss and aud this API accepts)',
+    );
   const sources = options.documents.map(
     (entry) => entry.source ?? (typeof entry.document === 'string' ? path.relative(process.cwd(), path.resolve(entry.document)) : `the document ${entry.name}`),
   );
-  const warnings = refuseWhatCannotBeServed(apis, sources, keys !== undefined);
+  const warnings: Array<Engine['warnings'][number]> = refuseWhatCannotBeServed(apis, sources, keys !== undefined);
   const now = options.now ?? Date.now;
   const logger = options.logger ?? console;
   const hooks = options.hooks ?? {};
@@ -197,7 +211,9 @@ export async function createEngine<Caller extends Principal = Principal>(options
     ? new Map(
         documents.map((entry) => [
           entry.name,
-          buildOperationMocks(entry.document, stubbedOperations(entry.handlers), { warn: (message) => warnings.push(`${entry.name}: ${message}`) }),
+          buildOperationMocks(entry.document, stubbedOperations(entry.handlers), {
+            warn: (message) => warnings.push({ document: entry.name, kind: 'invalid example', message }),
+          }),
         ]),
       )
     : undefined;
@@ -258,8 +274,8 @@ interface PhaseParts<Caller extends Principal> {
 /** Every phase of pipeline/phases.ts: the engine's stages, the user's parts plugged in where they go. */
 function requestPhases<Caller extends Principal>(parts: PhaseParts<Caller>): PhaseImplementations {
   const { options, documents, apis, mocks, keys, streams, hooks, logger, now, operationOf, shutdown } = parts;
-  const { tokens = {} } = options;
-  const verifyToken = keys ? tokenVerifier({ ...tokens, keys }) : undefined;
+  const { acceptAnyIssuerAndAudience: _any, jwksUrl: _url, ...claims } = options.tokens ?? {};
+  const verifyToken = keys ? tokenVerifier({ ...claims, keys }) : undefined;
   const check: CredentialCheck = {
     key:
       (options.credentials?.key as CredentialCheck['key'] | undefined) ??
@@ -401,13 +417,13 @@ function tokenKeysOf(apis: readonly ServedApi[], tokens: TokenOptions | undefine
  * document, the operation, the reason); returns what is refused while the
  * rest is served, for the log.
  */
-function refuseWhatCannotBeServed(apis: readonly ServedApi[], sources: readonly string[], tokensVerifiable: boolean): string[] {
-  const warnings: string[] = [];
+function refuseWhatCannotBeServed(apis: readonly ServedApi[], sources: readonly string[], tokensVerifiable: boolean): Array<Engine['warnings'][number]> {
+  const warnings: Array<Engine['warnings'][number]> = [];
   const errors: string[] = [];
   for (const [index, api] of apis.entries()) {
     const found = contractRefusals(api.contract, { label: sources[index]!, tokensVerifiable });
     errors.push(...found.errors);
-    warnings.push(...found.warnings);
+    warnings.push(...found.warnings.map((message) => ({ document: api.name, kind: 'refused' as const, message })));
   }
   if (errors.length > 0) throw new Error(`the contract cannot be served:\n  ${errors.join('\n  ')}`);
   return warnings;

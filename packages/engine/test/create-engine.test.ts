@@ -211,6 +211,31 @@ describe('createEngine: the parts a user plugs in', () => {
     await expect(createEngine(options({ documents: [] }))).rejects.toThrow(/no document/);
   });
 
+  it('refuses token verification that would accept any issuer or audience, unless told so', async () => {
+    const tokens = { jwksUrl: 'https://issuer.example/jwks.json' };
+    await expect(createEngine(options({ tokens }))).rejects.toThrow(/tokens.issuer and tokens.audience must both be set/);
+    await expect(createEngine(options({ tokens: { ...tokens, issuer: 'https://issuer.example/' } }))).rejects.toThrow(/must both be set/);
+    await expect(createEngine(options({ tokens: { ...tokens, issuer: 'https://issuer.example/', audience: 'notes' } }))).resolves.toBeDefined();
+    await expect(createEngine(options({ tokens: { ...tokens, acceptAnyIssuerAndAudience: true } }))).resolves.toBeDefined();
+  });
+
+  it('names the published documents of its documents only', async () => {
+    const names: Array<string | undefined> = [];
+    const { app } = await createEngine(options({ observe: (req, res) => void res.once('finish', () => names.push(contextOf(req).operationName)) }));
+    await request(app).get('/openapi/v1.yaml').expect(200);
+    await request(app).get('/openapi/latest.json').expect(404);
+    expect(names).toEqual(['spec', 'unmatched']);
+  });
+
+  it('tells the warnings of the start apart: a refused part, an invalid example', async () => {
+    const withBadExample = structuredClone(NOTES) as OpenApiDocument & {
+      paths: { '/notes/{noteId}': { get: { responses: { '200': { content: { 'application/json': { example: unknown } } } } } } };
+    };
+    withBadExample.paths['/notes/{noteId}'].get.responses['200'].content['application/json'].example = { id: 'seven' };
+    const { warnings } = await createEngine(options({ documents: [{ name: 'v1', document: withBadExample, handlers }], mock: true }));
+    expect(warnings).toEqual([{ document: 'v1', kind: 'invalid example', message: expect.stringMatching(/getNote/) }]);
+  });
+
   it('without a credential check every key is refused with a 401 that says why', async () => {
     const { app } = await createEngine({ documents: [{ name: 'v1', document: NOTES, handlers }], logger: { warn: () => undefined, error: () => undefined } });
     const res = await request(app).get('/v1/notes').set('X-Api-Key', 'k1').expect(401);

@@ -1,6 +1,6 @@
 import type { CompiledQuery, CreateTableBuilder, Kysely } from 'kysely';
 import type { Database } from './schema';
-import type { PoolStats } from '../../observability';
+import type { PoolStats } from './storage';
 
 /** Runs a query compiled at start (see `prepare` in kysely-storage.ts) and returns its rows. */
 export type PreparedRunner = <R>(query: CompiledQuery<R>) => Promise<R[]>;

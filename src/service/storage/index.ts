@@ -11,5 +11,5 @@ export { openStorage } from './open-storage';
 export type { Database } from './schema';
 export { sqliteBackend } from './sqlite-backend';
 export { repositoriesOf } from './storage';
-export type { ApiKeyRecord, ApiKeyRepository, IdempotencyRepository, Pet, PetRepository, PetStatus, Repositories, Storage } from './storage';
+export type { ApiKeyRecord, ApiKeyRepository, IdempotencyRepository, Pet, PetRepository, PetStatus, PoolStats, Repositories, Storage } from './storage';
 export { timedStorage } from './timed-storage';

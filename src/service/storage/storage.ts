@@ -4,7 +4,13 @@
  * `open-storage.ts` and is invisible above this line.
  */
 import type { Plan } from '../plans';
-import type { PoolStats } from '../../observability';
+
+/** A connection pool's counts (PostgreSQL's), reported as gauges. */
+export interface PoolStats {
+  total: number;
+  idle: number;
+  waiting: number;
+}
 
 /** Where a pet is in its adoption (the `status` column). */
 export type PetStatus = 'available' | 'pending' | 'sold';

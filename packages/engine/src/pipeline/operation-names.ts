@@ -5,7 +5,6 @@ import { contextOf } from '../context/request-context';
 /** Routes outside the contract get fixed names; anything else is `unmatched`. Never a raw URL. */
 const PUBLIC_ROUTES: ReadonlyArray<readonly [RegExp, string]> = [
   [/^\/healthz\/?$/i, 'healthz'],
-  [/^\/openapi(\/[^/]+)?\.(yaml|json)$/i, 'spec'],
   [/^\/docs(\/|$)/i, 'docs'],
 ];
 
@@ -34,7 +33,13 @@ export const NO_VERSION = 'none';
 export function operationResolver(apis: ReadonlyArray<{ name: string; table: RouteTable }>, routes: readonly string[] = []): (req: Request) => string {
   const bases = apis.map(({ name, table }) => ({ name, prefix: new RegExp(`^${escaped(table.basePath)}(/|$)`, 'i') }));
   // The user's own routes are named by their path: `/readyz` is `readyz`.
-  const named = [...PUBLIC_ROUTES, ...routes.map((route) => [new RegExp(`^${escaped(route)}/?$`, 'i'), route.replace(/^\//, '')] as const)];
+  // The published documents: /openapi.json and /openapi/<name>.json (or .yaml) of a served document only.
+  const spec = new RegExp(`^/openapi(/(${apis.map(({ name }) => escaped(name)).join('|')}))?\\.(yaml|json)$`, 'i');
+  const named = [
+    ...PUBLIC_ROUTES,
+    [spec, 'spec'] as const,
+    ...routes.map((route) => [new RegExp(`^${escaped(route)}/?$`, 'i'), route.replace(/^\//, '')] as const),
+  ];
   const resolve = (req: Request, method: string, path: string): string => {
     contextOf(req).apiVersion ??= bases.find((base) => base.prefix.test(path))?.name ?? NO_VERSION;
     for (const { table } of apis) {

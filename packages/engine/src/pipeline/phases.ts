@@ -10,10 +10,10 @@ import type { Stage } from '../stage/stage';
  * point here). The first three run for every request; the rest run for
  * requests under a version's base path, compiled once per operation.
  *
- * - `observe`: the request id (`X-Request-Id` on every response, `req.log`),
- *   the duration histogram and the access log, recorded when the response
- *   closes; the draw that picks responses to check against the contract
- *   after they are sent (VALIDATE_RESPONSES as a fraction);
+ * - `observe`: the request id (`X-Request-Id` on every response, `req.id`),
+ *   then the user's `observe` (metrics, access logs); the draw that picks
+ *   responses to check against the contract after they are sent
+ *   (`responseSampleRate`);
  * - `security-headers`: helmet's headers, computed once at start;
  * - `route`: the route table finds the operation (src/contract/route-table.ts);
  * - `authenticate`: who is calling, by the operation's security

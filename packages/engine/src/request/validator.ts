@@ -171,16 +171,18 @@ function parametersDocument(spec: OpenApiDocument, basePath: string): Record<str
  * validator tests `param.style` where `param.in` is meant, and gives such a
  * parameter no style), and JSON `content` as the schema of the value the
  * engine parsed (the published validator never parses JSON text outside
- * the query). Query parameters are read as declared.
+ * the query). Query parameters are read as declared; a path parameter with
+ * JSON `content` still needs the repository's patch of the validator.
  */
 function asValidatorReadsIt(declaration: Record<string, unknown>, json: boolean): Record<string, unknown> {
   const place = declaration['in'];
   if (place !== 'header' && place !== 'cookie') return declaration;
+  const styled = { style: place === 'header' ? 'simple' : 'form', explode: place === 'cookie' };
   if (json) {
     const { content, ...rest } = declaration as { content: Record<string, { schema?: unknown }> };
-    return { ...rest, schema: Object.values(content)[0]?.schema ?? {} };
+    return { ...rest, ...styled, schema: Object.values(content)[0]?.schema ?? {} };
   }
-  return { style: place === 'header' ? 'simple' : 'form', explode: place === 'cookie', ...declaration };
+  return { ...styled, ...declaration };
 }
 
 /**

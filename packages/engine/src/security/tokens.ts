@@ -6,19 +6,19 @@ type Jose = typeof import('jose');
 /** Where access tokens are checked: the issuer's keys, and what the token must say. */
 export interface TokenSettings {
   /**
-   * Where the issuer's keys are: its JSON Web Key Set (`OAUTH2_JWKS_URL`), or
+   * Where the issuer's keys are: its JSON Web Key Set (a URL), or
    * its authorization server metadata (RFC 8414: a 3.2 document's
    * `oauth2MetadataUrl`), whose `jwks_uri` names the set and whose `issuer`
    * is the `iss` required when none is configured.
    */
   keys: { jwksUrl: string } | { metadataUrl: string };
-  /** The `iss` every token must carry (`OAUTH2_ISSUER`); unset only where the configuration says so explicitly (tests). */
+  /** The `iss` every token must carry; unset only where the engine's options say so explicitly (`acceptAnyIssuerAndAudience`, tests). */
   issuer?: string | undefined;
-  /** An `aud` every token must carry (`OAUTH2_AUDIENCE`); unset only where the configuration says so explicitly (tests). */
+  /** An `aud` every token must carry; unset only where the engine's options say so explicitly (`acceptAnyIssuerAndAudience`, tests). */
   audience?: string | undefined;
-  /** The oldest token accepted, by its `iat` (`OAUTH2_MAX_TOKEN_AGE_SECONDS`). */
+  /** The oldest token accepted, by its `iat`. */
   maxTokenAgeSeconds?: number | undefined;
-  /** The `typ` header every token must carry (`OAUTH2_TOKEN_TYPE`: `at+jwt` per RFC 9068); not checked when unset. */
+  /** The `typ` header every token must carry (`at+jwt` per RFC 9068); not checked when unset. */
   tokenType?: string | undefined;
 }
 
