@@ -64,20 +64,24 @@ let issuer: TestIssuer;
 let t: TestApp;
 let key: string;
 
+/** The server's token settings: this test's issuer, its `iss` and `aud`, callers on the pro plan. */
+const tokenSettings = (tokenType: string | undefined) =>
+  ({
+    jwksUrl: issuer.jwksUrl,
+    issuer: ISSUER,
+    audience: AUDIENCE,
+    maxTokenAgeSeconds: 86_400,
+    tokenType,
+    plan: 'pro',
+    acceptAnyIssuerAndAudience: false,
+  }) as const;
+
 beforeAll(async () => {
   issuer = await startTestIssuer();
   t = await startTestApp({
     versions: [{ name: 'v1', contract: DOCUMENT, handlers: handlers as never }],
     settings: {
-      oauth2: {
-        jwksUrl: issuer.jwksUrl,
-        issuer: ISSUER,
-        audience: AUDIENCE,
-        maxTokenAgeSeconds: 86_400,
-        tokenType: undefined,
-        plan: 'pro',
-        acceptAnyIssuerAndAudience: false,
-      },
+      oauth2: tokenSettings(undefined),
     },
   });
   key = t.auth.replace(/^Bearer /, '');
@@ -216,15 +220,7 @@ describe('access tokens (oauth2, openIdConnect) against the JWKS', () => {
     const typed = await startTestApp({
       versions: [{ name: 'v1', contract: DOCUMENT, handlers: handlers as never }],
       settings: {
-        oauth2: {
-          jwksUrl: issuer.jwksUrl,
-          issuer: ISSUER,
-          audience: AUDIENCE,
-          maxTokenAgeSeconds: 86_400,
-          tokenType: 'at+jwt',
-          plan: 'pro',
-          acceptAnyIssuerAndAudience: false,
-        },
+        oauth2: tokenSettings('at+jwt'),
       },
     });
     try {
