@@ -23,17 +23,16 @@ export function errorMapper(logger: EngineLogger, operationOf?: (req: Request) =
   let lastUnavailableLog = 0;
   return (error, req, res, _next) => {
     const apiError = toApiError(error, req);
-    const log = logger;
     // The path only: a query string may carry secrets or personal data.
     const where = { requestId: req.id, operation: operationOf?.(req), method: req.method, path: loggedPath(req) };
     if (apiError.code === 'unavailable') {
       if (now() - lastUnavailableLog >= UNAVAILABLE_LOG_INTERVAL_MS) {
         lastUnavailableLog = now();
-        log.warn({ err: (error as Error).message, ...where }, 'dependency unavailable: answering 503');
+        logger.warn({ err: (error as Error).message, ...where }, 'dependency unavailable: answering 503');
       }
     } else if (apiError.status >= 500 && apiError.code !== 'not_implemented') {
       // A stub's 501 is the framework's answer, like a 401: the access log has it.
-      log.error({ err: error, ...where }, 'request failed');
+      logger.error({ err: error, ...where }, 'request failed');
     }
     if (res.headersSent) {
       res.destroy();
