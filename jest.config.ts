@@ -32,7 +32,7 @@ const POSTGRES_ONLY = ['multi-instance', 'postgres-fault'];
  * the runtime checks, the keys CLI, api:diff, the docs page in a browser, the cluster of workers. CI runs them
  * too; a newcomer's `npm test` leaves them out.
  */
-const E2E_SUITES = ['third-party-documents', 'scaffold', 'dev', 'runtime', 'keys-cli', 'api-diff', 'docs-browser', 'workers'];
+const E2E_SUITES = ['third-party-documents', 'new-project', 'scaffold', 'dev', 'runtime', 'keys-cli', 'api-diff', 'docs-browser', 'workers'];
 
 const hasPostgres = /^postgres(ql)?:\/\//.test(process.env['DATABASE_URL'] ?? '');
 const hasRedis = /^rediss?:\/\//.test(process.env['REDIS_URL'] ?? '');
@@ -53,6 +53,7 @@ if (!runPostgres) {
 const moduleNameMapper = {
   '^@spec-first/engine$': '<rootDir>/packages/engine/src/index.ts',
   '^@spec-first/engine/testing$': '<rootDir>/packages/engine/src/testing.ts',
+  '^@spec-first/toolchain$': '<rootDir>/packages/toolchain/src/index.ts',
 };
 
 const suites = (names: string[]): string[] => names.map((name) => `<rootDir>/test/${name}.test.ts`);
@@ -66,6 +67,7 @@ const config: Config = {
   projects: [
     // The engine package's own tests, as its own configuration runs them.
     '<rootDir>/packages/engine',
+    '<rootDir>/packages/toolchain',
     {
       displayName: 'sqlite',
       testEnvironment: 'node',

@@ -10,8 +10,8 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { parse, stringify } from 'yaml';
-import { runApiChangelog } from '../scripts/lib/contract-diff/api-changelog-command';
-import { runApiRelease } from '../scripts/lib/contract-diff/api-release-command';
+import { runApiChangelog } from '@spec-first/toolchain';
+import { runApiRelease } from '@spec-first/toolchain';
 import { arrayAt, objectAt } from './support/document-edits';
 import { PROJECT_ROOT, tempDir } from './support/paths';
 
@@ -290,7 +290,7 @@ describe('one changelog per major version (api:changelog with no --spec)', () =>
 
 describe('the repository', () => {
   it('openapi/v1/CHANGELOG.md and openapi/v2/CHANGELOG.md are up to date with their releases (as CI checks them, with the real CLI)', async () => {
-    const result = spawnSync(process.execPath, ['--import', 'tsx', 'scripts/api-changelog.ts', '--check'], {
+    const result = spawnSync(process.execPath, ['--import', 'tsx', 'scripts/toolchain.ts', 'api-changelog', '--check'], {
       cwd: PROJECT_ROOT,
       encoding: 'utf8',
       timeout: 30_000,

@@ -11,8 +11,8 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { parse, stringify } from 'yaml';
-import { runApiDiff } from '../scripts/lib/contract-diff/api-diff-command';
-import { runApiRelease } from '../scripts/lib/contract-diff/api-release-command';
+import { runApiDiff } from '@spec-first/toolchain';
+import { runApiRelease } from '@spec-first/toolchain';
 import { arrayAt, objectAt } from './support/document-edits';
 import { PROJECT_ROOT, tempDir } from './support/paths';
 
@@ -615,7 +615,7 @@ describe('the sunset rule: removing an operation deprecated with x-sunset (getPe
       });
     }
     const cli = (today: string) =>
-      spawnSync(process.execPath, ['--import', 'tsx', 'scripts/api-diff.ts', '--spec', spec], {
+      spawnSync(process.execPath, ['--import', 'tsx', 'scripts/toolchain.ts', 'api-diff', '--spec', spec], {
         cwd: PROJECT_ROOT,
         encoding: 'utf8',
         timeout: 30_000,
@@ -793,7 +793,7 @@ describe('the real CLI', () => {
   const DOCUMENTS = ['openapi/v1/openapi.yaml', 'openapi/v2/openapi.yaml'];
 
   it('--base HEAD on a clean tree: every version, exit 0, no changes (with a contract edited, the edit is listed)', async () => {
-    const result = cli('scripts/api-diff.ts', ['--base', 'HEAD']);
+    const result = cli('scripts/toolchain.ts', ['api-diff', '--base', 'HEAD']);
     expect(result.stderr).toBe('');
     for (const [index, document] of DOCUMENTS.entries()) {
       const version = `v${index + 1}`;
@@ -812,7 +812,7 @@ describe('the real CLI', () => {
   });
 
   it('no --base: each version against the newest release in its own openapi/vN/releases, under a header, and no unannounced break', async () => {
-    const result = cli('scripts/api-diff.ts', []);
+    const result = cli('scripts/toolchain.ts', ['api-diff']);
     expect(result.stdout).toMatch(
       /^=== v1: openapi\/v1\/openapi.yaml ===\napi:diff openapi\/v1\/openapi.yaml \(1\.\d+\.\d+\) against openapi\/v1\/releases\/1\.[^ ]+\.yaml \(.+\)\n/,
     );
@@ -823,13 +823,13 @@ describe('the real CLI', () => {
   });
 
   it('across versions (--base openapi/v1/openapi.yaml --spec openapi/v2/openapi.yaml): exit 0, the major announces the break, getPet listed as removed', async () => {
-    const result = cli('scripts/api-diff.ts', ['--base', 'openapi/v1/openapi.yaml', '--spec', 'openapi/v2/openapi.yaml']);
+    const result = cli('scripts/toolchain.ts', ['api-diff', '--base', 'openapi/v1/openapi.yaml', '--spec', 'openapi/v2/openapi.yaml']);
     expect(result.stderr).toBe('');
     expect(result.stdout).toMatch(/^api:diff openapi\/v2\/openapi.yaml \(2\.\d+\.\d+\) against openapi\/v1\/openapi.yaml \(1\.\d+\.\d+\)\n/);
     expect(result.stdout).toContain(`\nBREAKING ${'paths./pets/{petId}.get'}: removed (clients calling it now fail`);
     expect(result.stdout).toMatch(/\nOK: 1 breaking change, announced by a major version bump \(info\.version 1\.\d+\.\d+ → 2\.\d+\.\d+\)\n$/);
     expect(result.status).toBe(0);
-    const json = JSON.parse(cli('scripts/api-diff.ts', ['--base', 'openapi/v1/openapi.yaml', '--version', 'v2', '--format', 'json']).stdout);
+    const json = JSON.parse(cli('scripts/toolchain.ts', ['api-diff', '--base', 'openapi/v1/openapi.yaml', '--version', 'v2', '--format', 'json']).stdout);
     expect(json.gate).toMatchObject({ passed: true, majorBumped: true, breaking: 1 });
     expect(json.changes.filter((change: { class: string }) => change.class === 'breaking')).toEqual([
       expect.objectContaining({
@@ -848,11 +848,11 @@ describe('the real CLI', () => {
       lines: [],
       library: 'right',
     });
-    const breaking = cli('scripts/api-diff.ts', ['--spec', spec, '--base', path.join(path.dirname(spec), 'releases', '1.0.0.yaml')]);
+    const breaking = cli('scripts/toolchain.ts', ['api-diff', '--spec', spec, '--base', path.join(path.dirname(spec), 'releases', '1.0.0.yaml')]);
     expect(breaking.stdout).toContain(`\nBREAKING ${BODY}.required: added "status" (requests that were valid are now refused)\n`);
     expect(breaking.status).toBe(1);
 
-    const unknown = cli('scripts/api-diff.ts', ['--base', 'no-such-ref-9f3a']);
+    const unknown = cli('scripts/toolchain.ts', ['api-diff', '--base', 'no-such-ref-9f3a']);
     expect(unknown.stderr).toMatch(
       /^api:diff: v1: --base no-such-ref-9f3a: neither a file nor a git ref that has openapi\/v1\/openapi.yaml \(fatal: .*\)\napi:diff: v2: --base no-such-ref-9f3a: neither a file nor a git ref that has openapi\/v2\/openapi.yaml \(fatal: .*\)\n$/,
     );

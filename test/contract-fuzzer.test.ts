@@ -12,10 +12,10 @@ import express, { type Express, type RequestHandler } from 'express';
 import { handlers } from '../src/service/handlers';
 import { loadSpec } from './support/contracts';
 import { arrayAt, objectAt } from './support/document-edits';
-import { runContract, type ContractOptions, type ContractResult } from '../scripts/contract/index';
-import { schemaErrors, type CheckName } from '../scripts/contract/checks';
-import { casesFor } from '../scripts/contract/cases';
-import { loadContract } from '../scripts/contract/spec';
+import { runContract, type ContractOptions, type ContractResult } from '@spec-first/toolchain';
+import { schemaErrors, type CheckName } from '@spec-first/toolchain';
+import { casesFor } from '@spec-first/toolchain';
+import { loadContract } from '@spec-first/toolchain';
 import { startTestApp, type TestApp } from './support/test-app';
 import { PROJECT_ROOT } from './support/paths';
 import { listenOnFreePort } from './support/http';
@@ -357,7 +357,7 @@ describe('respecting the server', () => {
 describe('the CLI (npm run contract)', () => {
   const TSX = pathToFileURL(path.join(PROJECT_ROOT, 'node_modules/tsx/dist/loader.mjs')).href;
   const cli = (args: string[]): Promise<{ code: number; stdout: string }> =>
-    promisify(execFile)(process.execPath, ['--import', TSX, path.join(PROJECT_ROOT, 'scripts/contract.ts'), ...args], { cwd: PROJECT_ROOT }).then(
+    promisify(execFile)(process.execPath, ['--import', TSX, path.join(PROJECT_ROOT, 'scripts/toolchain.ts'), 'contract', ...args], { cwd: PROJECT_ROOT }).then(
       ({ stdout }) => ({ code: 0, stdout }),
       (error: { code: number; stdout: string }) => ({ code: error.code, stdout: error.stdout }),
     );

@@ -4,7 +4,7 @@ import { spawnSync } from 'node:child_process';
 import { deprecationHeaders, listOperations } from '@spec-first/engine/testing';
 import { loadSpec } from './support/contracts';
 import { objectAt } from './support/document-edits';
-import { projectVersions, scaffold } from '../scripts/scaffold';
+import { projectVersions, scaffold } from '@spec-first/toolchain';
 import { operationTable } from '../generated/v1/operations';
 import { PROJECT_ROOT, tempDir } from './support/paths';
 
@@ -66,7 +66,7 @@ describe('deprecation headers derive from the contract', () => {
 
 describe('generated/ (npm run generate)', () => {
   const generate = (...args: string[]) =>
-    spawnSync(process.execPath, ['--import', 'tsx', 'scripts/generate.ts', ...args], { cwd: PROJECT_ROOT, encoding: 'utf8' });
+    spawnSync(process.execPath, ['--import', 'tsx', 'scripts/toolchain.ts', 'generate', ...args], { cwd: PROJECT_ROOT, encoding: 'utf8' });
 
   it('is up to date with the YAML (npm run check:generated passes)', () => {
     const result = generate('--check');
@@ -136,7 +136,7 @@ describe('npm run scaffold', () => {
 
   it('the committed handlers are exactly what scaffold writes (one file per operation of any version, plus the registries)', async () => {
     const dir = path.join(PROJECT_ROOT, 'src', 'service', 'handlers');
-    const project = await projectVersions();
+    const project = await projectVersions(PROJECT_ROOT);
     expect(project.map((version) => version.name)).toEqual(['v1', 'v2']);
     expect(project[0]!.operationIds).toEqual(Object.keys(operationTable));
     // One file per operation plus the registry; types.ts holds the handler types, context.ts what they use besides the request.

@@ -12,6 +12,7 @@ import { PROJECT_ROOT } from './support/paths';
  */
 const SRC = path.join(PROJECT_ROOT, 'src');
 const ENGINE = path.join(PROJECT_ROOT, 'packages', 'engine', 'src');
+const TOOLCHAIN = path.join(PROJECT_ROOT, 'packages', 'toolchain', 'src');
 
 function sources(dir: string): string[] {
   return readdirSync(dir).flatMap((name) => {
@@ -85,6 +86,17 @@ describe('the layout of src/', () => {
         .map((target) => `${relative(file)} -> ${relative(target)}`),
     );
     expect(engine.length).toBeGreaterThan(50);
+    expect(crossings).toEqual([]);
+  });
+
+  it('the toolchain package imports nothing of the store or of the engine but by its package name', () => {
+    const toolchain = sources(TOOLCHAIN);
+    const crossings = toolchain.flatMap((file) =>
+      importsOf(file)
+        .filter((target) => !target.startsWith(`${TOOLCHAIN}${path.sep}`))
+        .map((target) => `${relative(file)} -> ${relative(target)}`),
+    );
+    expect(toolchain.length).toBeGreaterThan(30);
     expect(crossings).toEqual([]);
   });
 

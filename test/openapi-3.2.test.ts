@@ -16,7 +16,7 @@ import { loadSpec } from './support/contracts';
 import { compose } from '../src/compose';
 import { objectAt } from './support/document-edits';
 import { startTestIssuer } from './support/jwks';
-import { diffContracts } from '../scripts/lib/contract-diff/diff-contracts';
+import { diffContracts } from '@spec-first/toolchain';
 import { notImplementedHandler } from '@spec-first/engine';
 import { listenOnFreePort, openRequest, type ListeningServer } from './support/http';
 

@@ -6,11 +6,10 @@
  * same functions as those scripts, so the results are identical.
  */
 import path from 'node:path';
-import { orphanHandlers, projectVersions, scaffold } from '../scaffold';
-import type * as Generate from '../generate';
+import type * as Toolchain from '@spec-first/toolchain';
 
-/** The generator (openapi-typescript and the Redocly core under it: a second to load), loaded when first needed, after the lint has started. */
-const generator = (): typeof Generate => require('../generate') as typeof Generate;
+/** The toolchain (its generator loads openapi-typescript and the Redocly core: a second), loaded when first needed, after the lint has started. */
+const toolchain = (): typeof Toolchain => require('@spec-first/toolchain') as typeof Toolchain;
 
 export interface Applied {
   /** Files of generated/ that changed. */
@@ -38,7 +37,7 @@ export async function renderContract(root: string): Promise<Map<string, string>>
         .trim(),
     );
   try {
-    return await generator().renderAll(root);
+    return await toolchain().renderAll(root);
   } catch (problem) {
     throw new Error(said.join('; ') || (problem as Error).message);
   } finally {
@@ -48,7 +47,8 @@ export async function renderContract(root: string): Promise<Map<string, string>>
 
 /** Writes what `renderContract` rendered, then scaffolds the stubs of new operations. */
 export async function applyContract(root: string, rendered: Map<string, string>): Promise<Applied> {
-  const regenerated = await generator().writeGenerated(rendered, path.join(root, 'generated'));
+  const { writeGenerated, projectVersions, scaffold, orphanHandlers } = toolchain();
+  const regenerated = await writeGenerated(rendered, path.join(root, 'generated'));
   const versions = await projectVersions(root);
   const operationIds = [...new Set(versions.flatMap((version) => version.operationIds))];
   const handlersDir = path.join(root, 'src', 'service', 'handlers');

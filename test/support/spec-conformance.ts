@@ -1,8 +1,8 @@
 /**
  * Checks an HTTP response against the contract (every openapi/vN/openapi.yaml
  * by default) with an oracle that shares no code with the server: the
- * contract fuzzer's reading of the YAML (scripts/contract/spec.ts, plain
- * JSON Schemas) and its checks (scripts/contract/checks.ts: the status
+ * contract fuzzer's reading of the YAML (the toolchain's contract/spec.ts, plain
+ * JSON Schemas) and its checks (the toolchain's contract/checks.ts: the status
  * declared, or `default`; required headers valid; the Content-Type declared;
  * the body valid against its schema with Ajv; every error an Error object
  * carrying its status), and a route matcher of its own here. A bug in the
@@ -16,8 +16,8 @@ import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parse } from 'yaml';
 import { PROJECT_ROOT } from './paths';
-import { basePathOf, contractOf, type Contract, type Operation } from '../../scripts/contract/spec';
-import { checkResponse, schemaErrors } from '../../scripts/contract/checks';
+import { basePathOf, contractOf, type Contract, type Operation } from '@spec-first/toolchain';
+import { checkResponse, schemaErrors } from '@spec-first/toolchain';
 
 /** A parsed OpenAPI document (any object a test serves). */
 type Document = object;

@@ -5,7 +5,7 @@
  * compile error; a handler listed under several versions is typed for all
  * of them (`Handler<K, 'v1' | 'v2'>`). Rewritten by `npm run scaffold`.
  *
- * @example const registry: HandlerRegistry<'v1'> = { ...handlers, listStoreOrders: notImplementedHandler('listStoreOrders') };
+ * @example const registry: HandlerRegistry<'v1'> = { ...handlers, createPet: notImplementedHandler('createPet') };
  */
 import type { HandlerRegistry } from './types';
 import { createPet } from './createPet';

@@ -45,7 +45,8 @@ export async function loadContract(file: string): Promise<OpenApiDocument> {
   const whole = selfContained(parsed);
   if (whole !== undefined) return checkedDocument(whole, shown);
   // Redocly is loaded only here: its errors name the file, the reference and the pointer.
-  const { bundle, createConfig, BaseResolver } = await import('@redocly/openapi-core');
+  // require, not import(): the compiled package's native import() fails under test runners that load CommonJS (jest).
+  const { bundle, createConfig, BaseResolver } = require('@redocly/openapi-core') as Redocly;
   const self = selfFolder(parsed, file);
   let result: Awaited<ReturnType<Redocly['bundle']>>;
   try {

@@ -33,13 +33,20 @@ export function contractVersions(root: string): ContractVersionFiles[] {
  */
 export function contractVersionsIn(openapi: string): ContractVersionFiles[] {
   return readdirSync(openapi, { withFileTypes: true })
-    .filter((entry) => entry.isDirectory() && VERSION_FOLDER.test(entry.name) && existsSync(path.join(openapi, entry.name, 'openapi.yaml')))
+    .filter((entry) => entry.isDirectory() && VERSION_FOLDER.test(entry.name) && rootFileOf(path.join(openapi, entry.name)) !== undefined)
     .map((entry) => entry.name)
     .sort((a, b) => Number(VERSION_FOLDER.exec(a)![1]) - Number(VERSION_FOLDER.exec(b)![1]))
     .map((name) => ({
       name,
-      document: path.join(openapi, name, 'openapi.yaml'),
+      document: path.join(openapi, name, rootFileOf(path.join(openapi, name))!),
       releases: path.join(openapi, name, 'releases'),
       changelog: path.join(openapi, name, 'CHANGELOG.md'),
     }));
+}
+
+/** A document written as JSON keeps its format: `openapi.yaml`, else `openapi.yml`, else `openapi.json`. */
+const ROOT_FILES = ['openapi.yaml', 'openapi.yml', 'openapi.json'];
+
+function rootFileOf(folder: string): string | undefined {
+  return ROOT_FILES.find((name) => existsSync(path.join(folder, name)));
 }

@@ -63,7 +63,8 @@ export function tokenVerifier(settings: TokenSettings): (token: string) => Promi
   let loading: Promise<{ jose: Jose; keys: ReturnType<Jose['createRemoteJWKSet']>; issuer: string | undefined }> | undefined;
   const load = () =>
     (loading ??= (async () => {
-      const jose = await import('jose');
+      // require, not import(): the compiled package's native import() fails under test runners that load CommonJS (jest).
+      const jose = require('jose') as Jose;
       const found = 'jwksUrl' in settings.keys ? { jwksUrl: settings.keys.jwksUrl, issuer: undefined } : await discover(settings.keys.metadataUrl);
       // An unknown kid refetches the set (a rotation), at most once a second however many such tokens arrive.
       const keys = jose.createRemoteJWKSet(new URL(found.jwksUrl), { timeoutDuration: 2_000, cooldownDuration: 1_000 });

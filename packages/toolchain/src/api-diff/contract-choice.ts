@@ -6,7 +6,6 @@
  * work on every version, and api:release on the only one (or asks which).
  */
 import path from 'node:path';
-import { PROJECT_ROOT } from '../../../src/project';
 import { contractVersions } from '@spec-first/engine/testing';
 import { displayPath } from './load-contract';
 
@@ -35,7 +34,7 @@ const names = (root: string): string => {
  * chooseDocuments({ spec: 'openapi/v1/openapi.yaml' }, cwd);   // { single: { specPath: '/…/openapi/v1/openapi.yaml' } }
  * chooseDocuments({}, cwd);                                     // { every: [v1, v2] }
  */
-export function chooseDocuments(flags: ChoiceFlags, cwd: string, root: string = PROJECT_ROOT): Choice {
+export function chooseDocuments(flags: ChoiceFlags, cwd: string, root: string = cwd): Choice {
   if (flags.spec !== undefined && flags.version !== undefined) return { error: '--spec and --version both name a document: give one of them' };
   if (flags.spec !== undefined) return { single: { specPath: path.resolve(cwd, flags.spec) } };
   const versions = contractVersions(root);

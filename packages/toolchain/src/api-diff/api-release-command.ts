@@ -13,7 +13,6 @@ import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import semver from 'semver';
-import { PROJECT_ROOT } from '../../../src/project';
 import { planChangelog } from './changelog';
 import { compareContracts } from './compare-contracts';
 import type { CommandOutcome } from './command-io';
@@ -38,7 +37,7 @@ const badInput = (message: string): CommandOutcome => ({ exitCode: 2, stdout: ''
  * await runApiRelease(['--version', 'v1'], process.cwd()); // writes openapi/v1/releases/1.2.0.yaml when info.version is 1.2.0, its date, and openapi/v1/CHANGELOG.md
  * await runApiRelease([], process.cwd()); // exit 2 when there are several versions: it says to pass --version vN
  */
-export async function runApiRelease(args: readonly string[], cwd: string, root: string = PROJECT_ROOT): Promise<CommandOutcome> {
+export async function runApiRelease(args: readonly string[], cwd: string, root: string = cwd): Promise<CommandOutcome> {
   let values: ChoiceFlags & { today?: string | undefined };
   try {
     ({ values } = parseArgs({

@@ -6,7 +6,6 @@
  */
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { PROJECT_ROOT } from '../../../src/project';
 import { planChangelog, type ChangelogPlan } from './changelog';
 import type { CommandOutcome } from './command-io';
 import { chooseDocuments, type ChoiceFlags } from './contract-choice';
@@ -32,7 +31,7 @@ function firstDifferentLine(a: string, b: string): number {
  * await runApiChangelog(['--check'], process.cwd());                 // exit 1 when any of them is stale
  * await runApiChangelog(['--check', '--version', 'v2'], process.cwd()); // openapi/v2/CHANGELOG.md only
  */
-export async function runApiChangelog(args: readonly string[], cwd: string, root: string = PROJECT_ROOT): Promise<CommandOutcome> {
+export async function runApiChangelog(args: readonly string[], cwd: string, root: string = cwd): Promise<CommandOutcome> {
   let values: ChoiceFlags & { check: boolean };
   try {
     ({ values } = parseArgs({

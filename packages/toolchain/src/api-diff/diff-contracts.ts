@@ -12,7 +12,7 @@ import { CHANGE_CLASSES } from './change';
 import { displayLocation, operationOf, sideOf } from './contract-path';
 import { securityChanges } from './effective-security';
 import { OWN_RULES, diffContext } from './own-rules';
-import { typedDocument } from '../openapi-31-rendering';
+import { typedDocument } from '../generate/openapi-31-rendering';
 
 export interface DiffOptions {
   /** false: api-smart-diff's classification alone (components still de-duplicated); for measuring the library. */

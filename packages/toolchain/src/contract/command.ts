@@ -19,18 +19,17 @@
  */
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { formatReport, runContract, writeJsonReport, type ContractOptions } from './contract/index';
-import { loadBundledContract, resolveBaseUrl } from './contract/spec';
 import { contractVersions } from '@spec-first/engine/testing';
+import { formatReport, writeJsonReport } from './report';
+import { runContract, type ContractOptions } from './runner';
+import { loadBundledContract, resolveBaseUrl } from './spec';
 
 const USAGE = `usage: npm run contract -- --base-url <server URL, or ending in /vN> [--version vN | --spec FILE] --key <API key> [--token <access token>] [--seed N]
                             [--max-examples N] [--operation <operationId>]... [--rate N] [--time-limit SECONDS] [--report FILE.json]`;
 
-const ROOT = path.join(__dirname, '..');
-
 /** The document to fuzz: `--spec`, else `--version`'s, else the version the base URL's path ends in. */
-function documentFor(spec: string | undefined, version: string | undefined, baseUrl: string): string {
-  const versions = contractVersions(ROOT);
+function documentFor(root: string, spec: string | undefined, version: string | undefined, baseUrl: string): string {
+  const versions = contractVersions(root);
   const names = versions.map((candidate) => candidate.name).join(', ');
   if (spec !== undefined && version !== undefined) throw new Error('--spec and --version both name a document: give one of them');
   if (spec !== undefined) return path.resolve(process.env['INIT_CWD'] ?? process.cwd(), spec);
@@ -57,10 +56,17 @@ function integer(value: number | undefined, flag: string): number | undefined {
   return value;
 }
 
-async function main(): Promise<number> {
+/**
+ * `npm run contract`: fuzzes a running server with the project's contract;
+ * resolves to the exit code (0 passed, 1 failed or stopped, 2 usage).
+ *
+ * @example process.exitCode = await runContractCommand(['--base-url', 'http://127.0.0.1:3000/v1', '--key', key], process.cwd());
+ */
+export async function runContractCommand(args: readonly string[], root: string): Promise<number> {
   let options: ContractOptions & { rate: number; timeLimitSeconds: number; report: string | undefined };
   try {
     const { values } = parseArgs({
+      args: [...args],
       options: {
         'base-url': { type: 'string' },
         key: { type: 'string' },
@@ -85,7 +91,7 @@ async function main(): Promise<number> {
     if (!baseUrl || !/^https?:\/\//.test(baseUrl)) throw new Error('--base-url http(s)://host[:port][/vN] is required');
     if (!key) throw new Error('--key (or CONTRACT_API_KEY) is required');
     const seed = integer(positive(values.seed, '--seed', true), '--seed');
-    const specFile = documentFor(values.spec, values.version, baseUrl);
+    const specFile = documentFor(root, values.spec, values.version, baseUrl);
     // A version of openapi/ is served under /vN (its folder); a --spec file under its servers' path.
     const version =
       values.spec === undefined
@@ -123,11 +129,3 @@ async function main(): Promise<number> {
   for (const line of formatReport(result)) console.log(line);
   return result.failed > 0 || result.stoppedReason ? 1 : 0;
 }
-
-main().then(
-  (code) => (process.exitCode = code),
-  (error: Error) => {
-    console.error(`contract: ${error.message}`);
-    process.exitCode = 2;
-  },
-);

@@ -1,10 +1,10 @@
 /**
  * `npm run scaffold`: for every major version of the contract
- * (`openapi/vN/openapi.yaml`), creates `src/service/handlers/<operationId>.ts` for
+ * (`openapi/vN/openapi.yaml`), creates `<handlers>/<operationId>.ts` for
  * each operation that has none, as a stub (`notImplementedHandler`: the
  * server answers 501 not_implemented, or an example under `npm run mock`; it
  * compiles whatever the operation declares), and rewrites the registries
- * `src/service/handlers/index.ts`: one per version, each listing exactly that
+ * `<handlers>/index.ts`: one per version, each listing exactly that
  * version's operations. Never overwrites a handler. A handler file serves
  * every version that has its operationId.
  * Run `npm run generate` too: the registries are typed from `generated/`.
@@ -12,9 +12,6 @@
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { listOperations, loadDocument as loadContract, contractVersions } from '@spec-first/engine/testing';
-import { PROJECT_ROOT } from '../src/project';
-
-const HANDLERS_DIR = path.join(PROJECT_ROOT, 'src', 'service', 'handlers');
 
 /** One major version as scaffold sees it: its name (`v1`), its document as shown (`openapi/v1/openapi.yaml`), its operations. */
 export interface ScaffoldVersion {
@@ -24,7 +21,7 @@ export interface ScaffoldVersion {
 }
 
 /** The versions of the contract under `root`, oldest first, with their operations read from the YAML. */
-export async function projectVersions(root: string = PROJECT_ROOT): Promise<ScaffoldVersion[]> {
+export async function projectVersions(root: string): Promise<ScaffoldVersion[]> {
   return Promise.all(
     contractVersions(root).map(async (version) => ({
       name: version.name,
@@ -42,11 +39,11 @@ const stub = (operationId: string, versions: string[]): string => `import { notI
 
 // Scaffolded by \`npm run scaffold\`: the server answers 501 not_implemented (an example under
 // \`npm run mock\`). Replace with the implementation, typed from the contract:
-//   export const ${operationId}: ${handlerType(operationId, versions)} = async ({ params, query, body }, { pets, caller }) => ...
+//   export const ${operationId}: ${handlerType(operationId, versions)} = async ({ params, query, body }, context) => ...
 export const ${operationId} = notImplementedHandler('${operationId}');
 `;
 
-const registry = (versions: readonly ScaffoldVersion[]): string => {
+const registry = (versions: readonly ScaffoldVersion[], withContexts: boolean): string => {
   const all = [...new Set(versions.flatMap((version) => version.operationIds))].sort();
   const blocks = versions.map(
     (version) => `/** ${version.document} */
@@ -65,7 +62,7 @@ ${[...version.operationIds]
  * compile error; a handler listed under several versions is typed for all
  * of them (\`Handler<K, 'v1' | 'v2'>\`). Rewritten by \`npm run scaffold\`.
  *
- * @example const registry: HandlerRegistry<'v1'> = { ...handlers, listStoreOrders: notImplementedHandler('listStoreOrders') };
+ * @example const registry: HandlerRegistry<'${versions[0]!.name}'> = { ...handlers, ${all[0]}: notImplementedHandler('${all[0]}') };
  */
 import type { HandlerRegistry } from './types';
 ${all.map((id) => `import { ${id} } from './${id}';`).join('\n')}
@@ -79,8 +76,7 @@ export const handlers = ${versions[0]!.name};
 
 // The handler types and contexts, for code outside this folder: this file is the folder's front door.
 export { notImplementedHandler, type Handler, type HandlerRegistry, type Version } from './types';
-export { handlerContexts } from './context';
-`;
+${withContexts ? "export { handlerContexts } from './context';\n" : ''}`;
 };
 
 /**
@@ -103,7 +99,7 @@ export function scaffold(dir: string, versions: readonly ScaffoldVersion[]): str
   }
   // Written only when it changes: a watcher (npm run dev) sees no change otherwise.
   const index = path.join(dir, 'index.ts');
-  const contents = registry(versions);
+  const contents = registry(versions, existsSync(path.join(dir, 'context.ts')));
   if (!existsSync(index) || readFileSync(index, 'utf8') !== contents) writeFileSync(index, contents);
   return created;
 }
@@ -124,25 +120,26 @@ export function orphanHandlers(dir: string, versions: readonly ScaffoldVersion[]
     .map((entry) => entry.name);
 }
 
-async function main(): Promise<void> {
-  const versions = await projectVersions();
-  for (const id of scaffold(HANDLERS_DIR, versions)) {
+/**
+ * `npm run scaffold`: the missing stubs and the registries of `handlers`
+ * (relative to `root`), with what changed said on stdout. Resolves to the exit code.
+ *
+ * @example process.exitCode = await runScaffold(process.cwd(), 'src/handlers');
+ */
+export async function runScaffold(root: string, handlers: string): Promise<number> {
+  const versions = await projectVersions(root);
+  const dir = path.join(root, handlers);
+  for (const id of scaffold(dir, versions)) {
     const servedBy = versions.filter((version) => version.operationIds.includes(id)).map((version) => version.name);
-    console.log(`created src/service/handlers/${id}.ts for ${servedBy.join(', ')} (a stub: answers 501, or an example under npm run mock, until implemented)`);
+    console.log(`created ${handlers}/${id}.ts for ${servedBy.join(', ')} (a stub: answers 501, or an example under npm run mock, until implemented)`);
   }
-  for (const file of orphanHandlers(HANDLERS_DIR, versions)) {
+  for (const file of orphanHandlers(dir, versions)) {
     console.warn(
-      `src/service/handlers/${file} matches no operation of any version of the contract (${versions.map((version) => version.document).join(', ')}): delete it or restore the operation`,
+      `${handlers}/${file} matches no operation of any version of the contract (${versions.map((version) => version.document).join(', ')}): delete it or restore the operation`,
     );
   }
   console.log(
-    `src/service/handlers/index.ts lists every operation of ${versions.map((version) => `${version.name} (${version.operationIds.length})`).join(', ')}; run \`npm run generate\` and \`npm run typecheck\`.`,
+    `${handlers}/index.ts lists every operation of ${versions.map((version) => `${version.name} (${version.operationIds.length})`).join(', ')}; run \`npm run generate\` and \`npm run typecheck\`.`,
   );
-}
-
-if (require.main === module) {
-  main().catch((error: unknown) => {
-    console.error(error instanceof Error ? error.message : error);
-    process.exit(1);
-  });
+  return 0;
 }

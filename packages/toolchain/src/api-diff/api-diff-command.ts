@@ -9,7 +9,6 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { PROJECT_ROOT } from '../../../src/project';
 import type { CommandOutcome } from './command-io';
 import { compareContracts } from './compare-contracts';
 import { chooseDocuments, type ChoiceFlags, type ChosenDocument } from './contract-choice';
@@ -33,7 +32,7 @@ const worst = (codes: Array<0 | 1 | 2>): 0 | 1 | 2 => (codes.includes(2) ? 2 : c
  * const { exitCode, stdout } = runApiDiff(['--base', 'HEAD', '--format', 'markdown'], process.cwd());
  * await runApiDiff(['--version', 'v1', '--today', '2030-12-05'], process.cwd()); // a removal of getPet (x-sunset 2030-12-05) is now allowed in 1.x
  */
-export async function runApiDiff(args: readonly string[], cwd: string, root: string = PROJECT_ROOT): Promise<CommandOutcome> {
+export async function runApiDiff(args: readonly string[], cwd: string, root: string = cwd): Promise<CommandOutcome> {
   let values: ChoiceFlags & { base?: string | undefined; format: string; 'library-only': boolean; today?: string | undefined };
   try {
     ({ values } = parseArgs({
