@@ -1,16 +1,17 @@
 /**
  * `npm run new -- <document> <dir>` as a designer runs it, with three public
  * documents from outside this repository (test/fixtures/new-project/, each
- * with its source and licence): the project is written, installed with npm
+ * with its source and licence; OpenAPI 3.0 and 3.1, JSON and YAML, one split
+ * across six files) and this repository's own OpenAPI 3.2 document: the project is written, installed with npm
  * from the packed engine and toolchain, and driven the way its README says:
  * `npm test`, `npm start`, `npm run keys -- create`, requests over HTTP with
  * the key where the document puts it, a handler replacing a stub, a
  * handler breaking the document failing `npm run typecheck`, `npm run mock`
- * and `npm run api:diff`. One install serves the three projects (their
+ * and `npm run api:diff`. One install serves the four projects (their
  * node_modules are the same packages).
  */
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
-import { appendFileSync, existsSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { freePort } from './support/http';
 import { startTestIssuer } from './support/jwks';
@@ -77,6 +78,8 @@ beforeAll(() => {
     ['conduit', 'realworld-conduit/openapi.yml'],
     ['hydra', 'ory-hydra/api.json'],
     ['matrix', 'matrix-key-backup/key_backup.yaml'],
+    // And an OpenAPI 3.2 document (QUERY, additional operations, streams): this repository's own.
+    ['library', '../openapi-3.2/library-3.2.yaml'],
   ] as const) {
     const created = npm(PROJECT_ROOT, ['run', '--silent', 'new', '--', path.join(FIXTURES, document), path.join(work, name)]);
     if (created.status !== 0) throw new Error(`npm run new ${document} failed:\n${created.stdout}${created.stderr}`);
@@ -84,12 +87,13 @@ beforeAll(() => {
   }
   const installed = npm(projects['conduit']!, ['install', '--no-audit', '--no-fund']);
   if (installed.status !== 0) throw new Error(`npm install failed:\n${installed.stdout}${installed.stderr}`);
-  for (const name of ['hydra', 'matrix']) symlinkSync(path.join(projects['conduit']!, 'node_modules'), path.join(projects[name]!, 'node_modules'), 'dir');
+  for (const name of ['hydra', 'matrix', 'library'])
+    symlinkSync(path.join(projects['conduit']!, 'node_modules'), path.join(projects[name]!, 'node_modules'), 'dir');
 }, 600_000);
 
 describe('a new project, as written', () => {
-  test.each(['conduit', 'hydra', 'matrix'])(
-    '%s: the document (split files kept), generated types, a stub per operation, the toolchain scripts, a first release',
+  test.each(['conduit', 'hydra', 'matrix', 'library'])(
+    '%s: the document, generated types, a stub per operation, the toolchain scripts, a first release (none for Hydra: its info.version is empty)',
     (name) => {
       const root = projects[name]!;
       const manifest = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as {
@@ -102,7 +106,8 @@ describe('a new project, as written', () => {
       expect(existsSync(path.join(root, manifest.dependencies['@spec-first/engine']!.slice('file:'.length)))).toBe(true);
       expect(existsSync(path.join(root, 'generated', 'v1', 'openapi.ts'))).toBe(true);
       const stubs = readdirSync(path.join(root, 'src', 'handlers')).filter((file) => !['index.ts', 'types.ts', 'context.ts'].includes(file));
-      expect(stubs.length).toBe({ conduit: 19, hydra: 50, matrix: 14 }[name]);
+      expect(stubs.length).toBe({ conduit: 19, hydra: 50, matrix: 14, library: 7 }[name]);
+      expect(existsSync(path.join(root, 'openapi', 'v1', 'releases', 'index.json'))).toBe(name !== 'hydra');
       expect(statSync(root).mode & 0o777).toBe(0o777 & ~process.umask());
       expect(readFileSync(path.join(root, 'README.md'), 'utf8')).toContain('npm install && npm start');
     },
@@ -113,7 +118,7 @@ describe('a new project, as written', () => {
     expect(existsSync(path.join(projects['hydra']!, 'openapi', 'v1', 'openapi.json'))).toBe(true);
   });
 
-  test.each(['conduit', 'hydra', 'matrix'])(
+  test.each(['conduit', 'hydra', 'matrix', 'library'])(
     '%s: npm test (typecheck, then the generated contract test against the real server) passes as generated',
     (name) => {
       const tested = npm(projects[name]!, ['test']);
@@ -324,6 +329,40 @@ describe('serving, with keys from npm run keys -- create', () => {
       writeFileSync(document, before);
     }
   }, 120_000);
+
+  test('npm run dev: an operation added to the document is served (501) and gets its stub and types, with no other command', async () => {
+    const root = projects['matrix']!;
+    const document = path.join(root, 'openapi', 'v1', 'openapi.yaml');
+    const before = readFileSync(document, 'utf8');
+    const server = await serve(root, 'dev');
+    try {
+      writeFileSync(
+        document,
+        before.replace(
+          /^paths:\n/m,
+          'paths:\n  /ping:\n    get:\n      operationId: ping\n      responses:\n        "200":\n          description: pong\n          content: { application/json: { schema: { type: object } } }\n',
+        ),
+      );
+      const deadline = Date.now() + 60_000;
+      let status = 0;
+      while (Date.now() < deadline && status !== 501) {
+        await new Promise((resolve) => setTimeout(resolve, 500));
+        status = await fetch(`${server.url}/v1/ping`).then(
+          (response) => response.status,
+          () => 0,
+        );
+      }
+      expect(status).toBe(501);
+      expect(existsSync(path.join(root, 'src', 'handlers', 'ping.ts'))).toBe(true);
+      expect(readFileSync(path.join(root, 'generated', 'v1', 'operations.ts'), 'utf8')).toContain("ping: { method: 'get', path: '/ping'");
+    } finally {
+      await server.stop();
+      writeFileSync(document, before);
+      rmSync(path.join(root, 'src', 'handlers', 'ping.ts'), { force: true });
+      npm(root, ['run', '--silent', 'generate']);
+      npm(root, ['run', '--silent', 'scaffold']);
+    }
+  }, 180_000);
 
   test('npm run mock answers a stub with the document example', async () => {
     const root = projects['conduit']!;

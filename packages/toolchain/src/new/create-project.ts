@@ -23,7 +23,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { stringify } from 'yaml';
 import { createEngine, notImplementedHandler, placementOf, type OpenApiDocument } from '@spec-first/engine';
-import { deref, listOperations, loadDocument } from '@spec-first/engine/testing';
+import { deref, effectiveSecurity, listOperations, loadDocument, type SpecOperation } from '@spec-first/engine/testing';
 import { runApiRelease } from '../api-diff/api-release-command';
 import { renderAll, writeGenerated } from '../generate/render';
 import { projectVersions, scaffold } from '../scaffold';
@@ -138,6 +138,7 @@ async function writeProject(
   for (const entry of readdirSync(path.join(TOOLCHAIN, 'template'))) {
     cpSync(path.join(TOOLCHAIN, 'template', entry), path.join(root, entry.replace(/^_/, '.').replace(/^\.biome/, 'biome')), { recursive: true });
   }
+  const schemes = schemesOf(input.spec);
   const facts: ProjectFacts = {
     name: input.name,
     title: String(input.spec.info?.title ?? input.name),
@@ -145,8 +146,8 @@ async function writeProject(
     document: path.relative(root, documentFile).split(path.sep).join('/'),
     version: input.version,
     openapi: String(input.spec.openapi),
-    schemes: schemesOf(input.spec),
-    firstOperation: firstOperation(input.spec),
+    schemes,
+    firstOperation: firstOperation(input.spec, schemes),
     dependencies: dependenciesOf(path.join(root, 'vendor')),
   };
   writeFileSync(path.join(root, 'package.json'), `${JSON.stringify(packageJson(facts), null, 2)}\n`);
@@ -198,11 +199,22 @@ function schemesOf(spec: OpenApiDocument): ProjectFacts['schemes'] {
   });
 }
 
-/** The first operation a README's first request can show: a GET without path parameters, else the first. */
-function firstOperation(spec: OpenApiDocument): ProjectFacts['firstOperation'] {
+/**
+ * The operation a README's first request shows: a GET without path
+ * parameters that a key opens (so the key just created is seen at work),
+ * else any GET without path parameters, else the first; with the scheme
+ * its key goes by.
+ */
+function firstOperation(spec: OpenApiDocument, schemes: ProjectFacts['schemes']): ProjectFacts['firstOperation'] {
+  const keyed = new Set(schemes.filter((scheme) => scheme.placement?.holds === 'key').map((scheme) => scheme.name));
+  const keyOf = (op: SpecOperation): string | undefined =>
+    effectiveSecurity(spec, op)
+      .map((requirement) => Object.keys(requirement))
+      .find((names) => names.length === 1 && keyed.has(names[0]!))?.[0];
   const operations = listOperations(spec);
-  const simple = operations.find((op) => op.method === 'get' && !op.path.includes('{')) ?? operations[0]!;
-  return { method: simple.method.toUpperCase(), path: simple.path, operationId: simple.operationId };
+  const simple = operations.filter((op) => op.method === 'get' && !op.path.includes('{'));
+  const chosen = simple.find((op) => keyOf(op) !== undefined) ?? simple[0] ?? operations[0]!;
+  return { method: chosen.method.toUpperCase(), path: chosen.path, operationId: chosen.operationId, scheme: keyOf(chosen) };
 }
 
 /**

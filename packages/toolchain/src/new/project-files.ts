@@ -11,7 +11,8 @@ export interface ProjectFacts {
   readonly version: string;
   readonly openapi: string;
   readonly schemes: ReadonlyArray<{ name: string; type: string; placement: CredentialPlacement | undefined }>;
-  readonly firstOperation: { method: string; path: string; operationId: string };
+  /** What the README's first request calls, and the scheme its key goes by (none: it needs no key). */
+  readonly firstOperation: { method: string; path: string; operationId: string; scheme: string | undefined };
   /** The dependency specifications of the engine and the toolchain. */
   readonly dependencies: { engine: string; toolchain: string };
 }
@@ -49,7 +50,7 @@ export function packageJson(facts: ProjectFacts): object {
     scripts: {
       start: 'npm run build && node --enable-source-maps dist/src/server.js',
       build: 'tsc -p tsconfig.build.json',
-      dev: "npm run --silent generate && npm run --silent scaffold && tsx watch --clear-screen=false --include './openapi/**' src/server.ts",
+      dev: "tsx watch --clear-screen=false --include './openapi/**' scripts/dev.ts",
       mock: 'npm run build && MOCK=true node --enable-source-maps dist/src/server.js',
       generate: 'spec-first generate',
       'check:generated': 'spec-first generate --check',
@@ -97,14 +98,13 @@ const schemeRow = (scheme: ProjectFacts['schemes'][number]): string => {
 };
 
 export function readme(facts: ProjectFacts): string {
-  const { method, path, operationId } = facts.firstOperation;
-  const keyed = facts.schemes.find((scheme) => scheme.placement?.holds === 'key');
+  const { method, path, operationId, scheme } = facts.firstOperation;
+  const keyed = facts.schemes.find((candidate) => candidate.name === scheme);
   const keyArg = keyed ? curlArgument(keyed.placement) : undefined;
   const url = `http://127.0.0.1:3000/${facts.version}${path}`;
+  const verb = method === 'GET' ? '' : `-X ${method} `;
   const first =
-    keyed?.placement?.in === 'query'
-      ? `curl -i -X ${method} "${url}?${keyed.placement.name}=$KEY"`
-      : `curl -i ${keyArg ? `${keyArg} ` : ''}-X ${method} ${url}`;
+    keyed?.placement?.in === 'query' ? `curl -i ${verb}"${url}?${keyed.placement.name}=$KEY"` : `curl -i ${keyArg ? `${keyArg} ` : ''}${verb}${url}`;
   return `# ${facts.title}
 
 A spec-first server for **${facts.title}** (OpenAPI ${facts.openapi}), made from \`${facts.source}\` by
@@ -156,7 +156,7 @@ export const ${operationId}: Handler<'${operationId}'> = async ({ params, query,
 | \`npm run generate\` | regenerates \`generated/\` (types and the operation table) from the document |
 | \`npm run scaffold\` | a stub for each new operation; the registry in \`src/handlers/index.ts\` |
 | \`npm run typecheck\` | every handler against the document's types |
-| \`npm run dev\` | generate, scaffold, then the server, restarted on every change of \`src/\` or \`openapi/\` |
+| \`npm run dev\` | the server, restarted on every save of \`src/\` or \`openapi/\`, each time after regenerating \`generated/\` and scaffolding new operations |
 | \`npm run mock\` | the server answering the document's examples for every stub |
 | \`npm run contract -- --base-url http://127.0.0.1:3000 --version ${facts.version} --key $KEY\` | fuzzes a running server against the document |
 | \`npm run api:diff\` | the document against its last release (\`npm run api:release -- --version ${facts.version}\` records one): exit 1 on a breaking change |
@@ -172,6 +172,7 @@ export const ${operationId}: Handler<'${operationId}'> = async ({ params, query,
 | \`src/app.ts\` | the composition root: documents, handlers, keys, engine |
 | \`src/server.ts\`, \`src/settings.ts\` | listening, shutdown, the environment (PORT, HOST, KEYS_FILE, MOCK, OAUTH2_*) |
 | \`src/keys.ts\`, \`scripts/keys.ts\` | the key store and its command |
+| \`scripts/dev.ts\` | \`npm run dev\` |
 | \`test/contract.test.ts\` | the contract test |
 | \`vendor/\` | the engine and toolchain packages, when they were not installed from a registry |
 `;
