@@ -282,7 +282,7 @@ describe('respecting the server', () => {
       });
       res.json({ code: 'key_temporarily_banned', message: 'planted ban', status: 429 });
     };
-    const result = await fuzz(await serve({}, ban), { operations: ['listPets'] });
+    const result = await fuzz(await serve({}, ban), { operations: ['listPets'], largerKey: 'npm run --silent keys -- create --plan enterprise' });
     expect(result.stoppedReason).toMatch(/banned.*--plan enterprise/);
     expect(result.notRun).toBeGreaterThan(0);
   });

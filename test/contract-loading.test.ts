@@ -29,6 +29,11 @@ describe('operationIds become identifiers by one rule', () => {
     ['delete', 'delete_'],
     ['index', 'index_'],
     ['types', 'types_'],
+    ['context', 'context_'],
+    ['handlers', 'handlers_'],
+    ['notImplementedHandler', 'notImplementedHandler_'],
+    ['v1', 'v1_'],
+    ['v1-list', 'v1List'],
     ['listPets', 'listPets'],
   ])('%s → %s', (operationId, identifier) => {
     expect(identifierOf(operationId)).toBe(identifier);

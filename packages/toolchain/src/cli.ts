@@ -32,14 +32,19 @@ const USAGE = `usage: spec-first <command>
 /** Where the user typed the command: npm sets INIT_CWD, as it runs scripts in the project's root. */
 const typedIn = (): string => process.env['INIT_CWD'] ?? process.cwd();
 
-/** The handlers' folder: package.json's `specFirst.handlers`, else `src/handlers`. */
-function handlersOf(root: string): string {
+/**
+ * What a project says of itself in package.json's `specFirst`: its handlers'
+ * folder (`src/handlers` by default), and the command that makes a key with
+ * larger limits (named when a contract run meets its limits).
+ */
+function projectSettings(root: string): { handlers: string; largerKey: string | undefined } {
+  let settings: { handlers?: string; largerKey?: string } = {};
   try {
-    const manifest = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as { specFirst?: { handlers?: string } };
-    return manifest.specFirst?.handlers ?? 'src/handlers';
+    settings = (JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as { specFirst?: typeof settings }).specFirst ?? {};
   } catch {
-    return 'src/handlers';
+    // No package.json: the defaults.
   }
+  return { handlers: settings.handlers ?? 'src/handlers', largerKey: settings.largerKey };
 }
 
 const printed = (outcome: CommandOutcome): number => {
@@ -61,9 +66,9 @@ export async function runCli(argv: readonly string[], root: string): Promise<num
     case 'generate':
       return runGenerate(args, root);
     case 'scaffold':
-      return runScaffold(root, handlersOf(root));
+      return runScaffold(root, projectSettings(root).handlers);
     case 'contract':
-      return runContractCommand(args, root);
+      return runContractCommand(args, root, projectSettings(root).largerKey);
     case 'api-diff':
       return printed(await runApiDiff(args, typedIn(), root));
     case 'api-release':

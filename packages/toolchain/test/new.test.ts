@@ -4,9 +4,11 @@
  * makes are installed and driven over HTTP by the repository's e2e suite
  * (test/new-project.test.ts).
  */
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { createProject } from '../src';
 import { DEV_DEPENDENCIES } from '../src/new/project-files';
 
@@ -83,10 +85,78 @@ paths:
     expect(readdirSync(path.join(work, 'project'))).toEqual(['keep.txt']);
   });
 
+  test('a path that is a file, not a folder', async () => {
+    const document = write('notes.yaml', OK);
+    write('project', 'a file');
+    expect(await createProject([document, 'project'], work)).toBe(2);
+    expect(said.join('\n')).toMatch(/project exists and is not a folder/);
+  });
+
   test('usage', async () => {
     expect(await createProject([], work)).toBe(2);
     expect(said.join('\n')).toMatch(/usage: npm run new -- <document/);
   });
+});
+
+describe('spec-first new writes what it can serve', () => {
+  const LONG = `list${'Everything'.repeat(8)}`;
+
+  test('a split document whose reference leaves its folder and comes back is bundled; operation names the handlers folder uses, and long ones, still give a project that compiles and lints', async () => {
+    write(
+      'spec/api.yaml',
+      `openapi: 3.1.0
+info: { title: Round trip, version: 1.2.0 }
+paths:
+  /context:
+    get:
+      operationId: context
+      responses: { '200': { description: ok, content: { application/json: { schema: { $ref: '../spec/schemas/note.yaml' } } } } }
+  /v1:
+    get:
+      operationId: v1
+      responses: { '204': { description: none } }
+  /long:
+    get:
+      operationId: ${LONG}
+      responses: { '204': { description: none } }
+`,
+    );
+    write('spec/schemas/note.yaml', 'type: object\nproperties: { text: { type: string } }\n');
+    // What a run killed an hour ago left behind is removed; a run in progress (a fresh folder) is not.
+    const abandoned = write('.project.creating-old/package.json', '{}');
+    utimesSync(path.dirname(abandoned), new Date(Date.now() - 3_600_000), new Date(Date.now() - 3_600_000));
+    write('.project.creating-now/package.json', '{}');
+    // As a user runs it, in a process of its own: the generator's openapi-typescript loads ES modules, which this test runner cannot.
+    const { INIT_CWD: _typedIn, ...env } = process.env;
+    const created = spawnSync(
+      process.execPath,
+      ['--import', pathToFileURL(require.resolve('tsx')).href, path.join(PACKAGE_ROOT, 'src', 'cli.ts'), 'new', 'spec/api.yaml', 'project'],
+      {
+        cwd: work,
+        env,
+        encoding: 'utf8',
+      },
+    );
+    expect([created.status, created.stderr]).toEqual([0, '']);
+    expect(readdirSync(work).filter((name) => name.startsWith('.project.creating-'))).toEqual(['.project.creating-now']);
+    const project = path.join(work, 'project');
+    expect(readdirSync(path.join(project, 'openapi', 'v1')).sort()).toEqual(['CHANGELOG.md', 'openapi.yaml', 'releases']);
+    expect(readFileSync(path.join(project, 'openapi', 'v1', 'openapi.yaml'), 'utf8')).toContain('text:');
+    const handlers = readdirSync(path.join(project, 'src', 'handlers')).sort();
+    expect(handlers).toEqual(['context.ts', 'context_.ts', 'index.ts', `${LONG}.ts`, 'types.ts', 'v1_.ts']);
+    expect(readFileSync(path.join(project, 'src', 'handlers', `${LONG}.ts`), 'utf8')).toContain(`notImplementedHandler(\n  '${LONG}',\n);`);
+    expect(readFileSync(path.join(project, 'src', 'handlers', 'index.ts'), 'utf8')).toContain('export const v1 = {\n  context_,\n');
+    expect(JSON.parse(readFileSync(path.join(project, 'package.json'), 'utf8')).dependencies['@spec-first/engine']).toMatch(/^file:vendor\//);
+    // This repository's packages stand in for the project's own install (the e2e suite installs one for real).
+    symlinkSync(path.join(PACKAGE_ROOT, '..', '..', 'node_modules'), path.join(project, 'node_modules'), 'dir');
+    for (const [tool, args] of [
+      ['tsc', ['-p', 'tsconfig.json']],
+      ['biome', ['ci', '.']],
+    ] as const) {
+      const checked = spawnSync(path.join(project, 'node_modules', '.bin', tool), args, { cwd: project, encoding: 'utf8' });
+      expect([tool, checked.status, checked.stdout.slice(-2000)]).toEqual([tool, 0, expect.any(String)]);
+    }
+  }, 120_000);
 });
 
 describe('the toolchain package', () => {

@@ -9,7 +9,9 @@
  *   keep their case otherwise (`GetPet` stays `GetPet`).
  * - A name that starts with a digit gets a leading `_` (`2fa-verify` →
  *   `_2faVerify`); a JavaScript reserved word gets a trailing `_` (`delete` →
- *   `delete_`).
+ *   `delete_`), and so does a name the handlers' folder already uses for
+ *   itself (`index`, `types`, `context`, the registry's own exports, a
+ *   version name such as `v1`).
  * - An operation without an operationId is named from its method and path:
  *   `GET /pets/{petId}/photos` → `getPetsPetIdPhotos`, `POST /` → `post`.
  *
@@ -17,14 +19,22 @@
  * (`operationNames`), naming both and their paths.
  */
 
-/** Reserved words, and the strict-mode and module ones: none may be an exported `const`. */
+/**
+ * Reserved words, and the strict-mode and module ones: none may be an
+ * exported `const`. Then the names of the handlers' folder itself: its
+ * files (`index.ts`, `types.ts`, `context.ts`) and what its registry file
+ * declares, so a stub never collides with them.
+ */
 const RESERVED = new Set(
   (
     'break case catch class const continue debugger default delete do else enum export extends false finally for function if ' +
     'import in instanceof new null return super switch this throw true try typeof var void while with yield let static ' +
-    'implements interface package private protected public await arguments eval undefined NaN Infinity index types'
+    'implements interface package private protected public await arguments eval undefined NaN Infinity ' +
+    'index types context handlers registries handlerContexts notImplementedHandler Handler HandlerRegistry Version'
   ).split(' '),
 );
+/** `v1`, `v2`, ...: the registries of the versions. */
+const VERSION_NAME = /^v\d+$/;
 
 const SEPARATORS = /[^\p{L}\p{N}]+(.)?/gu;
 
@@ -38,7 +48,7 @@ export function identifierOf(operationId: string): string {
   const joined = operationId.replace(SEPARATORS, (_match, next: string | undefined) => (next === undefined ? '' : next.toUpperCase()));
   if (joined === '') return '_';
   if (/^\p{N}/u.test(joined)) return `_${joined}`;
-  return RESERVED.has(joined) ? `${joined}_` : joined;
+  return RESERVED.has(joined) || VERSION_NAME.test(joined) ? `${joined}_` : joined;
 }
 
 /**

@@ -62,7 +62,7 @@ function integer(value: number | undefined, flag: string): number | undefined {
  *
  * @example process.exitCode = await runContractCommand(['--base-url', 'http://127.0.0.1:3000/v1', '--key', key], process.cwd());
  */
-export async function runContractCommand(args: readonly string[], root: string): Promise<number> {
+export async function runContractCommand(args: readonly string[], root: string, largerKey?: string): Promise<number> {
   let options: ContractOptions & { rate: number; timeLimitSeconds: number; report: string | undefined };
   try {
     const { values } = parseArgs({
@@ -124,7 +124,7 @@ export async function runContractCommand(args: readonly string[], root: string):
   console.log(
     `contract: ${options.baseUrl} (${path.relative(process.cwd(), options.specFile) || options.specFile}), at most ${options.rate} requests/s, time limit ${options.timeLimitSeconds} s`,
   );
-  const result = await runContract({ ...options, log: (line) => console.log(line) });
+  const result = await runContract({ ...options, ...(largerKey !== undefined && { largerKey }), log: (line) => console.log(line) });
   if (options.report) writeJsonReport(options.report, result);
   for (const line of formatReport(result)) console.log(line);
   return result.failed > 0 || result.stoppedReason ? 1 : 0;

@@ -25,11 +25,15 @@ export interface TransportOptions {
   requestTimeoutMs: number;
   /** Called for every 429 before waiting (so it can be checked against the contract and reported). */
   onRateLimited?: (response: HttpResponse, waitSeconds: number) => void;
+  /** What a stop for rate limits advises. */
+  hint: string;
 }
 
-/** How to get a key whose limits a run never meets (on the server's side). */
-export const ENTERPRISE_KEY_COMMAND = '`npm run --silent keys -- create --plan enterprise --rpm 100000 --rpd 10000000`';
-const ENTERPRISE_HINT = `use a key with a larger plan, e.g. ${ENTERPRISE_KEY_COMMAND}, or a longer --time-limit`;
+/** What a run stopped by rate limits advises: the project's command for a key with larger limits, when it has one. */
+export const rateLimitHint = (largerKey: string | undefined): string =>
+  largerKey === undefined
+    ? 'use a key with larger limits, a lower --rate or a longer --time-limit'
+    : `use a key with larger limits, e.g. \`${largerKey}\`, or a longer --time-limit`;
 
 export class Transport {
   private readonly limiter: RateLimiter;
@@ -85,10 +89,11 @@ export class Transport {
       const waitSeconds = Number.isFinite(retryAfter) && retryAfter >= 0 ? retryAfter : 2 ** Math.min(attempt, 5);
       onRateLimited?.(response);
       this.options.onRateLimited?.(response, waitSeconds);
-      if (/key_temporarily_banned/.test(response.text)) throw new RunStopped(`the key is temporarily banned (429 key_temporarily_banned): ${ENTERPRISE_HINT}`);
-      if (attempt >= 5) throw new RunStopped(`still rate limited after 5 waits: ${ENTERPRISE_HINT}`);
+      if (/key_temporarily_banned/.test(response.text))
+        throw new RunStopped(`the key is temporarily banned (429 key_temporarily_banned): ${this.options.hint}`);
+      if (attempt >= 5) throw new RunStopped(`still rate limited after 5 waits: ${this.options.hint}`);
       if (Date.now() + waitSeconds * 1000 > this.options.deadline) {
-        throw new RunStopped(`rate limited (429) with Retry-After ${waitSeconds} s, beyond the time limit: ${ENTERPRISE_HINT}`);
+        throw new RunStopped(`rate limited (429) with Retry-After ${waitSeconds} s, beyond the time limit: ${this.options.hint}`);
       }
       this.rateLimitedWaits++;
       // At least a second, so a Retry-After of 0 at the window's edge does not spin.

@@ -17,10 +17,11 @@ import {
   renameSync,
   rmSync,
   rmdirSync,
+  statSync,
   writeFileSync,
 } from 'node:fs';
 import path from 'node:path';
-import { parseArgs } from 'node:util';
+import { isDeepStrictEqual, parseArgs } from 'node:util';
 import { stringify } from 'yaml';
 import { createEngine, notImplementedHandler, placementOf, type OpenApiDocument } from '@spec-first/engine';
 import { deref, effectiveSecurity, listOperations, loadDocument, type SpecOperation } from '@spec-first/engine/testing';
@@ -98,6 +99,7 @@ export async function createProject(args: readonly string[], cwd: string): Promi
   }
 
   mkdirSync(path.dirname(target), { recursive: true });
+  removeAbandoned(target);
   const scratch = mkdtempSync(path.join(path.dirname(target), `.${path.basename(target)}.creating-`));
   try {
     const facts = await writeProject(scratch, { document, documentArg, spec, version, name: path.basename(target) });
@@ -117,9 +119,23 @@ export async function createProject(args: readonly string[], cwd: string): Promi
   }
 }
 
+/** A scratch folder older than this was left by a `new` that was killed: no run takes so long. */
+const ABANDONED_AFTER_MS = 10 * 60_000;
+
+/** Removes the scratch folders of earlier runs for the same `target` that were killed before they finished. */
+function removeAbandoned(target: string): void {
+  const prefix = `.${path.basename(target)}.creating-`;
+  for (const name of readdirSync(path.dirname(target))) {
+    const folder = path.join(path.dirname(target), name);
+    if (name.startsWith(prefix) && Date.now() - statSync(folder).mtimeMs > ABANDONED_AFTER_MS) rmSync(folder, { recursive: true, force: true });
+  }
+}
+
 function refusalOf(document: string, documentArg: string, target: string, dirArg: string): string | undefined {
   if (/^https?:\/\//i.test(documentArg)) return `${documentArg}: give a local file (download it first), so the project keeps the document as written`;
   if (!existsSync(document)) return `${documentArg}: no such file`;
+  if (!statSync(document).isFile()) return `${documentArg} is not a file`;
+  if (existsSync(target) && !statSync(target).isDirectory()) return `${dirArg} exists and is not a folder: name a new folder`;
   if (existsSync(target) && readdirSync(target).length > 0) return `${dirArg} already exists and is not empty: name a new folder`;
   return undefined;
 }
@@ -134,7 +150,7 @@ async function writeProject(
   root: string,
   input: { document: string; documentArg: string; spec: OpenApiDocument; version: string; name: string },
 ): Promise<ProjectFacts> {
-  const documentFile = copyDocument(input.document, input.spec, path.join(root, 'openapi', input.version));
+  const documentFile = await copyDocument(input.document, input.spec, path.join(root, 'openapi', input.version));
   for (const entry of readdirSync(path.join(TOOLCHAIN, 'template'))) {
     cpSync(path.join(TOOLCHAIN, 'template', entry), path.join(root, entry.replace(/^_/, '.').replace(/^\.biome/, 'biome')), { recursive: true });
   }
@@ -155,7 +171,7 @@ async function writeProject(
   await writeGenerated(await renderAll(root), path.join(root, 'generated'));
   scaffold(path.join(root, 'src', 'handlers'), await projectVersions(root));
   // The document as received is its first release, so `npm run api:diff` compares every later edit with it.
-  const released = await runApiRelease(['--version', input.version], root, root);
+  const released = await runApiRelease(['--version', input.version], root, root).catch((error: Error) => ({ exitCode: 2, stderr: error.message }));
   if (released.exitCode !== 0)
     console.warn(
       `new: no first release recorded (${released.stderr.trim().replace(/^api:release: /, '')}): npm run api:diff has nothing to compare with until npm run api:release -- --version ${input.version} records one`,
@@ -166,29 +182,37 @@ async function writeProject(
 /**
  * The document as written, into `folder` as `openapi.yaml` (or `.json`):
  * its split files beside it as they were, when they all sit under the
- * root's folder and none refers back to the root by name; else bundled
- * into one file.
+ * root's folder, none names the root's file, and the copy reads as the
+ * original does; else bundled into one file.
  */
-function copyDocument(document: string, spec: OpenApiDocument, folder: string): string {
+async function copyDocument(document: string, spec: OpenApiDocument, folder: string): Promise<string> {
   const json = /\.json$/i.test(document);
-  const rootName = json ? 'openapi.json' : 'openapi.yaml';
+  const rootFile = path.join(folder, json ? 'openapi.json' : 'openapi.yaml');
   const files = documentFiles(document);
   const base = path.dirname(document);
   const others = files.slice(1).map((file) => path.relative(base, file));
-  const splitKept =
-    others.every((relative) => !relative.startsWith('..') && !path.isAbsolute(relative) && relative !== rootName) &&
-    files.slice(1).every((file) => !readFileSync(file, 'utf8').includes(path.basename(document)));
   mkdirSync(folder, { recursive: true });
+  const splitKept =
+    others.every((relative) => !relative.startsWith('..') && !path.isAbsolute(relative) && relative !== path.basename(rootFile)) &&
+    files.every((file) => !readFileSync(file, 'utf8').includes(`${path.basename(document)}#`));
   if (splitKept) {
-    cpSync(document, path.join(folder, rootName));
+    // Links are followed: the project owns its copy, whatever the designer's folder links to.
+    cpSync(document, rootFile, { dereference: true });
     for (const relative of others) {
       mkdirSync(path.dirname(path.join(folder, relative)), { recursive: true });
-      cpSync(path.join(base, relative), path.join(folder, relative));
+      cpSync(path.join(base, relative), path.join(folder, relative), { dereference: true });
     }
-  } else {
-    writeFileSync(path.join(folder, rootName), json ? `${JSON.stringify(spec, null, 2)}\n` : stringify(spec, { aliasDuplicateObjects: false }));
+    // A reference this walk could not follow (a 3.2 $self base, a path out of the folder and back) shows here.
+    const copied = await loadDocument(rootFile).then(
+      (loaded) => isDeepStrictEqual(loaded, spec),
+      () => false,
+    );
+    if (copied) return rootFile;
+    rmSync(folder, { recursive: true, force: true });
+    mkdirSync(folder, { recursive: true });
   }
-  return path.join(folder, rootName);
+  writeFileSync(rootFile, json ? `${JSON.stringify(spec, null, 2)}\n` : stringify(spec, { aliasDuplicateObjects: false }));
+  return rootFile;
 }
 
 /** Each security scheme by name, with where its credential goes. */
@@ -200,10 +224,9 @@ function schemesOf(spec: OpenApiDocument): ProjectFacts['schemes'] {
 }
 
 /**
- * The operation a README's first request shows: a GET without path
- * parameters that a key opens (so the key just created is seen at work),
- * else any GET without path parameters, else the first; with the scheme
- * its key goes by.
+ * The operation a README's first request shows: a GET that needs nothing
+ * but a key (so the key just created is seen at work), else a GET that
+ * needs nothing at all, else the first; with the scheme its key goes by.
  */
 function firstOperation(spec: OpenApiDocument, schemes: ProjectFacts['schemes']): ProjectFacts['firstOperation'] {
   const keyed = new Set(schemes.filter((scheme) => scheme.placement?.holds === 'key').map((scheme) => scheme.name));
@@ -211,10 +234,22 @@ function firstOperation(spec: OpenApiDocument, schemes: ProjectFacts['schemes'])
     effectiveSecurity(spec, op)
       .map((requirement) => Object.keys(requirement))
       .find((names) => names.length === 1 && keyed.has(names[0]!))?.[0];
+  const open = (op: SpecOperation): boolean =>
+    effectiveSecurity(spec, op).length === 0 || effectiveSecurity(spec, op).some((requirement) => Object.keys(requirement).length === 0);
+  const needsNothing = (op: SpecOperation): boolean => {
+    const parameters = [...((op.pathItem['parameters'] as unknown[]) ?? []), ...((op.operation['parameters'] as unknown[]) ?? [])];
+    const body = deref(spec, op.operation['requestBody']) as { required?: boolean } | undefined;
+    return (
+      op.method === 'get' &&
+      !parameters.some((parameter) => (deref(spec, parameter) as { required?: boolean } | undefined)?.required === true) &&
+      body?.required !== true
+    );
+  };
   const operations = listOperations(spec);
-  const simple = operations.filter((op) => op.method === 'get' && !op.path.includes('{'));
-  const chosen = simple.find((op) => keyOf(op) !== undefined) ?? simple[0] ?? operations[0]!;
-  return { method: chosen.method.toUpperCase(), path: chosen.path, operationId: chosen.operationId, scheme: keyOf(chosen) };
+  const chosen =
+    operations.find((op) => needsNothing(op) && keyOf(op) !== undefined) ?? operations.find((op) => needsNothing(op) && open(op)) ?? operations[0]!;
+  const ready = needsNothing(chosen) && (keyOf(chosen) !== undefined || open(chosen));
+  return { method: chosen.method.toUpperCase(), path: chosen.path, operationId: chosen.operationId, scheme: keyOf(chosen), ready };
 }
 
 /**
@@ -238,11 +273,34 @@ function packageFolder(start: string): string {
 
 function dependencyOn(folder: string, vendor: string): string {
   const manifest = JSON.parse(readFileSync(path.join(folder, 'package.json'), 'utf8')) as { version: string };
-  if (realpathSync(folder).split(path.sep).includes('node_modules')) return `^${manifest.version}`;
+  if (fromRegistry(folder)) return `^${manifest.version}`;
   mkdirSync(vendor, { recursive: true });
-  const packed = execFileSync('npm', ['pack', '--silent', '--pack-destination', vendor], { cwd: folder, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] })
+  // An installed copy (from a tarball, a folder, git) is packed as it is; this repository's own is built first (prepack).
+  const installed = realpathSync(folder).split(path.sep).includes('node_modules');
+  const packed = execFileSync('npm', ['pack', '--silent', ...(installed ? ['--ignore-scripts'] : []), '--pack-destination', vendor], {
+    cwd: folder,
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
     .trim()
     .split('\n')
     .pop()!;
   return `file:vendor/${packed}`;
+}
+
+/** Whether npm installed the package in `folder` from a registry: its lockfile entry was resolved from an http(s) URL. */
+function fromRegistry(folder: string): boolean {
+  const parts = folder.split(path.sep);
+  const at = parts.lastIndexOf('node_modules');
+  if (at === -1) return false;
+  const project = parts.slice(0, at).join(path.sep);
+  try {
+    const lock = JSON.parse(readFileSync(path.join(project, 'node_modules', '.package-lock.json'), 'utf8')) as {
+      packages?: Record<string, { resolved?: string; link?: boolean }>;
+    };
+    const entry = lock.packages?.[parts.slice(at).join('/')];
+    return entry?.link !== true && /^https?:\/\//.test(entry?.resolved ?? '');
+  } catch {
+    return false;
+  }
 }

@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { parse } from 'yaml';
 
@@ -11,7 +11,8 @@ import { parse } from 'yaml';
 export function documentFiles(root: string): string[] {
   const seen = new Set<string>();
   const visit = (file: string): void => {
-    if (seen.has(file)) return;
+    // A reference to a file that is not there is the bundler's to report (or an example's text).
+    if (seen.has(file) || !existsSync(file) || !statSync(file).isFile()) return;
     seen.add(file);
     let parsed: unknown;
     try {

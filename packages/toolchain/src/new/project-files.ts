@@ -12,7 +12,7 @@ export interface ProjectFacts {
   readonly openapi: string;
   readonly schemes: ReadonlyArray<{ name: string; type: string; placement: CredentialPlacement | undefined }>;
   /** What the README's first request calls, and the scheme its key goes by (none: it needs no key). */
-  readonly firstOperation: { method: string; path: string; operationId: string; scheme: string | undefined };
+  readonly firstOperation: { method: string; path: string; operationId: string; scheme: string | undefined; ready: boolean };
   /** The dependency specifications of the engine and the toolchain. */
   readonly dependencies: { engine: string; toolchain: string };
 }
@@ -66,7 +66,7 @@ export function packageJson(facts: ProjectFacts): object {
       test: 'npm run typecheck && jest',
     },
     specFirst: { handlers: 'src/handlers' },
-    allowScripts: { node: true, '@swc/core': false, esbuild: false },
+    allowScripts: { node: true, '@scarf/scarf': false, '@swc/core': false, '@parcel/watcher': false, esbuild: false },
     dependencies: { '@spec-first/engine': facts.dependencies.engine },
     devDependencies: { '@spec-first/toolchain': facts.dependencies.toolchain, ...DEV_DEPENDENCIES },
   };
@@ -98,7 +98,7 @@ const schemeRow = (scheme: ProjectFacts['schemes'][number]): string => {
 };
 
 export function readme(facts: ProjectFacts): string {
-  const { method, path, operationId, scheme } = facts.firstOperation;
+  const { method, path, operationId, scheme, ready } = facts.firstOperation;
   const keyed = facts.schemes.find((candidate) => candidate.name === scheme);
   const keyArg = keyed ? curlArgument(keyed.placement) : undefined;
   const url = `http://127.0.0.1:3000/${facts.version}${path}`;
@@ -124,7 +124,7 @@ npm test                    # typecheck, then the contract test against the real
 \`\`\`sh
 npm run keys -- create             # the last line is a new API key
 KEY=<that key>
-${first}   # ${operationId}: 501 not_implemented until its handler exists
+${first}   # ${operationId}: ${ready ? '501 not_implemented until its handler exists' : 'fill in what the document requires of it; then 501 not_implemented until its handler exists'}
 npm run mock                       # the same server, answering the document's examples instead
 open http://127.0.0.1:3000/docs    # the documentation; /openapi.json is the published document
 \`\`\`

@@ -23,6 +23,11 @@ export const ROOT = ((start: string): string => {
  */
 export async function createApp(settings: Settings = settingsOf(process.env)): Promise<Engine> {
   const keys = keyStore(path.resolve(ROOT, settings.keysFile));
+  try {
+    keys.list();
+  } catch (error) {
+    throw new Error(`KEYS_FILE ${settings.keysFile} cannot be read: ${(error as Error).message}`);
+  }
   return createEngine({
     documents: documentsIn(path.join(ROOT, 'openapi')).map((version) => ({
       name: version.name,

@@ -10,7 +10,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { appendFileSync, chmodSync, closeSync, mkdirSync, openSync, readFileSync, readSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { ApiError, type Principal } from '@spec-first/engine';
+import { ApiError, DependencyUnavailable, type Principal } from '@spec-first/engine';
 
 /** One key as `keys list` shows it: never the key itself. */
 export interface KeyRecord {
@@ -77,7 +77,14 @@ export function keyStore(file: string) {
   return {
     /** The caller a key identifies; a 401 Error object for any other key. */
     check(key: string): Principal {
-      const id = read().byHash.get(hashOf(key));
+      let known: Map<string, string>;
+      try {
+        known = read().byHash;
+      } catch (error) {
+        // The file is there but cannot be read (permissions, a folder in its place): the server's problem, not the caller's.
+        throw new DependencyUnavailable(`the key store cannot be read: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+      }
+      const id = known.get(hashOf(key));
       if (id === undefined) throw new ApiError(401, 'unauthorized', 'the API key is not valid (unknown or revoked): create one with npm run keys -- create');
       return { principal: `key:${id}` };
     },
