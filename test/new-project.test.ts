@@ -2,7 +2,8 @@
  * `npm run new -- <document> <dir>` as a designer runs it, with three public
  * documents from outside this repository (test/fixtures/new-project/, each
  * with its source and licence; OpenAPI 3.0 and 3.1, JSON and YAML, one split
- * across six files) and this repository's own OpenAPI 3.2 document: the project is written, installed with npm
+ * across six files), this repository's own OpenAPI 3.2 document, and one whose
+ * operations all take an access token only: the project is written, installed with npm
  * from the packed engine and toolchain, and driven the way its README says:
  * `npm test`, `npm start`, `npm run keys -- create`, requests over HTTP with
  * the key where the document puts it, a handler replacing a stub, a
@@ -72,6 +73,27 @@ const errorObject = (status: number) => ({ code: expect.any(String), message: ex
 let work: string;
 const projects: Record<string, string> = {};
 
+/** A document whose operations all require an oauth2 token (written for this test, in its scratch folder); its path relative to the fixtures. */
+function writeTokenOnlyDocument(): string {
+  const file = path.join(work, 'tokens.yaml');
+  writeFileSync(
+    file,
+    `openapi: 3.1.0
+info: { title: Tokens only, version: 1.0.0 }
+security: [{ oauth: [read] }]
+components:
+  securitySchemes:
+    oauth: { type: oauth2, flows: { clientCredentials: { tokenUrl: https://issuer.example/token, scopes: { read: read } } } }
+paths:
+  /things:
+    get:
+      operationId: listThings
+      responses: { '200': { description: ok, content: { application/json: { schema: { type: array, items: { type: string } } } } } }
+`,
+  );
+  return path.relative(FIXTURES, file);
+}
+
 beforeAll(() => {
   work = tempDir();
   for (const [name, document] of [
@@ -80,6 +102,8 @@ beforeAll(() => {
     ['matrix', 'matrix-key-backup/key_backup.yaml'],
     // And an OpenAPI 3.2 document (QUERY, additional operations, streams): this repository's own.
     ['library', '../openapi-3.2/library-3.2.yaml'],
+    // And one whose every operation takes an access token only: no key can open it.
+    ['tokens', writeTokenOnlyDocument()],
   ] as const) {
     const created = npm(PROJECT_ROOT, ['run', '--silent', 'new', '--', path.join(FIXTURES, document), path.join(work, name)]);
     if (created.status !== 0) throw new Error(`npm run new ${document} failed:\n${created.stdout}${created.stderr}`);
@@ -87,7 +111,7 @@ beforeAll(() => {
   }
   const installed = npm(projects['conduit']!, ['install', '--no-audit', '--no-fund']);
   if (installed.status !== 0) throw new Error(`npm install failed:\n${installed.stdout}${installed.stderr}`);
-  for (const name of ['hydra', 'matrix', 'library'])
+  for (const name of ['hydra', 'matrix', 'library', 'tokens'])
     symlinkSync(path.join(projects['conduit']!, 'node_modules'), path.join(projects[name]!, 'node_modules'), 'dir');
 }, 600_000);
 
@@ -118,7 +142,7 @@ describe('a new project, as written', () => {
     expect(existsSync(path.join(projects['hydra']!, 'openapi', 'v1', 'openapi.json'))).toBe(true);
   });
 
-  test.each(['conduit', 'hydra', 'matrix', 'library'])(
+  test.each(['conduit', 'hydra', 'matrix', 'library', 'tokens'])(
     '%s: npm test (typecheck, then the generated contract test against the real server) passes as generated',
     (name) => {
       const tested = npm(projects[name]!, ['test']);
