@@ -5,22 +5,10 @@
  * overwriting a handler; the registry rewritten only when it changes). The
  * same functions as those scripts, so the results are identical.
  */
-import path from 'node:path';
 import type * as Toolchain from '@spec-first/toolchain';
 
 /** The toolchain (its generator loads openapi-typescript and the Redocly core: a second), loaded when first needed, after the lint has started. */
 const toolchain = (): typeof Toolchain => require('@spec-first/toolchain') as typeof Toolchain;
-
-export interface Applied {
-  /** Files of generated/ that changed. */
-  regenerated: string[];
-  /** Stub files created, e.g. `src/service/handlers/adoptPet.ts`. */
-  scaffolded: string[];
-  /** Handler files that match no operation any more. */
-  orphans: string[];
-  /** The operationIds of the contract now (every version). */
-  operationIds: string[];
-}
 
 /** Renders generated/ from every version of the contract at `root` (throws when the generator refuses one); writes nothing. */
 export async function renderContract(root: string): Promise<Map<string, string>> {
@@ -45,14 +33,7 @@ export async function renderContract(root: string): Promise<Map<string, string>>
   }
 }
 
-/** Writes what `renderContract` rendered, then scaffolds the stubs of new operations. */
-export async function applyContract(root: string, rendered: Map<string, string>): Promise<Applied> {
-  const { writeGenerated, projectVersions, scaffold, orphanHandlers } = toolchain();
-  const regenerated = await writeGenerated(rendered, path.join(root, 'generated'));
-  const versions = await projectVersions(root);
-  const operationIds = [...new Set(versions.flatMap((version) => version.operationIds))];
-  const handlersDir = path.join(root, 'src', 'service', 'handlers');
-  const scaffolded = scaffold(handlersDir, versions).map((id) => `src/service/handlers/${id}.ts`);
-  const orphans = orphanHandlers(handlersDir, versions).map((file) => `src/service/handlers/${file}`);
-  return { regenerated, scaffolded, orphans, operationIds };
+/** Writes what `renderContract` rendered, then scaffolds the stubs of new operations (the toolchain's `applyDocuments`, on the store's handlers). */
+export function applyContract(root: string, rendered: Map<string, string>): Promise<Toolchain.Applied> {
+  return toolchain().applyDocuments(root, 'src/service/handlers', rendered);
 }

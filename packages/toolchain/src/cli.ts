@@ -14,7 +14,7 @@ import path from 'node:path';
 import { runApiChangelog } from './api-diff/api-changelog-command';
 import { runApiDiff } from './api-diff/api-diff-command';
 import { runApiRelease } from './api-diff/api-release-command';
-import type { CommandOutcome } from './api-diff/command-io';
+import { emit } from './api-diff/command-io';
 import { runContractCommand } from './contract/command';
 import { runGenerate } from './generate/command';
 import { createProject } from './new/create-project';
@@ -47,12 +47,6 @@ function projectSettings(root: string): { handlers: string; largerKey: string | 
   return { handlers: settings.handlers ?? 'src/handlers', largerKey: settings.largerKey };
 }
 
-const printed = (outcome: CommandOutcome): number => {
-  process.stdout.write(outcome.stdout);
-  process.stderr.write(outcome.stderr);
-  return outcome.exitCode;
-};
-
 /**
  * Runs one command; resolves to its exit code (2: usage).
  *
@@ -70,11 +64,11 @@ export async function runCli(argv: readonly string[], root: string): Promise<num
     case 'contract':
       return runContractCommand(args, root, projectSettings(root).largerKey);
     case 'api-diff':
-      return printed(await runApiDiff(args, typedIn(), root));
+      return emit(await runApiDiff(args, typedIn(), root));
     case 'api-release':
-      return printed(await runApiRelease(args, typedIn(), root));
+      return emit(await runApiRelease(args, typedIn(), root));
     case 'api-changelog':
-      return printed(await runApiChangelog(args, typedIn(), root));
+      return emit(await runApiChangelog(args, typedIn(), root));
     case undefined:
     case 'help':
     case '--help':

@@ -49,7 +49,7 @@ const stubLine = (operationId: string): string => {
   return line.length <= 160 ? line : `export const ${operationId} = notImplementedHandler(\n  '${operationId}',\n);`;
 };
 
-const registry = (versions: readonly ScaffoldVersion[], withContexts: boolean): string => {
+const registry = (versions: readonly ScaffoldVersion[]): string => {
   const all = [...new Set(versions.flatMap((version) => version.operationIds))].sort();
   const blocks = versions.map(
     (version) => `/** ${version.document} */
@@ -82,7 +82,8 @@ export const handlers = ${versions[0]!.name};
 
 // The handler types and contexts, for code outside this folder: this file is the folder's front door.
 export { notImplementedHandler, type Handler, type HandlerRegistry, type Version } from './types';
-${withContexts ? "export { handlerContexts } from './context';\n" : ''}`;
+export { handlerContexts } from './context';
+`;
 };
 
 /**
@@ -105,7 +106,7 @@ export function scaffold(dir: string, versions: readonly ScaffoldVersion[]): str
   }
   // Written only when it changes: a watcher (npm run dev) sees no change otherwise.
   const index = path.join(dir, 'index.ts');
-  const contents = registry(versions, existsSync(path.join(dir, 'context.ts')));
+  const contents = registry(versions);
   if (!existsSync(index) || readFileSync(index, 'utf8') !== contents) writeFileSync(index, contents);
   return created;
 }

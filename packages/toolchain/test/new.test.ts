@@ -11,6 +11,7 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { createProject } from '../src';
 import { DEV_DEPENDENCIES } from '../src/new/project-files';
+import { settingsOf } from '../template/src/settings';
 
 const PACKAGE_ROOT = path.join(__dirname, '..');
 let work: string;
@@ -177,6 +178,14 @@ describe('the toolchain package', () => {
     // `node` aside: `npm run test:node22` runs this suite in a copy that pins Node 22; new projects keep the pin of the repository as committed.
     for (const [name, version] of Object.entries(DEV_DEPENDENCIES)) if (name !== 'node') expect([name, root.devDependencies[name]]).toEqual([name, version]);
     expect(DEV_DEPENDENCIES.node).toMatch(/^24\./);
+  });
+
+  test("a new project's server listens on port 3000 of the loopback address unless told otherwise; a bad setting stops the start, named", () => {
+    expect(settingsOf({})).toMatchObject({ port: 3000, host: '127.0.0.1', keysFile: 'data/keys.jsonl', mock: false, tokens: {} });
+    expect(settingsOf({ PORT: '8080', HOST: '0.0.0.0', MOCK: 'true' })).toMatchObject({ port: 8080, host: '0.0.0.0', mock: true });
+    expect(() => settingsOf({ PORT: 'eighty' })).toThrow(/^PORT must be a port number/);
+    expect(() => settingsOf({ MOCK: 'yes' })).toThrow(/^MOCK must be true or false/);
+    expect(() => settingsOf({ OAUTH2_JWKS_URL: 'https://issuer.example/jwks.json' })).toThrow(/OAUTH2_ISSUER and OAUTH2_AUDIENCE must both be set/);
   });
 
   test('the template names nothing of the store', () => {

@@ -14,7 +14,7 @@ const VERSION_FOLDER = /^v(\d+)$/;
 
 /**
  * Every major version of the contract, oldest first: each `openapi/vN/` with
- * an `openapi.yaml` (the source of truth of that version), its release
+ * an `openapi.yaml` (or `.yml`, `.json`: the source of truth of that version), its release
  * snapshots in `openapi/vN/releases/` and its `CHANGELOG.md`. The toolchain
  * (generate, scaffold, lint, api:diff, api:release, the mock, the server)
  * works on each.
@@ -33,12 +33,13 @@ export function contractVersions(root: string): ContractVersionFiles[] {
  */
 export function contractVersionsIn(openapi: string): ContractVersionFiles[] {
   return readdirSync(openapi, { withFileTypes: true })
-    .filter((entry) => entry.isDirectory() && VERSION_FOLDER.test(entry.name) && rootFileOf(path.join(openapi, entry.name)) !== undefined)
-    .map((entry) => entry.name)
-    .sort((a, b) => Number(VERSION_FOLDER.exec(a)![1]) - Number(VERSION_FOLDER.exec(b)![1]))
-    .map((name) => ({
+    .filter((entry) => entry.isDirectory() && VERSION_FOLDER.test(entry.name))
+    .map((entry) => ({ name: entry.name, file: rootFileOf(path.join(openapi, entry.name)) }))
+    .filter((found): found is { name: string; file: string } => found.file !== undefined)
+    .sort((a, b) => Number(VERSION_FOLDER.exec(a.name)![1]) - Number(VERSION_FOLDER.exec(b.name)![1]))
+    .map(({ name, file }) => ({
       name,
-      document: path.join(openapi, name, rootFileOf(path.join(openapi, name))!),
+      document: path.join(openapi, name, file),
       releases: path.join(openapi, name, 'releases'),
       changelog: path.join(openapi, name, 'CHANGELOG.md'),
     }));

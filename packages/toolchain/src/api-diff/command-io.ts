@@ -6,9 +6,9 @@ export interface CommandOutcome {
   stderr: string;
 }
 
-/** Prints an outcome and sets the exit code (the CLIs' last step). */
-export function emit(outcome: CommandOutcome): void {
+/** Prints an outcome; returns its exit code (the command's last step). */
+export function emit(outcome: CommandOutcome): number {
   process.stdout.write(outcome.stdout);
   process.stderr.write(outcome.stderr);
-  process.exitCode = outcome.exitCode;
+  return outcome.exitCode;
 }

@@ -13,7 +13,6 @@ import {
   mkdtempSync,
   readdirSync,
   readFileSync,
-  realpathSync,
   renameSync,
   rmSync,
   rmdirSync,
@@ -89,7 +88,6 @@ export async function createProject(args: readonly string[], cwd: string): Promi
         { name: version, document: spec, source: documentArg, handlers: Object.fromEntries(operations.map((id) => [id, notImplementedHandler(id)])) },
       ],
       credentials: { key: () => ({ principal: 'new' }) },
-      logger: { warn: () => undefined, error: () => undefined, info: () => undefined } as never,
     });
     engine.beginShutdown();
     for (const warning of engine.warnings) console.warn(`new: ${warning.kind}: ${warning.message}`);
@@ -182,27 +180,26 @@ async function writeProject(
 /**
  * The document as written, into `folder` as `openapi.yaml` (or `.json`):
  * its split files beside it as they were, when they all sit under the
- * root's folder, none names the root's file, and the copy reads as the
- * original does; else bundled into one file.
+ * root's folder and the copy reads exactly as the original does (a split
+ * file that named the root's old file name, or a reference the walk could
+ * not follow, shows there); else bundled into one file.
  */
 async function copyDocument(document: string, spec: OpenApiDocument, folder: string): Promise<string> {
   const json = /\.json$/i.test(document);
   const rootFile = path.join(folder, json ? 'openapi.json' : 'openapi.yaml');
-  const files = documentFiles(document);
   const base = path.dirname(document);
-  const others = files.slice(1).map((file) => path.relative(base, file));
+  const others = documentFiles(document)
+    .slice(1)
+    .map((file) => path.relative(base, file));
   mkdirSync(folder, { recursive: true });
-  const splitKept =
-    others.every((relative) => !relative.startsWith('..') && !path.isAbsolute(relative) && relative !== path.basename(rootFile)) &&
-    files.every((file) => !readFileSync(file, 'utf8').includes(`${path.basename(document)}#`));
-  if (splitKept) {
-    // Links are followed: the project owns its copy, whatever the designer's folder links to.
-    cpSync(document, rootFile, { dereference: true });
+  // Nothing is ever written outside the folder.
+  if (others.every((relative) => !relative.startsWith('..') && !path.isAbsolute(relative))) {
+    // Links are followed: the project owns its copy, whatever the designer's folder links to. The root goes last, so no split file takes its name.
     for (const relative of others) {
       mkdirSync(path.dirname(path.join(folder, relative)), { recursive: true });
       cpSync(path.join(base, relative), path.join(folder, relative), { dereference: true });
     }
-    // A reference this walk could not follow (a 3.2 $self base, a path out of the folder and back) shows here.
+    cpSync(document, rootFile, { dereference: true });
     const copied = await loadDocument(rootFile).then(
       (loaded) => isDeepStrictEqual(loaded, spec),
       () => false,
@@ -234,8 +231,10 @@ function firstOperation(spec: OpenApiDocument, schemes: ProjectFacts['schemes'])
     effectiveSecurity(spec, op)
       .map((requirement) => Object.keys(requirement))
       .find((names) => names.length === 1 && keyed.has(names[0]!))?.[0];
-  const open = (op: SpecOperation): boolean =>
-    effectiveSecurity(spec, op).length === 0 || effectiveSecurity(spec, op).some((requirement) => Object.keys(requirement).length === 0);
+  const open = (op: SpecOperation): boolean => {
+    const requirements = effectiveSecurity(spec, op);
+    return requirements.length === 0 || requirements.some((requirement) => Object.keys(requirement).length === 0);
+  };
   const needsNothing = (op: SpecOperation): boolean => {
     const parameters = [...((op.pathItem['parameters'] as unknown[]) ?? []), ...((op.operation['parameters'] as unknown[]) ?? [])];
     const body = deref(spec, op.operation['requestBody']) as { required?: boolean } | undefined;
@@ -276,7 +275,8 @@ function dependencyOn(folder: string, vendor: string): string {
   if (fromRegistry(folder)) return `^${manifest.version}`;
   mkdirSync(vendor, { recursive: true });
   // An installed copy (from a tarball, a folder, git) is packed as it is; this repository's own is built first (prepack).
-  const installed = realpathSync(folder).split(path.sep).includes('node_modules');
+  // Both folders are real paths already: require.resolve's, and this module's own.
+  const installed = folder.split(path.sep).includes('node_modules');
   const packed = execFileSync('npm', ['pack', '--silent', ...(installed ? ['--ignore-scripts'] : []), '--pack-destination', vendor], {
     cwd: folder,
     encoding: 'utf8',

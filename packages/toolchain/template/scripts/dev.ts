@@ -6,16 +6,15 @@
  * read is reported, and the next save is awaited. Types are checked by
  * `npm run typecheck`, not here: a type error never stops the server.
  */
-import path from 'node:path';
-import { projectVersions, renderAll, scaffold, writeGenerated } from '@spec-first/toolchain';
+import { applyDocuments } from '@spec-first/toolchain';
 import { ROOT } from '../src/app';
 
 async function main(): Promise<void> {
   try {
-    const regenerated = await writeGenerated(await renderAll(ROOT), path.join(ROOT, 'generated'));
-    const created = scaffold(path.join(ROOT, 'src', 'handlers'), await projectVersions(ROOT));
+    const { regenerated, scaffolded, orphans } = await applyDocuments(ROOT, 'src/handlers');
     if (regenerated.length > 0) console.log(`regenerated ${regenerated.join(', ')}`);
-    for (const id of created) console.log(`new operation ${id}: a stub in src/handlers/${id}.ts (501 until implemented)`);
+    for (const file of scaffolded) console.log(`new operation: a stub in ${file} (501 until implemented)`);
+    for (const file of orphans) console.warn(`${file} matches no operation of the documents: delete it or restore the operation`);
   } catch (error) {
     console.error(`the document cannot be used yet: ${(error as Error).message}\nwaiting for the next save`);
     return;
