@@ -12,6 +12,8 @@ import { writeRecordedHeaders } from './context/response-headers';
 import { stubbedOperations } from './handlers/stub';
 import { buildOperationMocks } from './mock/mock-responses';
 import { errorMapper, unknownRoute, type EngineLogger } from './pipeline/error-response';
+import { conditionalFacts, readConditions } from './conditions/preconditions';
+import { declaresProblems } from './errors/problem-details';
 import { loggedPath } from './pipeline/logged-path';
 import { assemblePipeline, routeOf } from './pipeline/operation-pipeline';
 import { operationResolver } from './pipeline/operation-names';
@@ -242,7 +244,13 @@ export async function createEngine<Caller extends Principal = Principal>(options
   // The documents and /docs count in the rate limit's window of a request without a key.
   mountDocs(app, apis, options.rateLimit && asMiddleware(options.rateLimit));
   app.use(unknownRoute);
-  app.use(errorMapper(logger, operationOf, now));
+  const problemApis = problemDocuments(apis);
+  app.use(
+    errorMapper(logger, operationOf, now, (req) => {
+      const version = contextOf(req).apiVersion;
+      return version !== undefined && problemApis.has(version);
+    }),
+  );
 
   return Object.freeze({
     app,
@@ -303,6 +311,7 @@ function requestPhases<Caller extends Principal>(parts: PhaseParts<Caller>): Pha
   );
   const streamSettings = new Map(apis.map((api) => [api.name, streamSettingsOf(api, streams, hooks, shutdown)]));
   const queryKeys = new Map(apis.map((api) => [api.name, apiKeyQueryNames(api.contract)]));
+  const problemApis = problemDocuments(apis);
   const clientOf = options.streamClient ?? ((req: Request) => contextOf(req).caller?.principal ?? req.ip ?? 'unknown');
 
   return {
@@ -331,6 +340,10 @@ function requestPhases<Caller extends Principal>(parts: PhaseParts<Caller>): Pha
       bodyStage(api.contract, op, { schemas: requestSchemas.get(api.name)!, maxStreamBytes: streams.maxRequestBytes, maxStreamItems: streams.maxRequestItems }),
     validate: (op, api) => op && validations.get(api.name)!.body(op),
     negotiate: (op, api) => op && negotiation(representations(api.contract, op)),
+    preconditions: (op, api) => {
+      const facts = op && conditionalFacts(api.contract, op);
+      return facts && ((req) => void (contextOf(req).conditions = readConditions(facts, req.method, (name) => req.get(name))));
+    },
     'stream-admission': streamAdmission({
       limits: streams,
       clientOf,
@@ -349,9 +362,18 @@ function requestPhases<Caller extends Principal>(parts: PhaseParts<Caller>): Pha
     },
     serialize: (op, api) =>
       op &&
-      serializeStage(representations(api.contract, op), { validateResponses: options.validateResponses === true, streams: streamSettings.get(api.name)! }),
+      serializeStage(representations(api.contract, op), {
+        validateResponses: options.validateResponses === true,
+        streams: streamSettings.get(api.name)!,
+        conditional: conditionalFacts(api.contract, op),
+        problems: problemApis.has(api.name),
+      }),
   };
 }
+
+/** The served versions whose documents declare problem details: their error answers are negotiated. */
+const problemDocuments = (apis: readonly ServedApi[]): ReadonlySet<string> =>
+  new Set(apis.filter((api) => declaresProblems(api.contract)).map((api) => api.name));
 
 /** What the streams of one document share: its response schemas (compiled on first use), the limits, and where an invalid item or a cut is reported. */
 function streamSettingsOf(api: ServedApi, streams: StreamOptions, hooks: EngineHooks, shutdown: AbortSignal): StreamSettings {

@@ -2,6 +2,7 @@ import type { Request } from 'express';
 import type { MediaKind } from '../contract/media-types';
 import type { ApiError, ErrorBody } from '../errors/api-error';
 import { ResponseHeaders } from './response-headers';
+import type { RequestConditions } from '../conditions/preconditions';
 
 /**
  * Who called: what the user's credential check makes of a verified
@@ -40,6 +41,12 @@ export interface OutgoingResponse {
   headers?: Record<string, string>;
   /** The media type of `body`, one the contract declares for `status`; JSON (or the only declared type) when omitted. */
   mediaType?: string;
+  /**
+   * The version of what the answer returns, as an entity tag's opaque part
+   * (or a whole tag, `W/"…"`): the engine sends it as `ETag` and answers a
+   * read whose `If-None-Match` names it 304.
+   */
+  etag?: string;
   /**
    * Written as it is, never judged by response validation: the framework's
    * own answers, such as a stub's 400 for a bad `Prefer` header.
@@ -87,6 +94,8 @@ export class RequestContext<Caller extends Principal = Principal> {
   uploads: Map<string, File[]> | undefined = undefined;
   /** The media type the client accepts best among the successful responses'. Written by `negotiate`; read by `handle`. */
   preferredMediaType: string | undefined = undefined;
+  /** The request's `If-Match` / `If-None-Match`, when its operation declares them. Written by `preconditions`; read by `handle` (the handler checks them) and `serialize` (304, and a write that skipped its check). */
+  conditions: RequestConditions | undefined = undefined;
   /** Counts the items a stream sends or receives, which weigh in the caller's rate limits. Written by `stream-admission`; called by the body's item reader (during `handle`) and by `serialize`. */
   streamItems: ((items: number) => void) | undefined = undefined;
   /** The response the handler (or a mock) produced. Written by `handle`; read by `serialize` and the access log. */

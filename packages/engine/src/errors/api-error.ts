@@ -16,6 +16,8 @@ export const ENGINE_ERROR_CODES = [
   'request_timeout',
   'rate_limited',
   'gone',
+  'precondition_failed',
+  'precondition_required',
   'not_implemented',
   'unavailable',
   'internal_error',

@@ -11,6 +11,7 @@
 import type { BinaryBody } from '../response/send-body';
 import type { ItemSource } from '../response/sequential';
 import type { Stub } from './stub';
+import type { Preconditions } from '../conditions/preconditions';
 
 /** An operation as the generated table describes it. */
 export interface OperationFacts {
@@ -144,16 +145,22 @@ type ResponsesIn<C extends ContractSet, K, V extends keyof C> = Operation<C, K, 
 /** The media types of one response, and whether naming it may be left out (JSON, or the only one). */
 type Answers<S, Content> = {
   [M in keyof Content]: (M extends JsonMedia ? true : IsUnion<keyof Content> extends true ? false : true) extends true
-    ? { status: S; mediaType?: M; body: AnsweredAs<M, Content[M]>; headers?: Record<string, string> }
-    : { status: S; mediaType: M extends `${string}*${string}` ? string : M; body: AnsweredAs<M, Content[M]>; headers?: Record<string, string> };
+    ? { status: S; mediaType?: M; body: AnsweredAs<M, Content[M]>; headers?: Record<string, string>; etag?: string }
+    : {
+        status: S;
+        mediaType: M extends `${string}*${string}` ? string : M;
+        body: AnsweredAs<M, Content[M]>;
+        headers?: Record<string, string>;
+        etag?: string;
+      };
 }[keyof Content];
 
 type HandlerResponseIn<C extends ContractSet, K, V extends keyof C, R = ResponsesIn<C, K, V>> = {
   [S in Extract<Exclude<keyof R, 'default'>, number>]: R[S] extends { content: infer Content }
     ? [keyof Content] extends [never]
-      ? { status: S; body?: undefined; headers?: Record<string, string> }
+      ? { status: S; body?: undefined; headers?: Record<string, string>; etag?: string }
       : Answers<S, Content>
-    : { status: S; body?: undefined; headers?: Record<string, string> };
+    : { status: S; body?: undefined; headers?: Record<string, string>; etag?: string };
 }[Extract<Exclude<keyof R, 'default'>, number>];
 
 /**
@@ -173,6 +180,8 @@ export type HandlerRequest<C extends ContractSet, K extends string, V extends ke
       lastEventId: string | undefined;
       /** Aborted when the client goes away (a stream's handler stops waiting for its next item). */
       signal: AbortSignal;
+      /** The request's `If-Match` / `If-None-Match`: a write's handler checks them against the version it is about to change (412 when they fail). */
+      conditions: Preconditions;
     } & BodyIn<C, K, V>
   : never;
 

@@ -2,7 +2,7 @@ import type { ErrorRequestHandler, Request, RequestHandler } from 'express';
 import { noSuchRoute } from '../errors/api-error';
 import { toApiError } from '../errors/to-api-error';
 import { loggedPath } from './logged-path';
-import { sendJson } from '../response/send-json';
+import { sendError } from '../response/send-error';
 import { contextOf } from '../context/request-context';
 
 /** Where the engine logs: a pino logger fits, and so does `console`. */
@@ -13,11 +13,18 @@ export interface EngineLogger {
 
 /**
  * The one place errors become responses: every failure is an Error object
- * `{code, message, status}` served as application/json. Bugs are logged once,
+ * `{code, message, status}` served as application/json, or as RFC 9457
+ * problem details when the request's document declares them (`problems`) and
+ * its `Accept` prefers them. Bugs are logged once,
  * here, with their stack, the request id and the
  * operation, and answered with a bland 500. Request bodies are never logged.
  */
-export function errorMapper(logger: EngineLogger, operationOf?: (req: Request) => string, now: () => number = Date.now): ErrorRequestHandler {
+export function errorMapper(
+  logger: EngineLogger,
+  operationOf?: (req: Request) => string,
+  now: () => number = Date.now,
+  problems: (req: Request) => boolean = () => false,
+): ErrorRequestHandler {
   // During an outage every request fails the same way: one warning per interval is enough.
   const UNAVAILABLE_LOG_INTERVAL_MS = 10_000;
   let lastUnavailableLog = 0;
@@ -40,7 +47,7 @@ export function errorMapper(logger: EngineLogger, operationOf?: (req: Request) =
     }
     const body = apiError.toBody();
     contextOf(req).refusal = apiError.logDetail === undefined ? body : { ...body, message: apiError.logDetail };
-    sendJson(res, apiError.status, body, apiError.headers);
+    sendError(res, req.headers.accept, problems(req), apiError.status, body, apiError.headers);
   };
 }
 

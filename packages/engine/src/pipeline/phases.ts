@@ -33,6 +33,10 @@ import type { Stage } from '../stage/stage';
  *   400); bodies of refused requests are never read;
  * - `validate`: express-openapi-validator checks the body against its schema (400);
  * - `negotiate`: `Accept` picks among the declared response media types (406);
+ * - `preconditions`: the `If-Match` / `If-None-Match` an operation declares,
+ *   parsed (400); a write to an operation that declares 428 without either
+ *   is refused (src/conditions/preconditions.ts); the handler checks them
+ *   against the version it reads (412), and `serialize` answers a read 304;
  * - `stream-admission`: a request that streams (a body of items, or a
  *   streamed answer) takes one of its caller's stream slots and one of the
  *   process's until it closes (429 when none is free), and its items are
@@ -65,6 +69,7 @@ const PHASE_KINDS = {
   body: 'per-operation',
   validate: 'per-operation',
   negotiate: 'per-operation',
+  preconditions: 'per-operation',
   'stream-admission': 'per-operation',
   handle: 'per-operation',
   serialize: 'per-operation',

@@ -11,6 +11,10 @@ import { isItemSource, sendItems, sequentialFormat, type ItemSource } from '../r
 import type { SchemaValidator } from '../contract/schemas';
 import type { Stage } from '../stage/stage';
 import { contextOf, type OutgoingResponse, type StreamRecord } from '../context/request-context';
+import { isSafeMethod, NO_PRECONDITIONS, tagOf, type ConditionalFacts, type Preconditions, type RequestConditions } from '../conditions/preconditions';
+import { formatTag } from '../conditions/entity-tags';
+import { asErrorBody } from '../errors/api-error';
+import { sendError } from '../response/send-error';
 
 /**
  * What a handler receives: the validated request of its operation. Typed per
@@ -30,6 +34,8 @@ export interface HandlerInput {
   lastEventId: string | undefined;
   /** Aborted when the client goes away before the answer is sent (a stream's handler stops waiting for its next item). */
   signal: AbortSignal;
+  /** The request's `If-Match` / `If-None-Match`: a write's handler checks them against the version it is about to change. */
+  conditions: Preconditions;
 }
 
 export interface HandleOptions {
@@ -102,6 +108,7 @@ export function handleStage(op: SpecOperation, entry: unknown, options: HandleOp
       accept: context.preferredMediaType,
       lastEventId: req.headers['last-event-id'] as string | undefined,
       signal: streams ? clientGone(res) : NEVER_ABORTED,
+      conditions: context.conditions ?? NO_PRECONDITIONS,
     };
     context.answer = await handler(input, { ...shared, caller: context.caller });
   };
@@ -133,10 +140,19 @@ function clientGone(res: Response): AbortSignal {
  * @example stages.push(serializeStage(representations(spec, op), { validateResponses: config.validateResponses, streams }));
  */
 export function serializeStage(declared: Representations, options: SerializeOptions): Stage {
-  const { validateResponses, streams } = options;
+  const { validateResponses, streams, conditional, problems = false } = options;
   return (req, res) => {
-    const answer = contextOf(req).answer;
+    const context = contextOf(req);
+    let answer = context.answer;
     if (!answer) throw new Error(`the handle phase produced no response for ${req.method} ${req.path}`);
+    if (answer.status >= 400 && problems) {
+      const error = asErrorBody(answer.body);
+      if (error) return sendError(res, req.headers.accept, true, answer.status, error, answer.headers);
+    }
+    if (answer.etag !== undefined || context.conditions !== undefined) {
+      answer = conditionalAnswer(req.method, answer, context.conditions, conditional);
+      if (answer.status === 304) return sendJson(res, 304, undefined, answer.headers);
+    }
     if (answer.body === undefined || answer.direct) {
       if (validateResponses && !answer.direct) return sendThroughValidator(res, answer);
       return sendJson(res, answer.status, answer.body, answer.headers);
@@ -154,7 +170,41 @@ export function serializeStage(declared: Representations, options: SerializeOpti
   };
 }
 
+/**
+ * An answer with its version: `ETag` on a success, and 304 for a read whose
+ * `If-None-Match` names it (when the operation declares 304). A write that
+ * succeeded without its handler checking the request's conditions is a bug
+ * of that handler, never answered as if they held.
+ */
+function conditionalAnswer(
+  method: string,
+  answer: OutgoingResponse,
+  conditions: RequestConditions | undefined,
+  facts: ConditionalFacts | undefined,
+): OutgoingResponse {
+  const succeeded = answer.status >= 200 && answer.status < 300;
+  if (!succeeded) return answer;
+  if (answer.etag === undefined) {
+    if (conditions?.present && !conditions.checked) {
+      throw new Error(`${method} answered ${answer.status} with no etag and without checking If-Match / If-None-Match (request.conditions.check)`);
+    }
+    return answer;
+  }
+  const tag = tagOf(answer.etag);
+  const headers = { ...answer.headers, ETag: formatTag(tag) };
+  if (conditions !== undefined && isSafeMethod(method)) {
+    if (conditions.notModified(tag) && facts?.notModified) return { status: 304, headers };
+  } else if (conditions?.present && !conditions.checked) {
+    throw new Error(`${method} answered ${answer.status} without checking If-Match / If-None-Match (request.conditions.check)`);
+  }
+  return { ...answer, headers };
+}
+
 export interface SerializeOptions {
+  /** The operation's conditional-request facts (src/conditions/preconditions.ts). */
+  conditional?: ConditionalFacts;
+  /** The document declares problem details: error answers are negotiated by `Accept`. */
+  problems?: boolean;
   /** Strict mode (VALIDATE_RESPONSES=true): every response is checked before it is sent, every item of a stream too. */
   validateResponses: boolean;
   /** How streamed answers (sequential media types) are sent and their items checked. */
