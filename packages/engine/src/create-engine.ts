@@ -342,7 +342,10 @@ function requestPhases<Caller extends Principal>(parts: PhaseParts<Caller>): Pha
     negotiate: (op, api) => op && negotiation(representations(api.contract, op)),
     preconditions: (op, api) => {
       const facts = op && conditionalFacts(api.contract, op);
-      return facts && ((req) => void (contextOf(req).conditions = readConditions(facts, req.method, (name) => req.get(name))));
+      if (!facts) return undefined;
+      return (req) => {
+        contextOf(req).conditions = readConditions(facts, req.method, (name) => req.get(name));
+      };
     },
     'stream-admission': streamAdmission({
       limits: streams,

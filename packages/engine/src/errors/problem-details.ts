@@ -42,7 +42,10 @@ export function declaresProblems(document: OpenApiDocument): boolean {
   let found = false;
   const visit = (node: unknown): void => {
     if (found || typeof node !== 'object' || node === null) return;
-    if (Array.isArray(node)) return node.forEach(visit);
+    if (Array.isArray(node)) {
+      node.forEach(visit);
+      return;
+    }
     for (const [key, value] of Object.entries(node)) {
       if (key === 'content' && typeof value === 'object' && value !== null && PROBLEM_JSON in value) {
         found = true;

@@ -18,9 +18,8 @@ export function sendError(
   body: ErrorBody,
   headers?: Readonly<Record<string, string>>,
 ): void {
-  if (!problems) return sendJson(res, status, body, headers);
+  if (!problems) sendJson(res, status, body, headers);
   // A cache must not give one client's shape to another.
-  const negotiated = { ...headers, Vary: 'Accept' };
-  if (prefersProblem(accept)) return sendJson(res, status, problemOf(body), negotiated, `${PROBLEM_JSON}; charset=utf-8`);
-  sendJson(res, status, body, negotiated);
+  else if (prefersProblem(accept)) sendJson(res, status, problemOf(body), { ...headers, Vary: 'Accept' }, `${PROBLEM_JSON}; charset=utf-8`);
+  else sendJson(res, status, body, { ...headers, Vary: 'Accept' });
 }
