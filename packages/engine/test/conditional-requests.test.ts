@@ -47,8 +47,8 @@ const DOCUMENT: OpenApiDocument = {
         operationId: 'replaceNote',
         parameters: [ifMatch],
         requestBody: { required: true, content: { 'application/json': { schema: { type: 'object', properties: { text: { type: 'string' } } } } } },
-        // No 428: a write without If-Match is allowed.
-        responses: { '200': note, '412': error('stale'), default: error('error') },
+        // No 428: a write without If-Match is allowed. No ETag declared: none is sent.
+        responses: { '200': { ...note, headers: {} }, '412': error('stale'), default: error('error') },
       },
       delete: {
         operationId: 'deleteNote',
@@ -198,8 +198,13 @@ describe('If-Match on writes', () => {
     expect(store.get(1)!.version).toBe(2);
   });
 
-  it('a write that does not declare 428 runs without a condition', async () => {
-    await request(app).put('/v1/notes/1').set('X-Api-Key', 'k1').send({ text: 'x' }).expect(200);
+  it('a write that does not declare 428 runs without a condition; a response that declares no ETag sends none', async () => {
+    const res = await request(app).put('/v1/notes/1').set('X-Api-Key', 'k1').send({ text: 'x' }).expect(200);
+    expect(res.headers.etag).toBeUndefined();
+  });
+
+  it("a 412 carries the current version's ETag", async () => {
+    expect((await patch({ 'If-Match': '"0"' }).expect(412)).headers.etag).toBe('"1"');
   });
 
   it('a handler that skips its check never answers success to a conditional write', async () => {

@@ -14,6 +14,8 @@ export interface ConditionalFacts {
   readonly requiresCondition: boolean;
   /** It declares a 304: a read whose `If-None-Match` matches is answered 304. */
   readonly notModified: boolean;
+  /** The statuses whose responses declare an `ETag` header: only those send the handler's version. */
+  readonly etagStatuses: ReadonlySet<number>;
 }
 
 /**
@@ -23,13 +25,20 @@ export interface ConditionalFacts {
 export function conditionalFacts(spec: OpenApiDocument, op: SpecOperation): ConditionalFacts | undefined {
   const headers = new Set(declaredParameters(spec, op).flatMap((parameter) => (parameter.in === 'header' ? [parameter.name.toLowerCase()] : [])));
   const responses = (resolveRef(spec, op.operation['responses']).node ?? {}) as Record<string, unknown>;
+  const etagStatuses = new Set(
+    Object.entries(responses).flatMap(([status, response]) => {
+      const declared = (resolveRef(spec, response).node?.['headers'] ?? {}) as Record<string, unknown>;
+      return /^\d{3}$/.test(status) && Object.keys(declared).some((name) => name.toLowerCase() === 'etag') ? [Number(status)] : [];
+    }),
+  );
   const facts: ConditionalFacts = {
     ifMatch: headers.has('if-match'),
     ifNoneMatch: headers.has('if-none-match'),
     requiresCondition: '428' in responses,
     notModified: '304' in responses,
+    etagStatuses,
   };
-  return facts.ifMatch || facts.ifNoneMatch || facts.requiresCondition ? facts : undefined;
+  return facts.ifMatch || facts.ifNoneMatch || facts.requiresCondition || etagStatuses.size > 0 ? facts : undefined;
 }
 
 /**
@@ -77,11 +86,13 @@ export class RequestConditions implements Preconditions {
     if (this.ifMatch !== undefined && !conditionMatches(this.ifMatch, tag, strongMatch)) {
       throw preconditionFailed(
         tag === undefined ? 'If-Match: the resource does not exist' : `If-Match does not name the current version ${formatTag(tag)}: read it again, then retry`,
+        tag,
       );
     }
     if (this.ifNoneMatch !== undefined && conditionMatches(this.ifNoneMatch, tag, weakMatch)) {
       throw preconditionFailed(
         this.ifNoneMatch === '*' ? 'If-None-Match: * and the resource exists' : `If-None-Match names the current version ${formatTag(tag!)}`,
+        tag,
       );
     }
   }
@@ -93,7 +104,7 @@ export class RequestConditions implements Preconditions {
    */
   notModified(current: EntityTag): boolean {
     if (!this.checked && this.ifMatch !== undefined && !conditionMatches(this.ifMatch, current, strongMatch)) {
-      throw preconditionFailed(`If-Match does not name the current version ${formatTag(current)}`);
+      throw preconditionFailed(`If-Match does not name the current version ${formatTag(current)}`, current);
     }
     return this.ifNoneMatch !== undefined && conditionMatches(this.ifNoneMatch, current, weakMatch);
   }
@@ -136,4 +147,6 @@ export function tagOf(version: string): EntityTag {
   return { opaque, weak: parsed?.[1] !== undefined };
 }
 
-const preconditionFailed = (message: string): ApiError => new ApiError(412, 'precondition_failed', message);
+/** A 412, with the current version's `ETag` so that the client can read again knowingly. */
+const preconditionFailed = (message: string, current: EntityTag | undefined): ApiError =>
+  new ApiError(412, 'precondition_failed', message, current === undefined ? {} : { ETag: formatTag(current) });

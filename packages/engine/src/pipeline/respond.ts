@@ -183,7 +183,7 @@ function conditionalAnswer(
   facts: ConditionalFacts | undefined,
 ): OutgoingResponse {
   const succeeded = answer.status >= 200 && answer.status < 300;
-  if (!succeeded) return answer;
+  if (!succeeded) return answer.etag === undefined ? answer : { ...answer, etag: undefined };
   if (answer.etag === undefined) {
     if (conditions?.present && !conditions.checked) {
       throw new Error(`${method} answered ${answer.status} with no etag and without checking If-Match / If-None-Match (request.conditions.check)`);
@@ -191,7 +191,7 @@ function conditionalAnswer(
     return answer;
   }
   const tag = tagOf(answer.etag);
-  const headers = { ...answer.headers, ETag: formatTag(tag) };
+  const headers = facts?.etagStatuses.has(answer.status) ? { ...answer.headers, ETag: formatTag(tag) } : answer.headers;
   if (conditions !== undefined && isSafeMethod(method)) {
     if (conditions.notModified(tag) && facts?.notModified) return { status: 304, headers };
   } else if (conditions?.present && !conditions.checked) {
