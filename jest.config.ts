@@ -24,6 +24,7 @@ const API_SUITES = [
   'hostile-bodies',
   'hostile-streams',
   'security-schemes',
+  'adoption',
 ];
 const POSTGRES_ONLY = ['multi-instance', 'postgres-fault'];
 /**

@@ -15,7 +15,7 @@ import { FIXED_SETTINGS, loadConfig } from '../src/config';
 import { openStorage } from '../src/service/storage';
 import { ApiKeyInputError, checkPlanLimits, issueApiKey, rotateApiKey } from '../src/service/keys';
 import { formatKeyDetails, formatKeyTable, keyView } from './lib/key-listing';
-import type { ApiKeyRecord, Storage } from '../src/service/storage';
+import { ROLES, type ApiKeyRecord, type Role, type Storage } from '../src/service/storage';
 import { PLANS, type Plan } from '../src/service/plans';
 
 /** Refused as asked: exit code 2. */
@@ -66,19 +66,26 @@ function planOf(values: Values) {
   return limits;
 }
 
-const describe = (record: ApiKeyRecord): string => `${record.plan}${record.label ? `, ${record.label}` : ''}`;
+function roleOf(values: Values): Role {
+  const role = (values['role'] as string | undefined) ?? 'customer';
+  if (!ROLES.includes(role as Role)) throw new UsageError(`unknown role "${role}": --role must be one of ${ROLES.join(', ')}`);
+  return role as Role;
+}
+
+const describe = (record: ApiKeyRecord): string => `${record.plan}, ${record.role}${record.label ? `, ${record.label}` : ''}`;
 
 const COMMANDS: Record<string, Command> = {
   create: {
-    synopsis: '--plan PLAN [--label NAME] [--rpm N --rpd N]',
+    synopsis: '--plan PLAN [--role ROLE] [--label NAME] [--rpm N --rpd N]',
     summary: 'issue a key; prints it once, alone on stdout',
-    details: `The key is shown only now (only its hash is stored).\n\n${PLAN_HELP}\n  --label NAME  who or what the key is for`,
-    options: { ...PLAN_OPTIONS, label: { type: 'string' } },
+    details: `The key is shown only now (only its hash is stored).\n\n${PLAN_HELP}\n  --role ROLE   ${ROLES.join(' (default), ')}: staff see and change every order and change pets\n  --label NAME  who or what the key is for`,
+    options: { ...PLAN_OPTIONS, role: { type: 'string' }, label: { type: 'string' } },
     positionals: [],
     prepare(values) {
       const plan = planOf(values);
+      const role = roleOf(values);
       return async (storage) => {
-        const { key, record } = await issueApiKey(storage.apiKeys, { ...plan, label: values['label'] as string | undefined });
+        const { key, record } = await issueApiKey(storage.apiKeys, { ...plan, role, label: values['label'] as string | undefined });
         console.error(`created key ${record.id} (${describe(record)}); it is shown only now:`);
         console.log(key);
       };
@@ -86,7 +93,7 @@ const COMMANDS: Record<string, Command> = {
   },
   list: {
     synopsis: '[--json]',
-    summary: 'every key: prefix, plan, limits, dates, ban, label (no secrets)',
+    summary: 'every key: prefix, plan, role, limits, dates, ban, label (no secrets)',
     details: `  --json        a JSON array, for scripts (dates in ISO 8601; null for none)`,
     options: JSON_OPTION,
     positionals: [],

@@ -43,6 +43,8 @@ describe('X-Request-Id', () => {
         create: () => Promise.reject(down()),
         get: () => Promise.reject(down()),
         createdBy: () => Promise.reject(down()),
+        getVersioned: () => Promise.reject(down()),
+        update: () => Promise.reject(down()),
       },
     };
     const downApp = await appOn(databaseDown, { logLevel: 'silent' });

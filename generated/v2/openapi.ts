@@ -63,6 +63,42 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/pets/{petId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The animal's id. */
+                petId: components["parameters"]["PetId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Get an animal, with its version
+         * @description The animal, with its version as a strong `ETag`: what `updatePet`'s
+         *     `If-Match` names. With `If-None-Match` naming the current tag, a 304
+         *     with no body. (Version 1's `getPet` is deprecated in favour of
+         *     `listPets`; version 2 has its own, because conditional writes need an
+         *     animal's version.)
+         */
+        get: operations["getPet"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Change an animal (staff)
+         * @description Staff only (a customer key gets 403 `staff_only`). The body is a JSON
+         *     Merge Patch (RFC 7396) of `name`, `categoryId` and `status`: the
+         *     members it has replace the animal's, the others stay (none may be
+         *     `null`: every field of an animal is required). `If-Match` with the
+         *     animal's current `ETag` is required. A status change while the animal
+         *     has a `placed` or `completed` order is a 409 `invalid_transition`.
+         */
+        patch: operations["updatePet"];
+        trace?: never;
+    };
     "/store/orders": {
         parameters: {
             query?: never;
@@ -72,16 +108,60 @@ export interface paths {
         };
         /**
          * List store orders
-         * @description Declared so that the path exists in the contract; the operation is not
-         *     implemented yet and answers 501 with code `not_implemented`.
+         * @description A customer's own orders; for staff, every order. At most `limit`, in
+         *     ascending `id` order; with `status`, only orders with that status.
+         *     Paged as `listPets` is: when more orders follow, a `Link` header with
+         *     `rel="next"`.
          */
         get: operations["listStoreOrders"];
+        put?: never;
+        /**
+         * Place an order for an available animal
+         * @description Places an order for an `available` animal: the order is `placed` and
+         *     the animal `pending`, in one transaction. Of many orders for one
+         *     animal at once, exactly one succeeds; the others are 409
+         *     `pet_not_available`, as is an order for an animal that is not
+         *     available. Retried with the same `Idempotency-Key` (as `createPet`),
+         *     it places nothing more and answers the first response again.
+         */
+        post: operations["placeOrder"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/store/orders/{orderId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The order's id. */
+                orderId: components["parameters"]["OrderId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Get an order, with its version
+         * @description The order, with its version as a strong `ETag`. A customer's own
+         *     order only: another customer's is a 404, as one that does not exist.
+         *     With `If-None-Match` naming the current tag, a 304 with no body.
+         */
+        get: operations["getOrder"];
         put?: never;
         post?: never;
         delete?: never;
         options?: never;
         head?: never;
-        patch?: never;
+        /**
+         * Cancel or complete an order
+         * @description Moves a `placed` order to `cancelled` (its customer, or staff: the
+         *     animal is `available` again) or to `completed` (staff only, else 403
+         *     `staff_only`: the animal is `sold`). Any other change is a 409
+         *     `invalid_transition`. `If-Match` with the order's current `ETag` is
+         *     required (428 without it, 412 with a stale one; nothing changes).
+         */
+        patch: operations["updateOrder"];
         trace?: never;
     };
 }
@@ -135,6 +215,81 @@ export interface components {
             categoryId: components["schemas"]["Id"];
             status: components["schemas"]["PetStatus"];
         };
+        /**
+         * @description A JSON Merge Patch (RFC 7396) of an animal; members it leaves out stay as they are.
+         * @example {
+         *       "status": "sold"
+         *     }
+         */
+        PetPatch: {
+            name?: string;
+            categoryId?: components["schemas"]["Id"];
+            status?: components["schemas"]["PetStatus"];
+        };
+        /**
+         * @description Where an order is; it leaves `placed` once, to `completed` or `cancelled`.
+         * @enum {string}
+         */
+        OrderStatus: "placed" | "completed" | "cancelled";
+        /**
+         * @description What a customer sends to place an order.
+         * @example {
+         *       "petId": 1
+         *     }
+         */
+        NewOrder: {
+            /** @description The animal to adopt; it must be `available`. */
+            petId: components["schemas"]["Id"];
+        };
+        /**
+         * @description An order for one animal.
+         * @example {
+         *       "id": 1,
+         *       "petId": 1,
+         *       "status": "placed",
+         *       "createdAt": "2026-11-29T10:00:00.000Z",
+         *       "updatedAt": "2026-11-29T10:00:00.000Z"
+         *     }
+         */
+        Order: {
+            id: components["schemas"]["Id"];
+            petId: components["schemas"]["Id"];
+            status: components["schemas"]["OrderStatus"];
+            /**
+             * Format: date-time
+             * @description When the order was placed (RFC 3339, UTC).
+             */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @description When the order last changed (RFC 3339, UTC).
+             */
+            updatedAt: string;
+        };
+        /**
+         * @description The status an order moves to.
+         * @example {
+         *       "status": "cancelled"
+         *     }
+         */
+        OrderUpdate: {
+            /** @enum {string} */
+            status: "completed" | "cancelled";
+        };
+        /** @description An error as problem details (RFC 9457), for clients whose `Accept` prefers `application/problem+json`. */
+        Problem: {
+            /**
+             * Format: uri-reference
+             * @description `about:blank`: the status says what happened; `code` says more.
+             */
+            type: string;
+            /** @description The HTTP status's phrase. */
+            title: string;
+            status: number;
+            /** @description Human-readable description (the Error object's `message`). */
+            detail: string;
+            code: components["schemas"]["ErrorCode"];
+        };
         /** @description A list of animals. */
         Pets: components["schemas"]["Pet"][];
         /**
@@ -157,11 +312,16 @@ export interface components {
          *     - `gone`: the operation was retired on its sunset date (410); its `Link` header names the successor.
          *     - `idempotency_key_in_use`: a request with the same `Idempotency-Key` is still being processed (409); retry later.
          *     - `idempotency_key_reused`: the `Idempotency-Key` was used with another request body (422).
+         *     - `staff_only`: the operation, or this change, needs a staff key (403).
+         *     - `pet_not_available`: the animal is not `available`, so no order can be placed for it (409).
+         *     - `invalid_transition`: the order or the animal cannot move to that status from where it is (409).
+         *     - `precondition_failed`: `If-Match` does not name the current version (412); read it again.
+         *     - `precondition_required`: the change needs `If-Match` with the version it is based on (428).
          *     - `unavailable`: a backing service (database, rate-limit store) is not answering; retry after `Retry-After`.
          *     - `internal_error`: an unexpected failure; details are logged, never sent.
          * @enum {string}
          */
-        ErrorCode: "invalid_request" | "unauthorized" | "insufficient_scope" | "not_found" | "method_not_allowed" | "not_acceptable" | "unsupported_media_type" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "rate_limited" | "key_temporarily_banned" | "not_implemented" | "gone" | "idempotency_key_in_use" | "idempotency_key_reused" | "unavailable" | "internal_error";
+        ErrorCode: "invalid_request" | "unauthorized" | "insufficient_scope" | "not_found" | "method_not_allowed" | "not_acceptable" | "unsupported_media_type" | "payload_too_large" | "uri_too_long" | "headers_too_large" | "request_timeout" | "rate_limited" | "key_temporarily_banned" | "not_implemented" | "gone" | "idempotency_key_in_use" | "idempotency_key_reused" | "staff_only" | "pet_not_available" | "invalid_transition" | "precondition_failed" | "precondition_required" | "unavailable" | "internal_error";
         Error: {
             code: components["schemas"]["ErrorCode"];
             /**
@@ -194,6 +354,16 @@ export interface components {
                  *     }
                  */
                 "application/json": components["schemas"]["Error"];
+                /**
+                 * @example {
+                 *       "type": "about:blank",
+                 *       "title": "Not Found",
+                 *       "status": 404,
+                 *       "detail": "no such route: see /docs for the API reference",
+                 *       "code": "not_found"
+                 *     }
+                 */
+                "application/problem+json": components["schemas"]["Problem"];
             };
         };
         /** @description A parameter or the body breaks the contract; `message` names the field and the rule. */
@@ -216,6 +386,16 @@ export interface components {
                  *     }
                  */
                 "application/json": components["schemas"]["Error"];
+                /**
+                 * @example {
+                 *       "type": "about:blank",
+                 *       "title": "Bad Request",
+                 *       "status": 400,
+                 *       "detail": "query.limit must be <= 100",
+                 *       "code": "invalid_request"
+                 *     }
+                 */
+                "application/problem+json": components["schemas"]["Problem"];
             };
         };
         /** @description The API key is missing or invalid. */
@@ -243,6 +423,16 @@ export interface components {
                  *     }
                  */
                 "application/json": components["schemas"]["Error"];
+                /**
+                 * @example {
+                 *       "type": "about:blank",
+                 *       "title": "Unauthorized",
+                 *       "status": 401,
+                 *       "detail": "missing API key: send Authorization: Bearer <API_KEY>",
+                 *       "code": "unauthorized"
+                 *     }
+                 */
+                "application/problem+json": components["schemas"]["Problem"];
             };
         };
         /**
@@ -263,6 +453,7 @@ export interface components {
             };
             content: {
                 "application/json": components["schemas"]["Error"];
+                "application/problem+json": components["schemas"]["Problem"];
             };
         };
         /**
@@ -291,6 +482,16 @@ export interface components {
                  *     }
                  */
                 "application/json": components["schemas"]["Error"];
+                /**
+                 * @example {
+                 *       "type": "about:blank",
+                 *       "title": "Service Unavailable",
+                 *       "status": 503,
+                 *       "detail": "service temporarily unavailable: a backing service is not answering; retry later",
+                 *       "code": "unavailable"
+                 *     }
+                 */
+                "application/problem+json": components["schemas"]["Problem"];
             };
         };
         /** @description A request with the same `Idempotency-Key` from this API key is still being processed. Retry later. */
@@ -313,6 +514,16 @@ export interface components {
                  *     }
                  */
                 "application/json": components["schemas"]["Error"];
+                /**
+                 * @example {
+                 *       "type": "about:blank",
+                 *       "title": "Conflict",
+                 *       "status": 409,
+                 *       "detail": "a request with this Idempotency-Key is still being processed: retry later",
+                 *       "code": "idempotency_key_in_use"
+                 *     }
+                 */
+                "application/problem+json": components["schemas"]["Problem"];
             };
         };
         /** @description The `Idempotency-Key` was already used by this API key with another request body. */
@@ -335,9 +546,193 @@ export interface components {
                  *     }
                  */
                 "application/json": components["schemas"]["Error"];
+                /**
+                 * @example {
+                 *       "type": "about:blank",
+                 *       "title": "Unprocessable Entity",
+                 *       "status": 422,
+                 *       "detail": "this Idempotency-Key was used with another request body",
+                 *       "code": "idempotency_key_reused"
+                 *     }
+                 */
+                "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description The operation is declared in the contract but not implemented yet. */
+        /** @description No such resource; for a customer, also another customer's order (exactly as one that does not exist). */
+        NotFound: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                RateLimit: components["headers"]["RateLimit"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "code": "not_found",
+                 *       "message": "order 7 does not exist",
+                 *       "status": 404
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+                /**
+                 * @example {
+                 *       "type": "about:blank",
+                 *       "title": "Not Found",
+                 *       "status": 404,
+                 *       "detail": "order 7 does not exist",
+                 *       "code": "not_found"
+                 *     }
+                 */
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description The operation, or this change, needs a staff key. */
+        Forbidden: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                RateLimit: components["headers"]["RateLimit"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "code": "staff_only",
+                 *       "message": "only staff may complete an order",
+                 *       "status": 403
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+                /**
+                 * @example {
+                 *       "type": "about:blank",
+                 *       "title": "Forbidden",
+                 *       "status": 403,
+                 *       "detail": "only staff may complete an order",
+                 *       "code": "staff_only"
+                 *     }
+                 */
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /**
+         * @description The request conflicts with the current state: the animal is not
+         *     `available` (`pet_not_available`), the status cannot be reached from
+         *     where it is (`invalid_transition`), or a request with the same
+         *     `Idempotency-Key` is still being processed (`idempotency_key_in_use`).
+         */
+        Conflict: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                RateLimit: components["headers"]["RateLimit"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+                /**
+                 * @example {
+                 *       "type": "about:blank",
+                 *       "title": "Conflict",
+                 *       "status": 409,
+                 *       "detail": "pet 1 is pending, not available",
+                 *       "code": "pet_not_available"
+                 *     }
+                 */
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description `If-Match` does not name the current version: someone changed it since it was read. Nothing changed; read it again (its `ETag` is the current one), then retry. */
+        PreconditionFailed: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                RateLimit: components["headers"]["RateLimit"];
+                /** @description The current version's tag, to read again knowingly. */
+                ETag?: string;
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "code": "precondition_failed",
+                 *       "message": "If-Match does not name the current version \"4\": read it again, then retry",
+                 *       "status": 412
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+                /**
+                 * @example {
+                 *       "type": "about:blank",
+                 *       "title": "Precondition Failed",
+                 *       "status": 412,
+                 *       "detail": "If-Match does not name the current version \"4\": read it again, then retry",
+                 *       "code": "precondition_failed"
+                 *     }
+                 */
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description The change was sent without `If-Match`. Nothing changed; send the `ETag` of the version it is based on. */
+        PreconditionRequired: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                RateLimit: components["headers"]["RateLimit"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "code": "precondition_required",
+                 *       "message": "this request must be conditional: send If-Match with the ETag of the version you read",
+                 *       "status": 428
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+                /**
+                 * @example {
+                 *       "type": "about:blank",
+                 *       "title": "Precondition Required",
+                 *       "status": 428,
+                 *       "detail": "this request must be conditional: send If-Match with the ETag of the version you read",
+                 *       "code": "precondition_required"
+                 *     }
+                 */
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description `If-None-Match` names the current version: the client's copy is current. No body. */
+        NotModified: {
+            headers: {
+                ETag: components["headers"]["ETag"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                RateLimit: components["headers"]["RateLimit"];
+                [name: string]: unknown;
+            };
+            content?: never;
+        };
+        /** @description The operation is declared in the contract but not implemented yet (an operation of this version no longer answers it; kept so that a client written against 2.2 stays valid). */
         NotImplemented: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -357,12 +752,51 @@ export interface components {
                  *     }
                  */
                 "application/json": components["schemas"]["Error"];
+                /**
+                 * @example {
+                 *       "type": "about:blank",
+                 *       "title": "Not Implemented",
+                 *       "status": 501,
+                 *       "detail": "listStoreOrders is declared in the contract but not implemented yet",
+                 *       "code": "not_implemented"
+                 *     }
+                 */
+                "application/problem+json": components["schemas"]["Problem"];
             };
         };
     };
-    parameters: never;
+    parameters: {
+        /** @description The animal's id. */
+        PetId: components["schemas"]["Id"];
+        /** @description The order's id. */
+        OrderId: components["schemas"]["Id"];
+        /**
+         * @description The `ETag` of the version this change is based on (RFC 9110 13.1.1),
+         *     or `*`. Required: without it the change is a 428; when it is not the
+         *     current version, a 412 (read again, then retry). Weak tags never match.
+         * @example "3"
+         */
+        IfMatch: string;
+        /**
+         * @description The `ETag` of the version the client holds (RFC 9110 13.1.2), or `*`; when it is the current one, a 304 with no body.
+         * @example "3"
+         */
+        IfNoneMatch: string;
+        /**
+         * @description A unique value chosen by the client for this request (a UUID, for
+         *     example), sent again unchanged on every retry of it. Keys are
+         *     scoped to the API key and kept for 24 hours.
+         * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+         */
+        IdempotencyKey: string;
+    };
     requestBodies: never;
     headers: {
+        /**
+         * @description The version of the resource (RFC 9110 8.8.3), a strong entity tag; send it back in `If-Match` to change the resource, or in `If-None-Match` to revalidate.
+         * @example "3"
+         */
+        ETag: string;
         /**
          * @description Identifies this request in the server's logs: the client's own
          *     `X-Request-Id` when it is safe (1 to 128 printable ASCII characters,
@@ -547,18 +981,295 @@ export interface operations {
             default: components["responses"]["Error"];
         };
     };
-    listStoreOrders: {
+    getPet: {
         parameters: {
             query?: never;
+            header?: {
+                /**
+                 * @description The `ETag` of the version the client holds (RFC 9110 13.1.2), or `*`; when it is the current one, a 304 with no body.
+                 * @example "3"
+                 */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
+            path: {
+                /** @description The animal's id. */
+                petId: components["parameters"]["PetId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The animal. */
+            200: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Pet"];
+                };
+            };
+            304: components["responses"]["NotModified"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["Error"];
+        };
+    };
+    updatePet: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The `ETag` of the version this change is based on (RFC 9110 13.1.1),
+                 *     or `*`. Required: without it the change is a 428; when it is not the
+                 *     current version, a 412 (read again, then retry). Weak tags never match.
+                 * @example "3"
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
+            path: {
+                /** @description The animal's id. */
+                petId: components["parameters"]["PetId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/merge-patch+json": components["schemas"]["PetPatch"];
+            };
+        };
+        responses: {
+            /** @description The animal as changed, with its new version. */
+            200: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Pet"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            412: components["responses"]["PreconditionFailed"];
+            428: components["responses"]["PreconditionRequired"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["Error"];
+        };
+    };
+    listStoreOrders: {
+        parameters: {
+            query?: {
+                /** @description Maximum number of orders returned. */
+                limit?: number;
+                /** @description Return only orders with this status. Omitted means no filtering. */
+                status?: components["schemas"]["OrderStatus"];
+                /**
+                 * @description Where the page starts: opaque, taken from the `Link: <…>; rel="next"`
+                 *     header of the previous page (with the same `limit` and `status`).
+                 *     A cursor the server did not issue is a 400.
+                 */
+                cursor?: string;
+            };
             header?: never;
             path?: never;
             cookie?: never;
         };
         requestBody?: never;
         responses: {
+            /** @description A page of orders, in ascending id order. */
+            200: {
+                headers: {
+                    /**
+                     * @description When more orders follow: `<URL>; rel="next"` (RFC 8288), the
+                     *     URL of the next page, with the same `limit` and `status`.
+                     *     Absent on the last page.
+                     */
+                    Link?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Order"][];
+                };
+            };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["TooManyRequests"];
             501: components["responses"]["NotImplemented"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["Error"];
+        };
+    };
+    placeOrder: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description A unique value chosen by the client for this request (a UUID, for
+                 *     example), sent again unchanged on every retry of it. Keys are
+                 *     scoped to the API key and kept for 24 hours.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["NewOrder"];
+            };
+        };
+        responses: {
+            /** @description The order, placed. */
+            201: {
+                headers: {
+                    /**
+                     * @description The order's URL.
+                     * @example /v2/store/orders/1
+                     */
+                    Location: string;
+                    ETag: components["headers"]["ETag"];
+                    /** @description `true` when this is the stored response of an earlier request with the same `Idempotency-Key`: nothing was placed this time. */
+                    "Idempotent-Replayed"?: "true";
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Order"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["Error"];
+        };
+    };
+    getOrder: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The `ETag` of the version the client holds (RFC 9110 13.1.2), or `*`; when it is the current one, a 304 with no body.
+                 * @example "3"
+                 */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
+            path: {
+                /** @description The order's id. */
+                orderId: components["parameters"]["OrderId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The order. */
+            200: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Order"];
+                };
+            };
+            304: components["responses"]["NotModified"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+            default: components["responses"]["Error"];
+        };
+    };
+    updateOrder: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The `ETag` of the version this change is based on (RFC 9110 13.1.1),
+                 *     or `*`. Required: without it the change is a 428; when it is not the
+                 *     current version, a 412 (read again, then retry). Weak tags never match.
+                 * @example "3"
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
+            path: {
+                /** @description The order's id. */
+                orderId: components["parameters"]["OrderId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["OrderUpdate"];
+            };
+        };
+        responses: {
+            /** @description The order as changed, with its new version. */
+            200: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Order"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            412: components["responses"]["PreconditionFailed"];
+            428: components["responses"]["PreconditionRequired"];
+            429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
             default: components["responses"]["Error"];
         };

@@ -15,7 +15,12 @@ export const operationTable = {
   listPets: { method: 'get', path: '/pets', operationId: 'listPets', authentication: 'required', security: [['bearerAuth']], defaulted: { query: ['limit'], body: [] } },
   createPet: { method: 'post', path: '/pets', operationId: 'createPet', authentication: 'required', security: [['bearerAuth']], defaulted: { query: [], body: ['status'] } },
   exportPets: { method: 'get', path: '/pets/export', operationId: 'exportPets', authentication: 'required', security: [['bearerAuth']], defaulted: { query: [], body: [] } },
-  listStoreOrders: { method: 'get', path: '/store/orders', operationId: 'listStoreOrders', authentication: 'required', security: [['bearerAuth']], defaulted: { query: [], body: [] } },
+  getPet: { method: 'get', path: '/pets/{petId}', operationId: 'getPet', authentication: 'required', security: [['bearerAuth']], defaulted: { query: [], body: [] } },
+  updatePet: { method: 'patch', path: '/pets/{petId}', operationId: 'updatePet', authentication: 'required', security: [['bearerAuth']], defaulted: { query: [], body: [] } },
+  listStoreOrders: { method: 'get', path: '/store/orders', operationId: 'listStoreOrders', authentication: 'required', security: [['bearerAuth']], defaulted: { query: ['limit'], body: [] } },
+  placeOrder: { method: 'post', path: '/store/orders', operationId: 'placeOrder', authentication: 'required', security: [['bearerAuth']], defaulted: { query: [], body: [] } },
+  getOrder: { method: 'get', path: '/store/orders/{orderId}', operationId: 'getOrder', authentication: 'required', security: [['bearerAuth']], defaulted: { query: [], body: [] } },
+  updateOrder: { method: 'patch', path: '/store/orders/{orderId}', operationId: 'updateOrder', authentication: 'required', security: [['bearerAuth']], defaulted: { query: [], body: [] } },
 } as const;
 
 export type OperationId = keyof typeof operationTable;

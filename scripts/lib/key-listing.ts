@@ -21,6 +21,7 @@ export function keyView(record: ApiKeyRecord, now: Date): KeyView {
     id: record.id,
     prefix: record.prefix,
     plan: record.plan,
+    role: record.role,
     label: record.label,
     requestsPerMinute: planLimits?.perMinute ?? record.requestsPerMinute,
     requestsPerDay: planLimits?.perDay ?? record.requestsPerDay,
@@ -49,6 +50,7 @@ const COLUMNS: Column[] = [
   { header: 'ID', numeric: true, value: (view) => String(view.id) },
   { header: 'PREFIX', value: (view) => `${view.prefix}…` },
   { header: 'PLAN', value: (view) => view.plan },
+  { header: 'ROLE', value: (view) => view.role },
   { header: 'PER MINUTE', numeric: true, value: (view) => limit(view.requestsPerMinute) },
   { header: 'PER DAY', numeric: true, value: (view) => limit(view.requestsPerDay) },
   { header: 'CREATED', value: (view) => view.createdAt },
@@ -64,8 +66,8 @@ const COLUMNS: Column[] = [
  *
  * @example
  * formatKeyTable([view])
- * // ID  PREFIX       PLAN  PER MINUTE  PER DAY  CREATED                   REVOKED  BANNED UNTIL  LABEL
- * //  1  pas_AbC123…  free          60     1000  2026-11-22T03:51:07.000Z  -        -             ci bot
+ * // ID  PREFIX       PLAN  ROLE      PER MINUTE  PER DAY  CREATED                   REVOKED  BANNED UNTIL  LABEL
+ * //  1  pas_AbC123…  free  customer          60     1000  2026-11-22T03:51:07.000Z  -        -             ci bot
  */
 export function formatKeyTable(views: KeyView[]): string {
   const rows = views.map((view) => COLUMNS.map((column) => column.value(view)));
@@ -92,6 +94,7 @@ export function formatKeyDetails(view: KeyView): string {
     ['id', String(view.id)],
     ['prefix', `${view.prefix}…`],
     ['plan', view.plan],
+    ['role', view.role],
     ['limits', limits],
     ['label', view.label === '' ? NONE : printable(view.label)],
     ['created', view.createdAt],

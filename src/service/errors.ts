@@ -1,14 +1,21 @@
-import type { components } from '../../generated/v1/openapi';
+import type { components } from '../../generated/v2/openapi';
 import { type ApiError, errorBody } from '@spec-first/engine';
 
 /** The codes of the Error objects the service answers with itself (the engine has its own). */
-export const SERVICE_ERROR_CODES = ['key_temporarily_banned', 'idempotency_key_in_use', 'idempotency_key_reused'] as const;
+export const SERVICE_ERROR_CODES = [
+  'key_temporarily_banned',
+  'idempotency_key_in_use',
+  'idempotency_key_reused',
+  'staff_only',
+  'pet_not_available',
+  'invalid_transition',
+] as const;
 export type ServiceErrorCode = (typeof SERVICE_ERROR_CODES)[number];
 
 /** The codes the engine answers with itself: the code of its default `ApiError`. */
 type EngineErrorCode = ApiError['code'];
 
-/** The contract's `ErrorCode` enum (every version shares it). */
+/** The contract's `ErrorCode` enum: the newest version's (earlier versions list the codes their operations can answer). */
 export type ErrorCode = components['schemas']['ErrorCode'];
 
 /**
@@ -20,4 +27,6 @@ export const ENUM_COVERS_EVERY_CODE: [Exclude<EngineErrorCode | ServiceErrorCode
   : Exclude<EngineErrorCode | ServiceErrorCode, ErrorCode> = true;
 
 /** Error bodies for the statuses handlers return themselves. */
-export const notFound = (message: string): components['schemas']['Error'] => errorBody(404, 'not_found', message);
+export const notFound = (message: string) => errorBody(404, 'not_found', message);
+export const staffOnly = (message: string) => errorBody(403, 'staff_only', message);
+export const conflict = <C extends 'pet_not_available' | 'invalid_transition'>(code: C, message: string) => errorBody(409, code, message);

@@ -35,3 +35,38 @@ export async function rawRows(databaseUrl: string, table: string): Promise<Recor
 /** A column's value as text, whatever its type (a BLOB in both of its readings). */
 export const columnText = (value: unknown): string =>
   Buffer.isBuffer(value) ? `${value.toString('latin1')} ${value.toString('hex')}` : value instanceof Date ? value.toISOString() : String(value);
+
+/**
+ * Runs one statement past the app's storage layer, as `rawRows` reads: to
+ * plant what no request can make (a corrupted row), and see a check find it.
+ * Parameters are `?` on both backends.
+ *
+ * @example await rawExecute(t.databaseUrl, "update pets set status = 'available' where id = ?", [7]);
+ */
+export async function rawExecute(databaseUrl: string, statement: string, parameters: unknown[] = []): Promise<void> {
+  if (databaseUrl.startsWith('sqlite:')) {
+    const db = new BetterSqlite3(databaseUrl.slice('sqlite:'.length), { fileMustExist: true });
+    try {
+      db.prepare(statement).run(...parameters);
+    } finally {
+      db.close();
+    }
+    return;
+  }
+  const url = new URL(databaseUrl);
+  const schema = url.searchParams.get('schema');
+  url.searchParams.delete('schema');
+  if (schema !== null && !/^[a-z_][a-z0-9_]*$/.test(schema)) throw new Error(`not a plain schema name: ${schema}`);
+  const client = new pg.Client({ connectionString: url.toString() });
+  await client.connect();
+  try {
+    if (schema) await client.query(`set search_path to "${schema}"`);
+    let index = 0;
+    await client.query(
+      statement.replace(/\?/g, () => `$${++index}`),
+      parameters,
+    );
+  } finally {
+    await client.end();
+  }
+}

@@ -3,7 +3,7 @@ import path from 'node:path';
 import request from 'supertest';
 import { compose, type ComposeOverrides, type Service } from '../../src/compose';
 import { loadConfig, withSettings, type Config } from '../../src/config';
-import type { Storage } from '../../src/service/storage';
+import type { Role, Storage } from '../../src/service/storage';
 import type { Plan } from '../../src/service/plans';
 import { issueApiKey } from '../../src/service/keys';
 import type { Metrics } from '../../src/observability';
@@ -81,7 +81,7 @@ export interface TestApp {
   logs: () => string;
   /** The app's Prometheus metrics (Redis errors included on the postgres+redis backend). */
   metrics: Metrics;
-  issueKey(plan?: Plan, limits?: { requestsPerMinute?: number; requestsPerDay?: number }): Promise<string>;
+  issueKey(plan?: Plan, limits?: { requestsPerMinute?: number; requestsPerDay?: number; role?: Role }): Promise<string>;
   close(): Promise<void>;
 }
 

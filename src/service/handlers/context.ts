@@ -22,5 +22,5 @@ export async function handlerContexts(storage: Storage, settings: HandlerContext
   if (!cursorSecret) throw new Error('the database has no page-cursors secret (migration 0003 did not run?)');
   const cursors = pageCursors(cursorSecret);
   const shared = { ...repositoriesOf(storage), idempotency: idempotentRequests(storage.idempotencyKeys, { ...settings.idempotency, now: settings.now }) };
-  return (version) => ({ ...shared, pages: pageLinks(`/${version}`, cursors) });
+  return (version) => ({ ...shared, basePath: `/${version}`, pages: pageLinks(`/${version}`, cursors) });
 }

@@ -1,7 +1,8 @@
 import type { Handler } from './types';
 import { notFound } from '../errors';
 
-export const getPet: Handler<'getPet'> = async ({ params }, { pets }) => {
-  const pet = await pets.get(params.petId);
-  return pet ? { status: 200, body: pet } : { status: 404, body: notFound(`pet ${params.petId} does not exist`) };
+// Version 2 declares the pet's ETag (and 304 for If-None-Match), version 1 does not: the engine sends it where declared.
+export const getPet: Handler<'getPet', 'v1' | 'v2'> = async ({ params }, { pets }) => {
+  const found = await pets.getVersioned(params.petId);
+  return found ? { status: 200, body: found.pet, etag: String(found.version) } : { status: 404, body: notFound(`pet ${params.petId} does not exist`) };
 };

@@ -7,27 +7,36 @@
  *
  * @example const registry: HandlerRegistry<'v1'> = { ...handlers, createPet: notImplementedHandler('createPet') };
  */
-import type { HandlerRegistry } from './types';
+import { notImplementedHandler, type HandlerRegistry } from './types';
 import { createPet } from './createPet';
 import { exportPets } from './exportPets';
+import { getOrder } from './getOrder';
 import { getPet } from './getPet';
 import { listPets } from './listPets';
 import { listStoreOrders } from './listStoreOrders';
+import { placeOrder } from './placeOrder';
+import { updateOrder } from './updateOrder';
+import { updatePet } from './updatePet';
 
 /** openapi/v1/openapi.yaml */
 export const v1 = {
   createPet,
   getPet,
   listPets,
-  listStoreOrders,
+  listStoreOrders: notImplementedHandler('listStoreOrders'),
 } satisfies HandlerRegistry<'v1'>;
 
 /** openapi/v2/openapi.yaml */
 export const v2 = {
   createPet,
   exportPets,
+  getOrder,
+  getPet,
   listPets,
   listStoreOrders,
+  placeOrder,
+  updateOrder,
+  updatePet,
 } satisfies HandlerRegistry<'v2'>;
 
 /** The registries, by version. */

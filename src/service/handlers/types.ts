@@ -35,6 +35,8 @@ export type OperationId<V extends Version = 'v1'> = OperationIdOf<Contracts, V>;
 
 /** The services a handler may use besides the repositories, bound to the version that serves the request. */
 export interface HandlerServices {
+  /** The version's base path (`/v2`): where the URLs of `Location` headers start. */
+  basePath: string;
   /** Page cursors and the next page's `Link` header. */
   pages: PageLinks;
   /** Runs a request once per `Idempotency-Key`. */

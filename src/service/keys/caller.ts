@@ -1,5 +1,6 @@
 import type { Principal } from '@spec-first/engine';
 import type { Plan } from '../plans';
+import type { Role } from '../storage';
 
 /**
  * The authenticated client of a request, as the service knows it: an API key
@@ -12,6 +13,8 @@ export interface Caller extends Principal {
   /** The API key's id; undefined for a token. */
   readonly keyId: number | undefined;
   readonly plan: Plan;
+  /** `staff` see and change every order and change pets; customers only their own orders. A token's subject is a customer. */
+  readonly role: Role;
   readonly label: string;
   /** An enterprise key's own limits (null for the other plans and for tokens). */
   readonly requestsPerMinute: number | null;

@@ -1,4 +1,4 @@
-import type { ApiKeyRecord, ApiKeyRepository } from '../storage';
+import type { ApiKeyRecord, ApiKeyRepository, Role } from '../storage';
 import type { Plan } from '../plans';
 import { displayPrefix, generateApiKey, hashApiKey } from './api-key';
 
@@ -13,6 +13,8 @@ export class ApiKeyInputError extends Error {
 
 export interface IssueKeyInput {
   plan: Plan;
+  /** `customer` when omitted. */
+  role?: Role;
   label?: string;
   /** Required for `enterprise` (its custom limits), refused for other plans. */
   requestsPerMinute?: number;
@@ -31,6 +33,7 @@ export async function issueApiKey(apiKeys: ApiKeyRepository, input: IssueKeyInpu
     hash: hashApiKey(key),
     prefix: displayPrefix(key),
     plan: input.plan,
+    role: input.role ?? 'customer',
     label: input.label ?? '',
     requestsPerMinute: input.requestsPerMinute ?? null,
     requestsPerDay: input.requestsPerDay ?? null,

@@ -10,6 +10,20 @@ export { migrateToLatest } from './migrations';
 export { openStorage } from './open-storage';
 export type { Database } from './schema';
 export { sqliteBackend } from './sqlite-backend';
-export { repositoriesOf } from './storage';
-export type { ApiKeyRecord, ApiKeyRepository, IdempotencyRepository, Pet, PetRepository, PetStatus, PoolStats, Repositories, Storage } from './storage';
+export { repositoriesOf, ROLES } from './storage';
+export type {
+  ApiKeyRecord,
+  ApiKeyRepository,
+  IdempotencyRepository,
+  OrderRecord,
+  OrderRepository,
+  OrderStatus,
+  Pet,
+  PetRepository,
+  PetStatus,
+  PoolStats,
+  Repositories,
+  Role,
+  Storage,
+} from './storage';
 export { timedStorage } from './timed-storage';

@@ -4,15 +4,25 @@ import type {
   ApiKeyRepository,
   IdempotencyRecord,
   IdempotencyRepository,
+  ListOrdersQuery,
   ListPetsQuery,
+  OrderRecord,
+  OrderRepository,
+  OrderStatus,
   Pet,
+  PetChanges,
   PetRepository,
+  PetUpdate,
+  Placement,
+  StatusSource,
+  VersionedPet,
   SecretRepository,
   Storage,
 } from './storage';
 import type { ApiKeysTable, Database } from './schema';
 import type { Backend, PreparedRunner } from './backend';
 import { sql } from 'kysely';
+import { adoptionViolations } from './adoption-invariant';
 
 /**
  * The repositories on any Kysely dialect: the SQL is the same on SQLite and
@@ -22,6 +32,7 @@ import { sql } from 'kysely';
 export class KyselyStorage implements Storage {
   readonly backend: string;
   readonly pets: PetRepository;
+  readonly orders: OrderRepository;
   readonly apiKeys: ApiKeyRepository;
   readonly idempotencyKeys: IdempotencyRepository;
   readonly secrets: SecretRepository;
@@ -34,9 +45,14 @@ export class KyselyStorage implements Storage {
     this.db = backend.db;
     if (backend.poolStats) this.poolStats = backend.poolStats;
     this.pets = new KyselyPetRepository(backend.db, now, backend.runPrepared);
+    this.orders = new KyselyOrderRepository(backend.db, now);
     this.apiKeys = new KyselyApiKeyRepository(backend.db, now);
     this.idempotencyKeys = new KyselyIdempotencyRepository(backend.db, now);
     this.secrets = new KyselySecretRepository(backend.db);
+  }
+
+  adoptionViolations(): Promise<string[]> {
+    return adoptionViolations(this.db);
   }
 
   async ping(): Promise<void> {
@@ -81,7 +97,7 @@ class KyselyPetRepository implements PetRepository {
   private readonly queries;
 
   constructor(
-    db: Kysely<Database>,
+    private readonly db: Kysely<Database>,
     private readonly now: () => Date,
     private readonly run: PreparedRunner,
   ) {
@@ -117,6 +133,129 @@ class KyselyPetRepository implements PetRepository {
 
   async createdBy(request: number): Promise<Pet | undefined> {
     return (await this.run(this.queries.createdBy(request)))[0];
+  }
+
+  async getVersioned(id: number): Promise<VersionedPet | undefined> {
+    const row = await this.db
+      .selectFrom('pets')
+      .select([...PET_COLUMNS, 'version'])
+      .where('id', '=', id)
+      .executeTakeFirst();
+    return row && { pet: { id: row.id, name: row.name, categoryId: row.categoryId, status: row.status }, version: row.version };
+  }
+
+  async update(id: number, changes: PetChanges, version: number): Promise<PetUpdate> {
+    const { name, categoryId, status } = changes;
+    const row = await this.db
+      .updateTable('pets')
+      .set({
+        ...(name !== undefined && { name }),
+        ...(categoryId !== undefined && { category_id: categoryId }),
+        ...(status !== undefined && {
+          status,
+          // A status staff set is theirs; one they leave as it was keeps its source (an order's).
+          status_source: sql<StatusSource>`case when status <> ${status} then 'direct' else status_source end`,
+        }),
+        version: sql<number>`version + 1`,
+      })
+      .where('id', '=', id)
+      .where('version', '=', version)
+      .$if(status !== undefined, (query) =>
+        query.where((eb) =>
+          eb.or([
+            eb('status', '=', status!),
+            eb.not(
+              eb.exists(
+                eb.selectFrom('orders').select('orders.id').whereRef('orders.pet_id', '=', 'pets.id').where('orders.status', 'in', ['placed', 'completed']),
+              ),
+            ),
+          ]),
+        ),
+      )
+      .returning([...PET_COLUMNS, 'version'])
+      .executeTakeFirst();
+    if (row) return { outcome: 'updated', pet: { pet: { id: row.id, name: row.name, categoryId: row.categoryId, status: row.status }, version: row.version } };
+    const now = await this.getVersioned(id);
+    return { outcome: now === undefined ? 'missing' : now.version !== version ? 'stale' : 'has_orders' };
+  }
+}
+
+/** Selected under the service's names, so a row is an OrderRecord as it comes. */
+const ORDER_COLUMNS = ['id', 'pet_id as petId', 'status', 'created_at as createdAt', 'updated_at as updatedAt', 'owner', 'version'] as const;
+
+class KyselyOrderRepository implements OrderRepository {
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly now: () => Date,
+  ) {}
+
+  async place(petId: number, owner: string, options: { request?: number } = {}): Promise<Placement> {
+    return this.db.transaction().execute(async (trx): Promise<Placement> => {
+      // The compare-and-set on the pet's status is what makes one placement of many win: the others find it pending.
+      const taken = await trx
+        .updateTable('pets')
+        .set({ status: 'pending', status_source: 'order', version: sql<number>`version + 1` })
+        .where('id', '=', petId)
+        .where('status', '=', 'available')
+        .returning('id')
+        .executeTakeFirst();
+      if (!taken) {
+        const pet = await trx.selectFrom('pets').select('status').where('id', '=', petId).executeTakeFirst();
+        return pet ? { outcome: 'not_available', status: pet.status } : { outcome: 'no_pet' };
+      }
+      const at = this.now().toISOString();
+      const order = await trx
+        .insertInto('orders')
+        .values({ pet_id: petId, owner, status: 'placed', created_at: at, updated_at: at, created_by_request: options.request ?? null })
+        .returning(ORDER_COLUMNS)
+        .executeTakeFirstOrThrow();
+      return { outcome: 'placed', order };
+    });
+  }
+
+  async get(id: number): Promise<OrderRecord | undefined> {
+    return this.db.selectFrom('orders').select(ORDER_COLUMNS).where('id', '=', id).executeTakeFirst();
+  }
+
+  async createdBy(request: number): Promise<OrderRecord | undefined> {
+    return this.db
+      .selectFrom('orders')
+      .select(ORDER_COLUMNS)
+      .where('created_by_request', '=', request)
+      .where('created_by_request', 'is not', null)
+      .executeTakeFirst();
+  }
+
+  async list({ owner, status, limit, after = 0 }: ListOrdersQuery): Promise<OrderRecord[]> {
+    return this.db
+      .selectFrom('orders')
+      .select(ORDER_COLUMNS)
+      .$if(owner !== undefined, (query) => query.where('owner', '=', owner!))
+      .$if(status !== undefined, (query) => query.where('status', '=', status!))
+      .where('id', '>', after)
+      .orderBy('id')
+      .limit(pageLimit(limit))
+      .execute();
+  }
+
+  async close(id: number, to: Exclude<OrderStatus, 'placed'>, version: number): Promise<OrderRecord | undefined> {
+    return this.db.transaction().execute(async (trx) => {
+      const order = await trx
+        .updateTable('orders')
+        .set({ status: to, updated_at: this.now().toISOString(), version: sql<number>`version + 1` })
+        .where('id', '=', id)
+        .where('version', '=', version)
+        .where('status', '=', 'placed')
+        .returning(ORDER_COLUMNS)
+        .executeTakeFirst();
+      if (!order) return undefined;
+      await trx
+        .updateTable('pets')
+        .set({ status: to === 'completed' ? 'sold' : 'available', status_source: 'order', version: sql<number>`version + 1` })
+        .where('id', '=', order.petId)
+        .execute();
+      return order;
+    });
   }
 }
 
@@ -206,6 +345,7 @@ const toApiKey = (row: Selectable<ApiKeysTable>): ApiKeyRecord => ({
   id: row.id,
   prefix: row.prefix,
   plan: row.plan,
+  role: row.role,
   label: row.label,
   requestsPerMinute: row.requests_per_minute,
   requestsPerDay: row.requests_per_day,
@@ -227,6 +367,7 @@ class KyselyApiKeyRepository implements ApiKeyRepository {
         key_hash: key.hash,
         prefix: key.prefix,
         plan: key.plan,
+        role: key.role,
         label: key.label,
         requests_per_minute: key.requestsPerMinute,
         requests_per_day: key.requestsPerDay,

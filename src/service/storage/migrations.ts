@@ -103,6 +103,48 @@ function migrations(backend: ColumnTypes): Record<string, Migration> {
         await backend.retypeColumn(db, { table: 'idempotency_keys', column: 'owner', type: 'text' });
       },
     },
+    '0006_adoption': {
+      // Orders, the versions behind ETags, and roles. Two partial unique indexes make the adoption rules the database's:
+      // a pet has at most one placed and at most one completed order, whatever races or crashes.
+      // biome-ignore lint/suspicious/noExplicitAny: Kysely's guide types migrations Kysely<any>: a migration must not depend on today's table types.
+      async up(db: Kysely<any>) {
+        await db.schema
+          .alterTable('api_keys')
+          .addColumn('role', 'text', (col) => col.notNull().defaultTo('customer').check(sql`role in ('customer', 'staff')`))
+          .execute();
+        await db.schema
+          .alterTable('pets')
+          .addColumn('version', 'integer', (col) => col.notNull().defaultTo(1))
+          .execute();
+        await db.schema
+          .alterTable('pets')
+          .addColumn('status_source', 'text', (col) => col.notNull().defaultTo('direct').check(sql`status_source in ('direct', 'order')`))
+          .execute();
+        await backend
+          .addIdColumn(db.schema.createTable('orders'))
+          .addColumn('pet_id', 'bigint', (col) => col.notNull().references('pets.id'))
+          .addColumn('owner', 'text', (col) => col.notNull())
+          .addColumn('status', 'text', (col) => col.notNull().check(sql`status in ('placed', 'completed', 'cancelled')`))
+          .addColumn('created_at', 'text', (col) => col.notNull())
+          .addColumn('updated_at', 'text', (col) => col.notNull())
+          .addColumn('version', 'integer', (col) => col.notNull().defaultTo(1))
+          .addColumn('created_by_request', 'bigint')
+          .execute();
+        await db.schema.createIndex('orders_one_placed').on('orders').column('pet_id').unique().where(sql.ref('status'), '=', 'placed').execute();
+        await db.schema.createIndex('orders_one_completed').on('orders').column('pet_id').unique().where(sql.ref('status'), '=', 'completed').execute();
+        // A customer's listing walks (owner, id); staff's the primary key or (status, id).
+        await db.schema.createIndex('orders_owner_id').on('orders').columns(['owner', 'id']).execute();
+        await db.schema.createIndex('orders_status_id').on('orders').columns(['status', 'id']).execute();
+        await db.schema.createIndex('orders_pet_id').on('orders').column('pet_id').execute();
+        await db.schema
+          .createIndex('orders_created_by_request')
+          .on('orders')
+          .column('created_by_request')
+          .unique()
+          .where(sql.ref('created_by_request'), 'is not', null)
+          .execute();
+      },
+    },
   };
 }
 

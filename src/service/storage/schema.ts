@@ -1,6 +1,6 @@
 /** Table shapes as Kysely sees them (column names are snake_case in SQL). */
 import type { Generated } from 'kysely';
-import type { PetStatus } from './storage';
+import type { OrderStatus, PetStatus, Role, StatusSource } from './storage';
 import type { Plan } from '../plans';
 
 export interface PetsTable {
@@ -11,6 +11,24 @@ export interface PetsTable {
   created_at: string;
   /** The idempotency claim (idempotency_keys.id) the pet was created under, if any. */
   created_by_request: number | null;
+  /** Bumped by every change: the pet's ETag. */
+  version: Generated<number>;
+  /** Who set `status` last: an order (`order`), or its creation or staff (`direct`); read by the adoption invariant. */
+  status_source: Generated<StatusSource>;
+}
+
+export interface OrdersTable {
+  id: Generated<number>;
+  pet_id: number;
+  /** The principal (`key:12`, `token:<sub>`) of the customer who placed it. */
+  owner: string;
+  status: OrderStatus;
+  created_at: string;
+  updated_at: string;
+  /** Bumped by every change: the order's ETag. */
+  version: Generated<number>;
+  /** The idempotency claim the order was placed under, if any. */
+  created_by_request: number | null;
 }
 
 export interface ApiKeysTable {
@@ -18,6 +36,7 @@ export interface ApiKeysTable {
   key_hash: string;
   prefix: string;
   plan: Plan;
+  role: Generated<Role>;
   label: string;
   requests_per_minute: number | null;
   requests_per_day: number | null;
@@ -48,6 +67,7 @@ export interface SecretsTable {
 
 export interface Database {
   pets: PetsTable;
+  orders: OrdersTable;
   api_keys: ApiKeysTable;
   idempotency_keys: IdempotencyKeysTable;
   secrets: SecretsTable;

@@ -15,6 +15,16 @@ export interface PoolStats {
 /** Where a pet is in its adoption (the `status` column). */
 export type PetStatus = 'available' | 'pending' | 'sold';
 
+/** Who set a pet's status last: one of its orders, or its creation or staff directly. */
+export type StatusSource = 'order' | 'direct';
+
+/** Where an order is: it leaves `placed` once, to `completed` or `cancelled`. */
+export type OrderStatus = 'placed' | 'completed' | 'cancelled';
+
+/** What a key may do beyond its own orders: `staff` see and change every order and change pets. */
+export const ROLES = ['customer', 'staff'] as const;
+export type Role = (typeof ROLES)[number];
+
 /**
  * A stored pet, as the repositories give it: the service's record, not a
  * version's wire type. The handlers return it as each version's `Pet`, so
@@ -35,6 +45,18 @@ export interface ListPetsQuery {
   after?: number;
 }
 
+/** A pet with its version (its ETag): what a conditional read or write needs. */
+export interface VersionedPet {
+  pet: Pet;
+  version: number;
+}
+
+/** The fields staff may change on a pet. */
+export type PetChanges = Partial<Omit<Pet, 'id'>>;
+
+/** How a conditional change of a pet ended: changed, or why not (the version moved on, or its orders forbid the status). */
+export type PetUpdate = { outcome: 'updated'; pet: VersionedPet } | { outcome: 'missing' | 'stale' | 'has_orders' };
+
 export interface PetRepository {
   /** Pets in ascending id order, after `after`, at most `limit`, optionally only those with `status`. */
   list(query: ListPetsQuery): Promise<Pet[]>;
@@ -47,6 +69,57 @@ export interface PetRepository {
   get(id: number): Promise<Pet | undefined>;
   /** The pet created under an idempotency claim, if one was. */
   createdBy(request: number): Promise<Pet | undefined>;
+  /** The pet and its version. */
+  getVersioned(id: number): Promise<VersionedPet | undefined>;
+  /**
+   * Changes a pet if its version is still `version`, in one statement; a
+   * change of its status also needs it to have no placed or completed order.
+   * The status it sets is `direct` (staff's).
+   */
+  update(id: number, changes: PetChanges, version: number): Promise<PetUpdate>;
+}
+
+/** A stored order, with what the API does not show: whose it is and its version. */
+export interface OrderRecord {
+  id: number;
+  petId: number;
+  status: OrderStatus;
+  createdAt: string;
+  updatedAt: string;
+  /** The principal of the customer who placed it. */
+  owner: string;
+  version: number;
+}
+
+/** What listing orders takes: whose (all when undefined), optionally one status, keyset paging. */
+export interface ListOrdersQuery {
+  owner: string | undefined;
+  status?: OrderStatus | undefined;
+  limit: number;
+  after?: number;
+}
+
+/** How placing an order ended: placed, or why not. */
+export type Placement = { outcome: 'placed'; order: OrderRecord } | { outcome: 'no_pet' } | { outcome: 'not_available'; status: PetStatus };
+
+export interface OrderRepository {
+  /**
+   * Places an order for an available pet and makes the pet `pending`, in one
+   * transaction: of concurrent placements for one pet, exactly one succeeds.
+   * With `request` (an idempotency claim), at most one order is ever placed for it.
+   */
+  place(petId: number, owner: string, options?: { request?: number }): Promise<Placement>;
+  get(id: number): Promise<OrderRecord | undefined>;
+  /** The order placed under an idempotency claim, if one was. */
+  createdBy(request: number): Promise<OrderRecord | undefined>;
+  /** Orders in ascending id order, after `after`, at most `limit`. */
+  list(query: ListOrdersQuery): Promise<OrderRecord[]>;
+  /**
+   * Moves a `placed` order whose version is still `version` to `to`, and its
+   * pet to `available` (cancelled) or `sold` (completed), in one
+   * transaction; undefined when the order has moved on since.
+   */
+  close(id: number, to: Exclude<OrderStatus, 'placed'>, version: number): Promise<OrderRecord | undefined>;
 }
 
 /** A stored `Idempotency-Key` of an API key: the claim of the first request, then its response. */
@@ -86,6 +159,7 @@ export interface ApiKeyRecord {
   /** The key's first characters, safe to show (`pas_AbC1…`). */
   prefix: string;
   plan: Plan;
+  role: Role;
   label: string;
   /** Only for `enterprise`: its custom limits. */
   requestsPerMinute: number | null;
@@ -100,6 +174,7 @@ export interface NewApiKeyRecord {
   hash: string;
   prefix: string;
   plan: Plan;
+  role: Role;
   label: string;
   requestsPerMinute: number | null;
   requestsPerDay: number | null;
@@ -135,10 +210,11 @@ export interface ApiKeyRepository {
  */
 export interface Repositories {
   readonly pets: PetRepository;
+  readonly orders: OrderRepository;
 }
 
 /** The names of `Repositories`, to hand handlers exactly those. */
-export const REPOSITORY_NAMES = ['pets'] as const satisfies ReadonlyArray<keyof Repositories>;
+export const REPOSITORY_NAMES = ['pets', 'orders'] as const satisfies ReadonlyArray<keyof Repositories>;
 
 /**
  * The repositories of a storage, as handlers receive them.
@@ -160,6 +236,8 @@ export interface Storage extends Repositories {
   readonly secrets: SecretRepository;
   /** Resolves when the database answers a trivial query. */
   ping(): Promise<void>;
+  /** What breaks the adoption invariant over the whole database (adoption-invariant.ts); empty when it holds. */
+  adoptionViolations(): Promise<string[]>;
   /** The connection pool's counts, where there is a pool (PostgreSQL). */
   poolStats?(): PoolStats;
   close(): Promise<void>;

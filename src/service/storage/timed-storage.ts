@@ -18,6 +18,7 @@ export function timedStorage(storage: Storage, timer: QueryTimer): Storage {
     backend: storage.backend,
     ...(repositories as unknown as Pick<Storage, (typeof STORAGE_REPOSITORY_NAMES)[number]>),
     ping: () => storage.ping(),
+    adoptionViolations: () => storage.adoptionViolations(),
     close: () => storage.close(),
     ...(storage.poolStats && { poolStats: () => storage.poolStats!() }),
   };

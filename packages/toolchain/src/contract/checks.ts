@@ -95,11 +95,12 @@ export function checkResponse(contract: Contract, operation: Operation, response
   const body = isJson ? parseJson(response) : undefined;
   const errorSchema = contract.errorSchema ?? ENGINE_ERROR;
   // What the server itself answers (a refusal, a stub's 501) is its Error object in JSON, whatever the document declares for that status.
+  const isProblem = contentType === PROBLEM_JSON;
   const engineAnswer =
     response.status >= 400 &&
     isJson &&
     body !== undefined &&
-    schemaErrors(ENGINE_ERROR, body) === undefined &&
+    schemaErrors(isProblem ? PROBLEM : ENGINE_ERROR, body) === undefined &&
     (body as { status?: unknown }).status === response.status;
   const declared = declaredResponse(operation, response.status);
   if (!declared && !engineAnswer) {
@@ -178,11 +179,17 @@ export function checkResponse(contract: Contract, operation: Operation, response
   } else if (media !== undefined && !isJson && !contentType.startsWith('text/') && response.status < 300 && response.text.length === 0) {
     failures.push({ check: 'response_schema_conformance', expected: `a ${contentType} body`, got: `${response.status} with no body` });
   }
-  // Every error is an Error object, declared or not, and says its own status.
-  if (response.status >= 400) {
-    const error = body === undefined ? 'not JSON' : schemaErrors(errorSchema, body);
+  // Every error is an Error object, declared or not, and says its own status; or problem details, where the document offers them.
+  if (response.status >= 400 && isProblem && !contract.offersProblems) {
+    failures.push({ check: 'content_type_conformance', expected: 'an Error object (the document declares no problem details)', got: got(response) });
+  } else if (response.status >= 400) {
+    const error = body === undefined ? 'not JSON' : schemaErrors(isProblem ? PROBLEM : errorSchema, body);
     if (error)
-      failures.push({ check: 'response_schema_conformance', expected: 'an Error object', got: `${response.status} ${error}: ${excerpt(response.text)}` });
+      failures.push({
+        check: 'response_schema_conformance',
+        expected: isProblem ? 'problem details (RFC 9457)' : 'an Error object',
+        got: `${response.status} ${error}: ${excerpt(response.text)}`,
+      });
     else if ((body as { status?: unknown }).status !== response.status) {
       failures.push({ check: 'response_schema_conformance', expected: `Error.status ${response.status}`, got: got(response) });
     }
@@ -236,6 +243,14 @@ const ENGINE_ERROR: Schema = {
   required: ['code', 'message', 'status'],
   properties: { code: { type: 'string' }, message: { type: 'string' }, status: { type: 'integer' } },
 };
+
+/** RFC 9457 problem details, as an error answer negotiated by `Accept: application/problem+json` must be (with the Error's `code`). */
+const PROBLEM: Schema = {
+  type: 'object',
+  required: ['type', 'title', 'status', 'detail', 'code'],
+  properties: { type: { type: 'string' }, title: { type: 'string' }, status: { type: 'integer' }, detail: { type: 'string' }, code: { type: 'string' } },
+};
+const PROBLEM_JSON = 'application/problem+json';
 
 const isJsonType = (mediaType: string): boolean => /^application\/(.+\+)?json$/i.test(mediaType.split(';')[0]!.trim());
 

@@ -96,6 +96,8 @@ export interface Contract {
   operations: Operation[];
   /** `components.schemas.Error` when the document has one: the body of every error. */
   errorSchema?: Schema;
+  /** Some response declares `application/problem+json`: errors may be answered as problem details when asked for. */
+  offersProblems: boolean;
 }
 
 const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'] as const;
@@ -357,7 +359,14 @@ export function contractOf(parsed: unknown, basePath?: string): Contract {
       });
     }
   }
-  return { basePath: basePath ?? basePathOf(document.servers ?? []), operations, errorSchema: document.components?.schemas?.Error };
+  return {
+    basePath: basePath ?? basePathOf(document.servers ?? []),
+    operations,
+    errorSchema: document.components?.schemas?.Error,
+    offersProblems: operations.some((operation) =>
+      Object.values(operation.responses).some((response) => 'application/problem+json' in (response.content ?? {})),
+    ),
+  };
 }
 
 /** The path of the servers' URLs (`https://api.example/v2` -> `/v2`); they must agree. */
