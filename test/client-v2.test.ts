@@ -80,7 +80,7 @@ describe('typed client of v2 (openapi-fetch over generated/v2 paths)', () => {
     expect(keys[1]).not.toBe(keys[0]);
   });
 
-  it("GET /pets/{petId} (getPet, back in 2.3 for conditional writes) answers the pet with its version as the ETag", async () => {
+  it('GET /pets/{petId} (getPet, back in 2.3 for conditional writes) answers the pet with its version as the ETag', async () => {
     const client = v2Client();
     const created = await client.POST('/pets', { body: { name: 'Rex', categoryId: 2 } });
     const read = await client.GET('/pets/{petId}', { params: { path: { petId: created.data!.id } } });
