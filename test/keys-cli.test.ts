@@ -48,6 +48,32 @@ function get(server: RunningServer, key: string): Promise<{ status: number; rema
   });
 }
 
+/** Any request on a connection of its own (as `get`), its answer checked against the contract. */
+function send(
+  server: RunningServer,
+  method: string,
+  url: string,
+  key: string,
+  headers: Record<string, string>,
+  body?: string,
+): Promise<{ status: number; body: unknown }> {
+  return new Promise((resolve, reject) => {
+    const req = http.request(`${server.url}${url}`, { method, agent: false, headers: { Authorization: `Bearer ${key}`, ...headers } }, (res) => {
+      let text = '';
+      res.on('data', (chunk) => (text += chunk));
+      res.on('end', () => {
+        try {
+          resolve({ status: res.statusCode!, body: checkObservedResponse({ method, url, status: res.statusCode!, headers: res.headers, text }) });
+        } catch (error) {
+          reject(error);
+        }
+      });
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
 /** The start of each column, from the header line (columns are separated by two spaces or more). */
 function columnStarts(header: string): Map<string, number> {
   const starts = new Map<string, number>();
@@ -61,7 +87,7 @@ describe('keys list and show', () => {
 
   beforeAll(async () => {
     createKey(env, '--plan', 'free', '--label', 'ci bot');
-    createKey(env, '--plan', 'enterprise', '--rpm', '5000', '--rpd', '2000000');
+    createKey(env, '--plan', 'enterprise', '--rpm', '5000', '--rpd', '2000000', '--role', 'staff');
     createKey(env, '--plan', 'pro', '--label', 'old "mobile" app');
     cli(['revoke', '3'], env);
     const storage = await openStorage(env.DATABASE_URL);
@@ -74,17 +100,19 @@ describe('keys list and show', () => {
     const lines = cli(['list'], env).trimEnd().split('\n');
     expect(lines).toHaveLength(4);
     const [header, ...rows] = lines as [string, ...string[]];
-    expect(header).toMatch(/^ID {2}PREFIX {2,}PLAN {2,}PER MINUTE {2}PER DAY {2,}CREATED {2,}REVOKED {2,}BANNED UNTIL {2,}LABEL$/);
+    expect(header).toMatch(/^ID {2}PREFIX {2,}PLAN {2,}ROLE {2,}PER MINUTE {2}PER DAY {2,}CREATED {2,}REVOKED {2,}BANNED UNTIL {2,}LABEL$/);
     const starts = columnStarts(header);
     const cell = (row: string, column: string, next?: string) => row.slice(starts.get(column), next === undefined ? undefined : starts.get(next)).trim();
     const [free, enterprise, revoked] = rows as [string, string, string];
     // Right-aligned numbers end under their header; the other cells start under it.
     expect(free.slice(0, 2)).toBe(' 1');
-    expect(cell(free, 'PLAN', 'PER MINUTE')).toBe('free');
+    expect(cell(free, 'PLAN', 'ROLE')).toBe('free');
+    expect(cell(free, 'ROLE', 'PER MINUTE')).toBe('customer');
+    expect(cell(enterprise, 'ROLE', 'PER MINUTE')).toBe('staff');
     expect(cell(free, 'PER MINUTE', 'PER DAY')).toBe('60');
     expect(cell(enterprise, 'PER MINUTE', 'PER DAY')).toBe('5000');
     expect(cell(enterprise, 'PER DAY', 'CREATED')).toBe('2000000');
-    expect(cell(enterprise, 'PLAN', 'PER MINUTE')).toBe('enterprise');
+    expect(cell(enterprise, 'PLAN', 'ROLE')).toBe('enterprise');
     expect(cell(free, 'CREATED', 'REVOKED')).toMatch(ISO);
     expect(cell(free, 'BANNED UNTIL', 'LABEL')).toBe(bannedUntil.toISOString());
     expect(cell(free, 'REVOKED', 'BANNED UNTIL')).toBe('-');
@@ -103,13 +131,23 @@ describe('keys list and show', () => {
       expect.objectContaining({
         id: 1,
         plan: 'free',
+        role: 'customer',
         label: 'ci bot',
         requestsPerMinute: 60,
         requestsPerDay: 1000,
         revokedAt: null,
         bannedUntil: bannedUntil.toISOString(),
       }),
-      expect.objectContaining({ id: 2, plan: 'enterprise', label: '', requestsPerMinute: 5000, requestsPerDay: 2000000, revokedAt: null, bannedUntil: null }),
+      expect.objectContaining({
+        id: 2,
+        plan: 'enterprise',
+        role: 'staff',
+        label: '',
+        requestsPerMinute: 5000,
+        requestsPerDay: 2000000,
+        revokedAt: null,
+        bannedUntil: null,
+      }),
       expect.objectContaining({ id: 3, plan: 'pro', requestsPerMinute: 300, requestsPerDay: 10000, revokedAt: expect.stringMatching(ISO) }),
     ]);
     expect(Object.keys(keys[0]!).sort()).toEqual([
@@ -122,6 +160,7 @@ describe('keys list and show', () => {
       'requestsPerDay',
       'requestsPerMinute',
       'revokedAt',
+      'role',
     ]);
   });
 
@@ -141,6 +180,7 @@ describe('keys list and show', () => {
           '^id {12}1',
           'prefix {8}pas_\\S{6}…',
           'plan {10}free',
+          'role {10}customer',
           "limits {8}60 per minute, 1000 per day \\(the free plan's\\)",
           'label {9}ci bot',
           'created {7}\\S+Z',
@@ -179,6 +219,7 @@ describe('bad input: one line on stderr, exit code 2, nothing changed', () => {
     [['frobnicate'], /^keys: unknown command "frobnicate": use one of create, list, show, rotate, revoke, set-plan/],
     [['create'], /--plan is required \(one of free, pro, business, enterprise\)/],
     [['create', '--plan', 'gold'], /unknown plan "gold"/],
+    [['create', '--plan', 'free', '--role', 'admin'], /unknown role "admin": --role must be one of customer, staff/],
     [['create', '--plan', 'enterprise'], /an enterprise key needs --rpm N and --rpd N/],
     [['create', '--plan', 'enterprise', '--rpm', '10', '--rpd', 'lots'], /--rpd must be a positive integer, got "lots"/],
     [['create', '--plan', 'free', '--rpm', '10'], /--rpm and --rpd are only for enterprise keys/],
@@ -250,7 +291,7 @@ describe('against the database of a running server', () => {
     const created = runKeysCli(['create', '--plan', 'pro', '--label', 'ci bot'], env);
     expect(created.status).toBe(0);
     expect(created.stdout).toMatch(new RegExp(`^${KEY.source}\\n$`));
-    expect(created.stderr).toMatch(/^created key \d+ \(pro, ci bot\); it is shown only now:\n$/);
+    expect(created.stderr).toMatch(/^created key \d+ \(pro, customer, ci bot\); it is shown only now:\n$/);
     const key = created.stdout.trim();
     expect((await get(server, key)).status).toBe(200);
     const cachedBy = Date.now(); // the server cached the key before answering that first request
@@ -270,6 +311,17 @@ describe('against the database of a running server', () => {
       expect(sentAt - cachedBy).toBeLessThan(KEY_CACHE_TTL_MS);
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
+  });
+
+  it('create --role staff makes a key that may change a pet; a customer key may not (403 staff_only)', async () => {
+    const staff = createKey(env, '--plan', 'pro', '--role', 'staff');
+    const customer = createKey(env, '--plan', 'pro');
+    const created = await send(server, 'POST', '/v2/pets', staff, { 'Content-Type': 'application/json' }, '{"name":"Rex","categoryId":1}');
+    expect(created.status).toBe(201);
+    const path = `/v2/pets/${(created.body as { id: number }).id}`;
+    const patch = (key: string) => send(server, 'PATCH', path, key, { 'Content-Type': 'application/merge-patch+json', 'If-Match': '"1"' }, '{"name":"Max"}');
+    expect(await patch(customer)).toMatchObject({ status: 403, body: { code: 'staff_only' } });
+    expect(await patch(staff)).toMatchObject({ status: 200, body: { name: 'Max' } });
   });
 
   it('rotate: a new secret for the same id, plan and counters; the old one refused within 2 s; a ban stays', async () => {

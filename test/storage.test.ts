@@ -40,6 +40,7 @@ describe('SQLite storage (the embedded default)', () => {
         { name: '0003_idempotency_and_secrets' },
         { name: '0004_idempotency_owner_principal' },
         { name: '0005_idempotency_owner_declared_text' },
+        { name: '0006_adoption' },
       ]);
       const plan = db
         .prepare<[], { detail: string }>("explain query plan select id from pets where status = 'sold' order by id limit 20")
@@ -94,7 +95,7 @@ describe('SQLite storage (the embedded default)', () => {
   it('idempotency_keys.owner is declared text, also on a database the first 0004 migrated (its rows, ids, index and id high-water mark kept)', async () => {
     const file = path.join(tempDir(), 'pets.db');
     await (await openStorage(`sqlite:${file}`)).close();
-    // The table as the first 0004 left it: owners as text in a column declared bigint, one claim since purged (id 3).
+    // The table as the first 0004 left it (before 0005 and 0006 ran): owners as text in a column declared bigint, one claim since purged (id 3).
     const db = new BetterSqlite3(file);
     db.exec(`drop table idempotency_keys;
       create table "idempotency_keys" ("id" integer primary key autoincrement, "owner" bigint not null, "key" text not null, "request_hash" text not null,
@@ -104,7 +105,12 @@ describe('SQLite storage (the embedded default)', () => {
       insert into idempotency_keys (id, owner, key, request_hash, locked_until, expires_at, created_at) values
         (1, 'key:1', 'a', 'h', 't', '2999-01-01', 't'), (2, 'token:alice', 'a', 'h', 't', '2999-01-01', 't'), (3, 'key:1', 'b', 'h', 't', '2999-01-01', 't');
       delete from idempotency_keys where id = 3;
-      delete from kysely_migration where name = '0005_idempotency_owner_declared_text';`);
+      delete from kysely_migration where name = '0005_idempotency_owner_declared_text';
+      drop table orders;
+      alter table pets drop column version;
+      alter table pets drop column status_source;
+      alter table api_keys drop column role;
+      delete from kysely_migration where name = '0006_adoption';`);
     const ownerType = () => db.prepare<[], { type: string }>("select type from pragma_table_info('idempotency_keys') where name = 'owner'").get()!.type;
     expect(ownerType()).toBe('bigint');
     db.close();

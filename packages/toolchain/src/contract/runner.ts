@@ -10,6 +10,7 @@ import { checkOutcome, checkResponse, isNotImplemented, parseJson, type CheckFai
 import { toCurl } from './curl';
 import { buildRequest, requirementFor, type HttpRequest, type Target } from './request';
 import { idsIn, itemOperationOf, sentFieldsDiffer } from './stateful';
+import { conditionalFacts, notModified, readsTag, STALE_TAG, unchanged, unconditionalWriteRefused } from './conditional';
 import { loadContract, type Contract, type Operation, type Schema } from './spec';
 import { baseValue } from './schema-values';
 import { rateLimitHint, RunStopped, Transport, type HttpResponse } from './transport';
@@ -136,6 +137,13 @@ export async function runContract(options: ContractOptions): Promise<ContractRes
       operation,
       cases: casesFor(operation, { seed: seed + index, maxExamples: options.maxExamples ?? 20, siblings: contract.operations }),
     }));
+  // A body property named as an item path's parameter (`petId` of `/pets/{petId}`) refers to that resource: half of the positive cases send a known id.
+  const references = new Map(
+    contract.operations.flatMap((operation) => {
+      const path = operation.parameters.filter((p) => p.in === 'path');
+      return operation.method === 'GET' && path.length === 1 && /\/\{[^}/]+\}$/.test(operation.path) ? [[path[0]!.name, operation.path] as const] : [];
+    }),
+  );
   let notRun = plan.reduce((sum, entry) => sum + entry.cases.length, 0);
   let stoppedReason: string | undefined;
   let answered = false;
@@ -218,18 +226,98 @@ export async function runContract(options: ContractOptions): Promise<ContractRes
           });
           continue;
         }
-        const { request, resourceMayBeMissing } = requestFor(test, index, known, target);
-        const response = await exchange(operation, test.kind, test.label, request, (answer) => checkOutcome(test, answer, resourceMayBeMissing));
+        const { request, resourceMayBeMissing } = requestFor(withReferences(test, index), index, known, target);
+        // A positive write under If-Match carries the current tag of its target, read just before (when the contract says where).
+        const tagUnknown = test.kind === 'positive' && conditionalFacts(operation).ifMatch && !(await withCurrentTag(operation, request));
+        const response = await exchange(operation, test.kind, test.label, request, (answer) => checkOutcome(test, answer, resourceMayBeMissing, tagUnknown));
         // A mock's example (npm run mock) is not stored data: nothing to read back.
         if (!response || test.kind !== 'positive' || response.status >= 300 || response.headers['x-mock'] !== undefined) continue;
         const body = parseJson(response);
         if (!operation.parameters.some((p) => p.in === 'path')) known.record(operation.path, body);
         if (item) await readBack(operation, item, test, body, index);
       }
+      if (runnable.length === cases.length) await checkConditions(operation, cases);
     }
   } catch (error) {
     if (!(error instanceof RunStopped)) throw error;
     stoppedReason = error.message;
+  }
+
+  /** A positive case whose body names a resource by a known id, every other case (the rest keep their generated values). */
+  function withReferences(test: Case, index: number): Case {
+    const body = test.input.body;
+    if (test.kind !== 'positive' || index % 2 === 1 || body === null || typeof body !== 'object' || Array.isArray(body)) return test;
+    const named = Object.keys(body).flatMap((name) => {
+      const itemPath = references.get(name);
+      const id = itemPath === undefined ? undefined : known.pick(itemPath, index);
+      return id === undefined ? [] : [[name, id] as const];
+    });
+    return named.length === 0 ? test : { ...test, input: { ...test.input, body: { ...body, ...Object.fromEntries(named) } } };
+  }
+
+  /** The item read of a write's target (same path, GET) that declares its ETag, when there is one. */
+  const tagReaderOf = (operation: Operation): Operation | undefined =>
+    contract.operations.find((candidate) => candidate.method === 'GET' && candidate.path === operation.path && readsTag(candidate));
+
+  /** The current ETag of the resource at `url`, read with the item operation; undefined when it cannot be read. */
+  async function currentTag(reader: Operation, url: string, label: string): Promise<string | undefined> {
+    const request = { ...buildRequest(reader, { params: {}, auth: 'valid' }, target), url };
+    const response = await exchange(reader, 'stateful', label, request, () => []);
+    return response?.status === 200 ? response.headers['etag'] : undefined;
+  }
+
+  /** Sets `If-Match` to the current tag of the request's target; false when none could be read. */
+  async function withCurrentTag(operation: Operation, request: HttpRequest): Promise<boolean> {
+    const reader = tagReaderOf(operation);
+    const tag = reader && (await currentTag(reader, request.url, `read the current ETag for ${operation.operationId}`));
+    if (tag === undefined) return false;
+    request.headers['if-match'] = tag;
+    return true;
+  }
+
+  /**
+   * conditional_requests, once per operation that declares conditions, on a
+   * known resource: a write without If-Match (428 declared) or with a stale
+   * tag is refused and changes nothing; a read naming the current tag in
+   * If-None-Match (304 declared) is a 304 with no body, for its weak form too.
+   */
+  async function checkConditions(operation: Operation, cases: Case[]): Promise<void> {
+    const facts = conditionalFacts(operation);
+    const id = known.pick(operation.path, 0);
+    const pathParameter = operation.parameters.filter((p) => p.in === 'path');
+    if (id === undefined || pathParameter.length !== 1) return;
+    const params = { [pathParameter[0]!.name]: id };
+    const reader = operation.method === 'GET' ? (readsTag(operation) ? operation : undefined) : tagReaderOf(operation);
+    if (!reader) return;
+    const url = buildRequest(reader, { params, auth: 'valid' }, target).url;
+    if (operation.method === 'GET') {
+      if (!facts.ifNoneMatch || !facts.notModified) return;
+      const tag = await currentTag(reader, url, `read the current ETag of ${operation.operationId} ${JSON.stringify(id)}`);
+      if (tag === undefined) return;
+      for (const sent of [tag, `W/${tag.replace(/^W\//, '')}`]) {
+        const request = { ...buildRequest(operation, { params, auth: 'valid' }, target), url };
+        request.headers['if-none-match'] = sent;
+        await exchange(operation, 'stateful', `If-None-Match: ${sent} (the current tag): 304`, request, (answer) => notModified(tag, answer));
+      }
+      return;
+    }
+    if (!facts.ifMatch) return;
+    const positive = cases.find((test) => test.kind === 'positive');
+    if (!positive) return;
+    const attempts: Array<[412 | 428, string | undefined]> = [[412, STALE_TAG]];
+    if (facts.requiresCondition) attempts.unshift([428, undefined]);
+    for (const [expected, sent] of attempts) {
+      const before = await currentTag(reader, url, `read the current ETag of ${operation.operationId} ${JSON.stringify(id)}`);
+      if (before === undefined) return;
+      const request = buildRequest(operation, { ...positive.input, params: { ...positive.input.params, ...params } }, target);
+      delete request.headers['if-match'];
+      if (sent !== undefined) request.headers['if-match'] = sent;
+      const label = sent === undefined ? 'without If-Match: 428, nothing changed' : `If-Match: ${sent} (stale): 412, nothing changed`;
+      const answer = await exchange(operation, 'stateful', label, request, (response) => unconditionalWriteRefused(expected, response));
+      if (!answer) return;
+      const after = { ...buildRequest(reader, { params, auth: 'valid' }, target), url };
+      await exchange(reader, 'stateful', `${operation.operationId} ${label}: the ETag is unchanged`, after, (response) => unchanged(before, response));
+    }
   }
 
   /**
