@@ -280,10 +280,11 @@ describe("mock: 'stateful', a document of notes", () => {
     isErrorObject((await request(app).patch('/v1/notes/99').set(as()).send({ text: 'x' }).expect(404)).body, 404, 'not_found');
   });
 
-  it('PUT replaces what the client may send, keeping the id and the read-only properties', async () => {
-    const before = (await request(app).get('/v1/notes/2').set(as()).expect(200)).body;
+  it('PUT replaces the item with the body over a sample, as a create makes it, under the same id', async () => {
+    expect((await request(app).get('/v1/notes/2').set(as()).expect(200)).body).toMatchObject({ status: 'done' });
     const res = await request(app).put('/v1/notes/2').set(as()).send({ text: 'replaced' }).expect(200);
-    expect(res.body).toEqual({ id: 2, text: 'replaced', status: 'draft', createdAt: before.createdAt });
+    expect(res.body).toEqual({ id: 2, text: 'replaced', status: 'draft', createdAt: expect.any(String) });
+    expect((await request(app).get('/v1/notes/2').set(as()).expect(200)).body).toEqual(res.body);
     await request(app).put('/v1/notes/99').set(as()).send({ text: 'x' }).expect(404);
   });
 

@@ -102,10 +102,10 @@ class Answers {
         return this.change(collection, id, merged, current.value);
       }
       case 'replace': {
-        // What the client could not send (the id, readOnly properties) is kept; the rest is the body over a sample, as a create makes it.
-        const kept = Object.fromEntries(Object.entries(current.value).filter(([name]) => this.properties.get(name)?.['readOnly'] === true));
+        // Made as a create makes an item, under the same id: what the client cannot send (readOnly properties) comes from the sample again.
         const body = this.unwrap(request.body);
-        return this.change(collection, id, isObject(body) ? { ...this.sampleItem(), ...kept, ...body } : body, current.value);
+        const base = this.sampleItem();
+        return this.change(collection, id, isObject(body) && base ? { ...base, ...body } : body, current.value);
       }
     }
   }
