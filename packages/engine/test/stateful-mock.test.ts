@@ -31,6 +31,7 @@ const NOTES: OpenApiDocument = {
         responses: {
           '200': {
             description: 'a page of notes',
+            headers: { Link: { schema: { type: 'string' }, example: '</v1/notes?cursor=abc>; rel="next"' } },
             content: json({
               type: 'object',
               required: ['items', 'total'],
@@ -46,7 +47,10 @@ const NOTES: OpenApiDocument = {
         responses: {
           '201': {
             description: 'created',
-            headers: { Location: { schema: { type: 'string' }, example: '/v1/notes/7' } },
+            headers: {
+              Location: { schema: { type: 'string' }, example: '/v1/notes/7' },
+              'X-Owner': { required: true, schema: { type: 'string' }, example: 'member:1' },
+            },
             content: json({ $ref: '#/components/schemas/Note' }),
           },
           default: error,
@@ -241,6 +245,7 @@ describe("mock: 'stateful', a document of notes", () => {
     expect(res.body).toEqual({ id: 1, text: 'first', status: 'draft', createdAt: expect.any(String) });
     expect(res.headers['location']).toBe('/v1/notes/1');
     expect(res.headers['x-mock']).toBe('stateful');
+    expect(res.headers['x-owner']).toBe('member:1');
     const second = await request(app).post('/v1/notes').set(as()).send({ text: 'second', status: 'done' }).expect(201);
     expect(second.body).toMatchObject({ id: 2, text: 'second', status: 'done' });
     expect(second.headers['location']).toBe('/v1/notes/2');
@@ -257,6 +262,8 @@ describe("mock: 'stateful', a document of notes", () => {
     const all = await request(app).get('/v1/notes').set(as()).expect(200);
     expect(all.body.items.map((note: { id: number }) => note.id)).toEqual([1, 2]);
     expect(all.body.total).toBe(2);
+    // An optional header tells of a state the store does not have (here, a next page): left out.
+    expect(all.headers['link']).toBeUndefined();
     const done = await request(app).get('/v1/notes?status=done').set(as()).expect(200);
     expect(done.body).toEqual({ items: [expect.objectContaining({ id: 2 })], total: 1 });
     const one = await request(app).get('/v1/notes?limit=1').set(as()).expect(200);

@@ -43,6 +43,12 @@ export interface PairedOperation {
   readonly success: number;
   /** The success response's JSON body, when it has one. */
   readonly json: JsonResponse | undefined;
+  /**
+   * The success response's declared headers, lower case: those it requires
+   * (sent with their examples), and `location` when declared. Optional ones
+   * tell of a state the store does not have (a next page, a replay): left out.
+   */
+  readonly headers: { readonly required: ReadonlySet<string>; readonly location: boolean };
   /** The schema items are stored by: the JSON success response of the collection's POST, else of the item's GET. */
   readonly stored: JsonResponse;
   /** The query parameters of a `list`. */
@@ -113,7 +119,8 @@ export function resourcePairs(spec: OpenApiDocument): Map<string, PairedOperatio
         const success = successStatus(op, role);
         if (success === undefined) continue;
         const query = role === 'list' ? queryParameters(spec, op) : [];
-        paired.set(op.operationId, { role, pair, success, json: jsonResponse(spec, op, success, idProperty, role), stored, query });
+        const json = jsonResponse(spec, op, success, idProperty, role);
+        paired.set(op.operationId, { role, pair, success, json, headers: declaredHeaders(spec, op, success), stored, query });
       }
     }
   }
@@ -148,6 +155,16 @@ function successStatus(op: SpecOperation, role: Role): number | undefined {
   const preferred = role === 'create' ? '201' : role === 'remove' ? '204' : undefined;
   const status = preferred !== undefined && statuses.includes(preferred) ? preferred : statuses[0];
   return status === undefined ? undefined : Number(status);
+}
+
+/** The headers a response declares: the required ones, and whether `Location` is one. */
+function declaredHeaders(spec: OpenApiDocument, op: SpecOperation, status: number): PairedOperation['headers'] {
+  const response = deref(spec, ((op.operation['responses'] ?? {}) as Node)[String(status)]);
+  const headers = Object.entries((response['headers'] ?? {}) as Node).map(([name, header]) => [name.toLowerCase(), deref(spec, header)] as const);
+  return {
+    required: new Set(headers.filter(([, header]) => header['required'] === true).map(([name]) => name)),
+    location: headers.some(([name]) => name === 'location'),
+  };
 }
 
 /** The JSON body of an operation's success response, when it declares one with a schema. */

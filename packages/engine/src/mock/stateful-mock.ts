@@ -173,9 +173,18 @@ class Answers {
       example = undefined;
     }
     if (!example) return undefined;
-    if (json === undefined) return { ...example, headers: ownHeaders(example.headers, location) };
+    const headers = this.headers(example.headers, location);
+    if (json === undefined) return { ...example, headers };
     if (this.problem(json, body) !== undefined) return undefined;
-    return { status: success, headers: ownHeaders(example.headers, location), mediaType: json.mediaType, body };
+    return { status: success, headers, mediaType: json.mediaType, body };
+  }
+
+  /** The examples of the required declared headers, and `Location` (where declared) set to the created item's URL. */
+  private headers(examples: Readonly<Record<string, string>>, location: string | undefined): Record<string, string> {
+    const { required, location: declared } = this.op.headers;
+    const headers = Object.fromEntries(Object.entries(examples).filter(([name]) => required.has(name.toLowerCase())));
+    if (location !== undefined && declared) headers['Location'] = location;
+    return headers;
   }
 
   /** What makes `item`, in the envelope items are stored by, break its schema; undefined when it fits. */
@@ -216,11 +225,4 @@ function matches(value: unknown, filter: unknown): boolean {
   if (Array.isArray(filter)) return filter.some((one) => matches(value, one));
   if (Array.isArray(value)) return value.some((one) => matches(one, filter));
   return value !== undefined && value !== null && typeof value !== 'object' && String(value) === String(filter);
-}
-
-/** The declared headers' examples, without the example mock's markers, `Location` set to the created item's URL. */
-function ownHeaders(headers: Readonly<Record<string, string>>, location: string | undefined): Record<string, string> {
-  const own = Object.fromEntries(Object.entries(headers).filter(([name]) => !/^x-mock-/i.test(name)));
-  if (location !== undefined) for (const name of Object.keys(own)) if (name.toLowerCase() === 'location') own[name] = location;
-  return own;
 }
