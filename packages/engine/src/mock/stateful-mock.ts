@@ -34,8 +34,8 @@ type Item = Record<string, unknown>;
 
 /** A query parameter that pages instead of filtering. */
 const PAGING = new Set(['limit', 'offset']);
-/** The integer property of a list envelope that tells how many items match (`total`, `count`, `articlesCount`). */
-const COUNT_PROPERTY = /^(total|count|total_?count)$|Count$/i;
+/** The integer property of a list envelope that tells how many items match (`total`, `count`, `articlesCount`; not `discount`). */
+const COUNT_PROPERTY = /^(total|count|totalCount|total_count)$|[a-z]Count$/;
 
 /**
  * The stateful mock of one document: the paired operations (the rule:
@@ -43,7 +43,8 @@ const COUNT_PROPERTY = /^(total|count|total_?count)$|Count$/i;
  * body over a sample of the item's schema with a new id; reads, lists,
  * patches (JSON Merge Patch for `application/merge-patch+json`, else a
  * shallow merge), replacements and removals work on what is stored. Every
- * answer is a declared status whose body is checked against its schema.
+ * answer but the 404 of an id not held (the engine's, like an unknown
+ * path's) is a declared status whose body is checked against its schema.
  *
  * @example const mocks = buildStatefulMocks(spec, buildOperationMocks(spec, ids)); mocks.get('createNote')?.answer(request)
  */
