@@ -79,8 +79,14 @@ const environmentSchema = z
     NODE_ENV: z.enum(['development', 'test', 'production']).default('development'),
     /** Response validation: inline (`true`) by default except in production, where a fraction (0.01) is checked after sending. */
     VALIDATE_RESPONSES: responseValidation.optional(),
-    /** Mock mode (npm run mock): stubbed operations answer with an example of the contract instead of 501. */
-    MOCK_RESPONSES: booleanFlag.default(false),
+    /**
+     * Mock mode (npm run mock): `true`, stubbed operations answer with an example of the contract instead of 501;
+     * `stateful` (npm run mock -- --stateful), every operation is answered by the mock, collection/item pairs from memory.
+     */
+    MOCK_RESPONSES: z
+      .enum(['true', 'false', '1', '0', 'stateful'], { error: 'must be true, false or stateful' })
+      .transform((value): boolean | 'stateful' => (value === 'stateful' ? value : value === 'true' || value === '1'))
+      .default(false),
     RATE_LIMIT_BAN_AFTER: z.coerce.number({ error: 'must be a positive integer' }).int().positive().default(10),
     RATE_LIMIT_BAN_SECONDS: z.coerce.number({ error: 'must be a positive integer' }).int().positive().default(900),
     RATE_LIMIT_IP_PER_MINUTE: z.coerce.number({ error: 'must be a positive integer' }).int().positive().default(60),
@@ -211,6 +217,7 @@ const configSchema = environmentSchema.transform((values) => {
     validateResponses: responseValidation === true,
     /** Share of responses checked against the contract after they are sent (counted and logged, never changed); 0 when strict. */
     responseSampleRate: typeof responseValidation === 'number' ? responseValidation : 0,
+    /** `true`: stubs answer examples; `stateful`: every operation is answered by the mock, handlers never called (packages/engine/README.md). */
     mockResponses: values.MOCK_RESPONSES,
     /** Where the contract documents are read from (openapi/ when unset). */
     contractDir: values.OPENAPI_DIR,
@@ -288,6 +295,17 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
     throw new Error(`invalid configuration:\n${problems.join('\n')}`);
   }
   return deepFreeze(parsed.data);
+}
+
+/**
+ * The environment with what the server's command line adds: `--stateful`
+ * (`npm run mock -- --stateful`, which npm appends to the node command) is
+ * MOCK_RESPONSES=stateful.
+ *
+ * @example loadConfig(withArguments(process.env, process.argv.slice(2)))
+ */
+export function withArguments(env: NodeJS.ProcessEnv, args: readonly string[]): NodeJS.ProcessEnv {
+  return args.includes('--stateful') ? { ...env, MOCK_RESPONSES: 'stateful' } : env;
 }
 
 /**

@@ -6,7 +6,7 @@
 import './runtime/check-runtime';
 import { settleUrlParseDeprecation } from './runtime';
 import { serve, type Serving } from './runtime';
-import { loadConfig, type Config } from './config';
+import { loadConfig, withArguments, type Config } from './config';
 import { compose, type Service } from './compose';
 import { issueApiKey } from './service/keys';
 import cluster from 'node:cluster';
@@ -17,14 +17,15 @@ import type { Storage } from './service/storage';
 
 /**
  * Starts the server as `npm start` does: the configuration read from `env`,
- * the service composed (src/compose.ts), served until SIGTERM.
+ * the service composed (src/compose.ts), served until SIGTERM. `--stateful`
+ * among `args` (`npm run mock -- --stateful`) is MOCK_RESPONSES=stateful.
  *
- * @example await startServer(process.env);
+ * @example await startServer(process.env, process.argv.slice(2));
  */
-export async function startServer(env: NodeJS.ProcessEnv = process.env): Promise<void> {
+export async function startServer(env: NodeJS.ProcessEnv = process.env, args: readonly string[] = process.argv.slice(2)): Promise<void> {
   let config: Config;
   try {
-    config = loadConfig(env);
+    config = loadConfig(withArguments(env, args));
   } catch (error) {
     console.error((error as Error).message);
     process.exit(1);
@@ -101,7 +102,11 @@ export async function startServer(env: NodeJS.ProcessEnv = process.env): Promise
 }
 
 function announceStubs({ stubbed, logger, config }: Service): void {
-  if (config.mockResponses) {
+  if (config.mockResponses === 'stateful') {
+    logger.info(
+      'stateful mock: every operation is answered by the mock, not its handler; what clients create on a collection/item pair is kept in memory until the server stops (Prefer: code=, example= ask for examples)',
+    );
+  } else if (config.mockResponses) {
     logger.info(
       { mocked: stubbed },
       `mock mode: ${stubbed.length} stubbed operation(s) answer with examples from the contract (Prefer: code=, example= pick others)`,

@@ -11,7 +11,7 @@ import { handlers } from '../src/service/handlers';
 import { notImplementedHandler } from '@spec-first/engine';
 import { loadSpec } from './support/contracts';
 import { objectAt } from './support/document-edits';
-import { loadConfig } from '../src/config';
+import { loadConfig, withArguments } from '../src/config';
 import { copyProject } from './support/project-copy';
 import { startServer } from './support/processes';
 import { createKeyWithCli } from './support/server-env';
@@ -84,6 +84,78 @@ describe('a bad Prefer header on an operation that declares no 400 (response val
       expect(res.body.code).toBe('invalid_request');
     } finally {
       await t.close();
+    }
+  });
+});
+
+describe('stateful mock mode (npm run mock -- --stateful)', () => {
+  it('is MOCK_RESPONSES=stateful, which the --stateful argument sets', () => {
+    expect(loadConfig(withArguments({}, ['--stateful'])).mockResponses).toBe('stateful');
+    expect(loadConfig({ MOCK_RESPONSES: 'stateful' }).mockResponses).toBe('stateful');
+    expect(loadConfig(withArguments({ MOCK_RESPONSES: 'true' }, [])).mockResponses).toBe(true);
+    expect(() => loadConfig({ MOCK_RESPONSES: 'yes' })).toThrow(/MOCK_RESPONSES: must be true, false or stateful/);
+  });
+
+  it('answers every operation from memory, implemented or not: nothing reaches the database, and keys are still checked', async () => {
+    // Response validation on, and the test client checks every answer against the contract too.
+    const t = await startTestApp({ settings: { mockResponses: 'stateful', validateResponses: true } });
+    try {
+      await t.api.post('/v1/pets').send({ name: 'Bolt', categoryId: 3 }).expect(401);
+      const created = await t.api.post('/v1/pets').set('Authorization', t.auth).send({ name: 'Bolt', categoryId: 3 }).expect(201);
+      expect(created.body).toEqual({ id: 1, name: 'Bolt', categoryId: 3, status: 'available' });
+      expect(created.headers['x-mock']).toBe('stateful');
+      expect((await t.api.get('/v1/pets/1').set('Authorization', t.auth).expect(200)).body).toEqual(created.body);
+      expect((await t.api.get('/v1/pets?status=available').set('Authorization', t.auth).expect(200)).body).toEqual([created.body]);
+      expect((await t.api.get('/v1/pets?status=sold').set('Authorization', t.auth).expect(200)).body).toEqual([]);
+      expect((await t.api.get('/v1/pets/2').set('Authorization', t.auth).expect(404)).body.code).toBe('not_found');
+      expect(await t.storage.pets.list({ limit: 10 })).toEqual([]);
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('conditional requests work on what it keeps: ETag, 304, 428, 412, and a merge patch under If-Match (v2)', async () => {
+    const t = await startTestApp({ settings: { mockResponses: 'stateful', validateResponses: true } });
+    try {
+      const auth = { Authorization: t.auth };
+      const { body: pet } = await t.api.post('/v2/pets').set(auth).send({ name: 'Bolt', categoryId: 3 }).expect(201);
+      const read = await t.api.get(`/v2/pets/${pet.id}`).set(auth).expect(200);
+      expect(read.headers.etag).toBe('"1"');
+      await t.api
+        .get(`/v2/pets/${pet.id}`)
+        .set({ ...auth, 'If-None-Match': '"1"' })
+        .expect(304);
+      const patch = (headers: Record<string, string>) =>
+        t.api
+          .patch(`/v2/pets/${pet.id}`)
+          .set({ ...auth, 'Content-Type': 'application/merge-patch+json', ...headers })
+          .send('{"name":"Max"}');
+      expect((await patch({}).expect(428)).body.code).toBe('precondition_required');
+      expect((await patch({ 'If-Match': '"7"' }).expect(412)).body.code).toBe('precondition_failed');
+      const changed = await patch({ 'If-Match': '"1"' }).expect(200);
+      expect(changed.body).toEqual({ ...pet, name: 'Max' });
+      expect(changed.headers.etag).toBe('"2"');
+      expect((await t.api.get(`/v2/pets/${pet.id}`).set(auth).expect(200)).body.name).toBe('Max');
+      const order = await t.api.post('/v2/store/orders').set(auth).send({ petId: pet.id }).expect(201);
+      expect(order.headers.location).toBe(`/v2/store/orders/${order.body.id}`);
+      expect((await t.api.get(order.headers.location!).set(auth).expect(200)).body).toEqual(order.body);
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('the real entry point reads --stateful (what `npm run mock -- --stateful` appends) and says so at start', async () => {
+    const env = { MOCK_RESPONSES: 'true', DATABASE_URL: `sqlite:${path.join(tempDir(), 'pets.db')}` };
+    const server = await startServer(env, { args: ['--stateful'] });
+    try {
+      expect(server.output()).toContain('stateful mock: every operation is answered by the mock');
+      const headers = { authorization: `Bearer ${createKeyWithCli(env, '--plan', 'free')}`, 'content-type': 'application/json' };
+      const created = await fetch(`${server.url}/v1/pets`, { method: 'POST', headers, body: JSON.stringify({ name: 'Bolt', categoryId: 3 }) });
+      expect(created.headers.get('x-mock')).toBe('stateful');
+      const { id } = (await created.json()) as { id: number };
+      expect(await (await fetch(`${server.url}/v1/pets/${id}`, { headers })).json()).toMatchObject({ id, name: 'Bolt' });
+    } finally {
+      await server.stop();
     }
   });
 });

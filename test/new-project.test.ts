@@ -36,10 +36,11 @@ interface Served {
   stop(): Promise<void>;
 }
 
-/** `npm start` (or another script) in `root` on a free port, once it says it serves. */
-async function serve(root: string, script: string, env: Record<string, string> = {}): Promise<Served> {
+/** `npm start` (or another script, with `args` after `--`) in `root` on a free port, once it says it serves. */
+async function serve(root: string, script: string, env: Record<string, string> = {}, args: string[] = []): Promise<Served> {
   const port = await freePort();
-  const child: ChildProcess = spawn('npm', ['run', '--silent', script], { cwd: root, env: cleanEnv({ PORT: String(port), ...env }), detached: true });
+  const command = ['run', '--silent', script, ...(args.length > 0 ? ['--', ...args] : [])];
+  const child: ChildProcess = spawn('npm', command, { cwd: root, env: cleanEnv({ PORT: String(port), ...env }), detached: true });
   let output = '';
   await new Promise<void>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`${script} did not start in 120 s:\n${output}`)), 120_000);
@@ -395,6 +396,19 @@ describe('serving, with keys from npm run keys -- create', () => {
       const profile = await fetch(`${server.url}/v1/profiles/jake`);
       expect(profile.status).toBe(200);
       expect(await profile.json()).toHaveProperty('profile');
+    } finally {
+      await server.stop();
+    }
+  }, 180_000);
+
+  test('npm run mock -- --stateful answers from memory: a list starts empty, an unknown item is a 404', async () => {
+    const root = projects['conduit']!;
+    const server = await serve(root, 'mock', {}, ['--stateful']);
+    try {
+      const list = await fetch(`${server.url}/v1/articles`);
+      expect(list.headers.get('x-mock')).toBe('stateful');
+      expect(await list.json()).toEqual({ articles: [], articlesCount: 0 });
+      expect((await fetch(`${server.url}/v1/articles/unknown`)).status).toBe(404);
     } finally {
       await server.stop();
     }

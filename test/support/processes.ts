@@ -32,9 +32,9 @@ export interface RunningServer {
  */
 export async function startServer(
   env: Record<string, string>,
-  { nodeArgs = [], projectRoot = PROJECT_ROOT }: { nodeArgs?: string[]; projectRoot?: string } = {},
+  { nodeArgs = [], projectRoot = PROJECT_ROOT, args = [] }: { nodeArgs?: string[]; projectRoot?: string; args?: string[] } = {},
 ): Promise<RunningServer> {
-  const child = spawn(process.execPath, [...nodeArgs, ...TSX, path.join(projectRoot, 'src/server.ts')], {
+  const child = spawn(process.execPath, [...nodeArgs, ...TSX, path.join(projectRoot, 'src/server.ts'), ...args], {
     cwd: env['CWD'] ?? projectRoot,
     env: childEnv({ NODE_ENV: 'development', LOG_LEVEL: 'info', PORT: '0', ...env }),
     stdio: ['ignore', 'pipe', 'pipe'],

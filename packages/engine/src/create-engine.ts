@@ -10,7 +10,9 @@ import { servedApi, type ServedApi } from './contract/served-api';
 import { contextOf, RequestContext, type Principal } from './context/request-context';
 import { writeRecordedHeaders } from './context/response-headers';
 import { stubbedOperations } from './handlers/stub';
-import { buildOperationMocks } from './mock/mock-responses';
+import { buildOperationMocks, type OperationMock } from './mock/mock-responses';
+import { buildStatefulMocks, type StatefulOperation } from './mock/stateful-mock';
+import { listOperations } from './contract/document';
 import { errorMapper, unknownRoute, type EngineLogger } from './pipeline/error-response';
 import { conditionalFacts, readConditions } from './conditions/preconditions';
 import { declaresProblems } from './errors/problem-details';
@@ -128,8 +130,19 @@ export interface EngineOptions<Caller extends Principal = Principal> {
   readonly validateResponses?: boolean;
   /** The share of responses (0 to 1) checked against the contract after they are sent, reported to `hooks.violation`. */
   readonly responseSampleRate?: number;
-  /** Stubbed operations answer their document's examples instead of 501. */
-  readonly mock?: boolean;
+  /**
+   * Mock mode. `true` or `'examples'`: stubbed operations answer their
+   * document's examples instead of 501 (`Prefer: code=404, example=name`
+   * picks another). `'stateful'`: every operation is answered by the mock,
+   * handlers or not, and what clients create is kept in memory for the life
+   * of the process: a POST on a collection path (`/notes`) stores an item a
+   * GET, PATCH, PUT or DELETE on its item path (`/notes/{noteId}`) then
+   * finds; operations that are not such a pair answer their examples.
+   * Authentication, rate limits and validation run as ever.
+   *
+   * @example await createEngine({ documents, credentials, mock: 'stateful' }) // POST /v1/notes then GET /v1/notes/1 finds it
+   */
+  readonly mock?: boolean | 'examples' | 'stateful';
   /** GET routes outside the documents (`/readyz`, `/metrics`), beside `/healthz`, `/openapi*` and `/docs`. */
   readonly routes?: Readonly<Record<string, RequestHandler>>;
   readonly hooks?: EngineHooks;
@@ -209,16 +222,7 @@ export async function createEngine<Caller extends Principal = Principal>(options
   const logger = options.logger ?? console;
   const hooks = options.hooks ?? {};
   const streams = { ...STREAM_DEFAULTS, ...options.streams };
-  const mocks = options.mock
-    ? new Map(
-        documents.map((entry) => [
-          entry.name,
-          buildOperationMocks(entry.document, stubbedOperations(entry.handlers), {
-            warn: (message) => warnings.push({ document: entry.name, kind: 'invalid example', message }),
-          }),
-        ]),
-      )
-    : undefined;
+  const mocks = options.mock ? new Map(documents.map((entry) => [entry.name, documentMocks(entry, options.mock === 'stateful', warnings)])) : undefined;
 
   const shutdown = new AbortController();
   const operationOf = operationResolver(apis, Object.keys(options.routes ?? {}));
@@ -269,7 +273,7 @@ interface PhaseParts<Caller extends Principal> {
   options: EngineOptions<Caller>;
   documents: ReadonlyArray<EngineDocument & { document: OpenApiDocument }>;
   apis: readonly ServedApi[];
-  mocks: ReadonlyMap<string, ReturnType<typeof buildOperationMocks>> | undefined;
+  mocks: ReadonlyMap<string, DocumentMocks> | undefined;
   keys: TokenSettings['keys'] | undefined;
   streams: StreamOptions;
   hooks: EngineHooks;
@@ -359,7 +363,8 @@ function requestPhases<Caller extends Principal>(parts: PhaseParts<Caller>): Pha
       const versionMocks = mocks?.get(api.name);
       return handleStage(op, entry.handlers[op.operationId], {
         context: entry.context ?? {},
-        ...(versionMocks && { mocks: versionMocks }),
+        ...(versionMocks && { mocks: versionMocks.examples }),
+        ...(versionMocks?.stateful && { stateful: versionMocks.stateful }),
         streams: representations(api.contract, op).streams,
       });
     },
@@ -377,6 +382,21 @@ function requestPhases<Caller extends Principal>(parts: PhaseParts<Caller>): Pha
 /** The served versions whose documents declare problem details: their error answers are negotiated. */
 const problemDocuments = (apis: readonly ServedApi[]): ReadonlySet<string> =>
   new Set(apis.filter((api) => declaresProblems(api.contract)).map((api) => api.name));
+
+/** The mock of one document: the examples, and in stateful mode the paired operations and their store. */
+interface DocumentMocks {
+  examples: Map<string, OperationMock>;
+  stateful: Map<string, StatefulOperation> | undefined;
+}
+
+/** Example mode mocks the stubs; stateful mode answers every operation, so every one gets its examples and the pairs their store. */
+function documentMocks(entry: EngineDocument & { document: OpenApiDocument }, stateful: boolean, warnings: Array<Engine['warnings'][number]>): DocumentMocks {
+  const mocked = stateful ? listOperations(entry.document).map((op) => op.operationId) : stubbedOperations(entry.handlers);
+  const examples = buildOperationMocks(entry.document, mocked, {
+    warn: (message) => warnings.push({ document: entry.name, kind: 'invalid example', message }),
+  });
+  return { examples, stateful: stateful ? buildStatefulMocks(entry.document, examples) : undefined };
+}
 
 /** What the streams of one document share: its response schemas (compiled on first use), the limits, and where an invalid item or a cut is reported. */
 function streamSettingsOf(api: ServedApi, streams: StreamOptions, hooks: EngineHooks, shutdown: AbortSignal): StreamSettings {

@@ -184,7 +184,11 @@ describe('the toolchain package', () => {
     expect(settingsOf({})).toMatchObject({ port: 3000, host: '127.0.0.1', keysFile: 'data/keys.jsonl', mock: false, tokens: {} });
     expect(settingsOf({ PORT: '8080', HOST: '0.0.0.0', MOCK: 'true' })).toMatchObject({ port: 8080, host: '0.0.0.0', mock: true });
     expect(() => settingsOf({ PORT: 'eighty' })).toThrow(/^PORT must be a port number/);
-    expect(() => settingsOf({ MOCK: 'yes' })).toThrow(/^MOCK must be true or false/);
+    expect(() => settingsOf({ MOCK: 'yes' })).toThrow(/^MOCK must be true, false or stateful/);
+    expect(settingsOf({ MOCK: 'stateful' }).mock).toBe('stateful');
+    // `npm run mock -- --stateful` runs the mock script's command with --stateful appended.
+    expect(settingsOf({ MOCK: 'true' }, ['--stateful']).mock).toBe('stateful');
+    expect(settingsOf({ MOCK: 'true' }, []).mock).toBe(true);
     expect(() => settingsOf({ OAUTH2_JWKS_URL: 'https://issuer.example/jwks.json' })).toThrow(/OAUTH2_ISSUER and OAUTH2_AUDIENCE must both be set/);
   });
 

@@ -18,6 +18,8 @@ export interface MockResponse {
   headers: Record<string, string>;
   mediaType?: string;
   body?: unknown;
+  /** The stored item's version (stateful mode): sent as `ETag` where the response declares one. */
+  etag?: string;
 }
 
 /** The example answers of one operation, chosen per request from its `Prefer` and `Accept` headers. */

@@ -4,6 +4,9 @@ import { covers, essence, mediaKind, negotiate } from '../contract/media-types';
 import { isStub } from '../handlers/stub';
 import { ApiError, noSuchRoute, notImplemented } from '../errors/api-error';
 import type { OperationMock } from '../mock/mock-responses';
+import { parsePrefer } from '../mock/prefer-header';
+import type { StatefulOperation } from '../mock/stateful-mock';
+import { itemFormat, readToEnd } from '../request/items';
 import type { Representations } from '../response/representations';
 import { sendBody } from '../response/send-body';
 import { sendJson } from '../response/send-json';
@@ -41,8 +44,14 @@ export interface HandlerInput {
 export interface HandleOptions {
   /** What handlers may use besides the request (the caller is added per request). */
   context: object;
-  /** Mock mode: the example answers of the stubbed operations (`npm run mock`). */
+  /** Mock mode: the example answers of the stubbed operations (`npm run mock`), of every operation in stateful mode. */
   mocks?: ReadonlyMap<string, OperationMock>;
+  /**
+   * Stateful mock mode (`npm run mock -- --stateful`): every operation is
+   * answered by the mock, handlers or not; those paired as collection and
+   * item from memory, the rest with their examples.
+   */
+  stateful?: ReadonlyMap<string, StatefulOperation>;
   /** The operation declares a stream (a sequential media type): its handler gets a signal aborted when the client goes away. */
   streams?: boolean;
 }
@@ -58,40 +67,22 @@ const NEVER_ABORTED = new AbortController().signal;
  * The handle phase of one operation: calls its handler with the validated
  * request and keeps the response it returns for the serialize phase. A stub
  * (`notImplementedHandler`) is answered here: 501 `not_implemented`, or in
- * mock mode an example from the contract. Either way the request has already
+ * mock mode an example from the contract; in stateful mock mode every
+ * operation is answered by the mock. Either way the request has already
  * been authenticated, counted and validated.
  *
  * @example stages.push(handleStage(op, handlers[op.operationId], { context }));
  */
 export function handleStage(op: SpecOperation, entry: unknown, options: HandleOptions): Stage {
-  const { operationId } = op;
+  // In stateful mode the mock answers every operation: state shared between real handlers and a mock would not hold together.
+  if (options.stateful) return mockStage(op, options);
   if (entry === undefined) {
     // An operation of a contract this registry was not generated from (tests that edit the contract): not served.
     return () => {
       throw noSuchRoute();
     };
   }
-  if (isStub(entry)) {
-    const mock = options.mocks?.get(operationId);
-    return (req) => {
-      let response: OutgoingResponse | undefined;
-      try {
-        response = mock?.answer(req.get('prefer'), req.headers.accept);
-      } catch (error) {
-        if (!(error instanceof ApiError)) throw error;
-        // A bad Prefer header is the framework's 400, declared or not.
-        contextOf(req).answer = { status: error.status, headers: { ...error.headers }, body: error.toBody(), direct: true };
-        return;
-      }
-      if (!response) throw new ApiError(501, 'not_implemented', notImplemented(operationId).message);
-      // Rate-limit and deprecation headers are already set; declared headers they do not cover get examples.
-      const context = contextOf(req);
-      const headers = Object.fromEntries(Object.entries(response.headers ?? {}).filter(([name]) => !context.responseHeaders.has(name)));
-      // Says the answer is the contract's example, not stored data (a client, or the contract fuzzer, reads nothing back from it).
-      headers['X-Mock'] = 'example';
-      context.answer = { ...response, headers };
-    };
-  }
+  if (isStub(entry)) return mockStage(op, options);
   const handler = entry as AnyHandler;
   const shared = options.context;
   const streams = options.streams === true;
@@ -111,6 +102,54 @@ export function handleStage(op: SpecOperation, entry: unknown, options: HandleOp
       conditions: context.conditions ?? NO_PRECONDITIONS,
     };
     context.answer = await handler(input, { ...shared, caller: context.caller });
+  };
+}
+
+/**
+ * A stub's answer: 501 `not_implemented`, or in mock mode the stored state of
+ * a paired operation (stateful mode, unless `Prefer` asks for an example),
+ * else an example from the contract. A body of items is read to its end
+ * first, so a bad item gets the 400 the implemented operation would give.
+ */
+function mockStage(op: SpecOperation, options: HandleOptions): Stage {
+  const { operationId } = op;
+  const mock = options.mocks?.get(operationId);
+  const paired = options.stateful?.get(operationId);
+  return async (req) => {
+    const context = contextOf(req);
+    if (context.received !== undefined && itemFormat(context.received.mediaType) !== undefined) await readToEnd(req.body as AsyncIterable<unknown>);
+    const prefer = req.get('prefer');
+    const asked = parsePrefer(prefer);
+    let response: OutgoingResponse | undefined;
+    let kind = 'example';
+    if (paired && asked.code === undefined && asked.example === undefined) {
+      const { parameters } = context;
+      response = paired.answer({
+        params: parameters?.path ?? NONE,
+        query: parameters?.query ?? NONE,
+        body: req.body,
+        mediaType: context.received?.mediaType,
+        path: req.path,
+        conditions: context.conditions ?? NO_PRECONDITIONS,
+      });
+      if (response) kind = 'stateful';
+    }
+    try {
+      response ??= mock?.answer(prefer, req.headers.accept);
+    } catch (error) {
+      if (!(error instanceof ApiError)) throw error;
+      // A bad Prefer header is the framework's 400, declared or not.
+      context.answer = { status: error.status, headers: { ...error.headers }, body: error.toBody(), direct: true };
+      return;
+    }
+    if (!response) throw new ApiError(501, 'not_implemented', notImplemented(operationId).message);
+    // An example is no stored version: there is nothing its conditions could be checked against.
+    if (kind === 'example') context.conditions = undefined;
+    // Rate-limit and deprecation headers are already set; declared headers they do not cover get examples.
+    const headers = Object.fromEntries(Object.entries(response.headers ?? {}).filter(([name]) => !context.responseHeaders.has(name)));
+    // Says where the answer comes from: the contract's example (a client, or the contract fuzzer, reads nothing back from it) or the mock's memory.
+    headers['X-Mock'] = kind;
+    context.answer = { ...response, headers };
   };
 }
 

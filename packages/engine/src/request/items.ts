@@ -108,6 +108,19 @@ export async function* readItems(body: Readable, reading: ItemReading, tally?: (
   yield* drain();
 }
 
+/**
+ * Reads a body of items to its end for a caller that has no use for them (a
+ * mock): each item is still checked as it is read, and the first refusal
+ * (`readItems`' 400 naming the item, or a 413) is thrown.
+ *
+ * @example await readToEnd(req.body as AsyncIterable<unknown>) // 3
+ */
+export async function readToEnd(items: AsyncIterable<unknown>): Promise<number> {
+  let count = 0;
+  for await (const _item of items) count++;
+  return count;
+}
+
 const UNITS: Record<ItemFormat, string> = { jsonl: 'line', 'json-seq': 'record', sse: 'event' };
 
 /** What a blank record, or an event without data, gives: nothing. */

@@ -32,8 +32,7 @@ export function conditionalFacts(operation: Operation): ConditionalFacts {
 }
 
 /** Whether the item read declares an `ETag` on its 200: where the current tag of a write's target is read. */
-export const readsTag = (item: Operation): boolean =>
-  Object.keys(item.responses['200']?.headers ?? {}).some((name) => name.toLowerCase() === 'etag');
+export const readsTag = (item: Operation): boolean => Object.keys(item.responses['200']?.headers ?? {}).some((name) => name.toLowerCase() === 'etag');
 
 /** A tag no server issued: a stale one. */
 export const STALE_TAG = '"contract-fuzzer-stale"';

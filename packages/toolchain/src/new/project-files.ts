@@ -126,6 +126,7 @@ npm run keys -- create             # the last line is a new API key
 KEY=<that key>
 ${first}   # ${operationId}: ${ready ? '501 not_implemented until its handler exists' : 'fill in what the document requires of it; then 501 not_implemented until its handler exists'}
 npm run mock                       # the same server, answering the document's examples instead
+npm run mock -- --stateful         # every operation answered from memory: a POST on /things, then GET /things/{id} finds it
 open http://127.0.0.1:3000/docs    # the documentation; /openapi.json is the published document
 \`\`\`
 
@@ -158,6 +159,7 @@ export const ${operationId}: Handler<'${operationId}'> = async ({ params, query,
 | \`npm run typecheck\` | every handler against the document's types |
 | \`npm run dev\` | the server, restarted on every save of \`src/\` or \`openapi/\`, each time after regenerating \`generated/\` and scaffolding new operations |
 | \`npm run mock\` | the server answering the document's examples for every stub |
+| \`npm run mock -- --stateful\` | the server answering every operation from memory: collection and item paths (\`/things\`, \`/things/{id}\`) keep what clients create until it stops; other operations answer their examples |
 | \`npm run contract -- --base-url http://127.0.0.1:3000 --version ${facts.version} --key $KEY\` | fuzzes a running server against the document |
 | \`npm run api:diff\` | the document against its last release (\`npm run api:release -- --version ${facts.version}\` records one): exit 1 on a breaking change |
 | \`npm run lint\` | Biome |
@@ -170,7 +172,7 @@ export const ${operationId}: Handler<'${operationId}'> = async ({ params, query,
 | \`generated/\` | written by \`npm run generate\`; never edited by hand |
 | \`src/handlers/\` | one file per operation, the registry, the handler types and context |
 | \`src/app.ts\` | the composition root: documents, handlers, keys, engine |
-| \`src/server.ts\`, \`src/settings.ts\` | listening, shutdown, the environment (PORT, HOST, KEYS_FILE, MOCK, OAUTH2_*) |
+| \`src/server.ts\`, \`src/settings.ts\` | listening, shutdown, the environment (PORT, HOST, KEYS_FILE, MOCK, OAUTH2_*) and \`--stateful\` |
 | \`src/keys.ts\`, \`scripts/keys.ts\` | the key store and its command |
 | \`scripts/dev.ts\` | \`npm run dev\` |
 | \`test/contract.test.ts\` | the contract test |

@@ -8,7 +8,7 @@ import { settingsOf, type Settings } from './settings';
 async function main(): Promise<void> {
   let settings: Settings;
   try {
-    settings = settingsOf(process.env);
+    settings = settingsOf(process.env, process.argv.slice(2));
   } catch (error) {
     console.error((error as Error).message);
     process.exit(1);
@@ -21,9 +21,12 @@ async function main(): Promise<void> {
   for (const warning of engine.warnings) console.warn(`${warning.document}: ${warning.message}`);
   const server = engine.app.listen(settings.port, settings.host, () => {
     const stubs = engine.stubbed.length;
+    const mode =
+      settings.mock === 'stateful'
+        ? '; every operation answered by the stateful mock, from memory'
+        : `; ${stubs} of ${engine.operations.length} operations still stubs${settings.mock ? ', answering examples' : ''}`;
     console.log(
-      `serving ${engine.documents.map((doc) => `${doc.basePath} (${doc.name})`).join(', ')} on http://${settings.host}:${settings.port}` +
-        ` (docs: /docs; ${stubs} of ${engine.operations.length} operations still stubs${settings.mock ? ', answering examples' : ''})`,
+      `serving ${engine.documents.map((doc) => `${doc.basePath} (${doc.name})`).join(', ')} on http://${settings.host}:${settings.port} (docs: /docs${mode})`,
     );
   });
   server.on('error', (error) => {
