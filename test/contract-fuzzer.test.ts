@@ -9,7 +9,8 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import express, { type Express, type RequestHandler } from 'express';
-import { handlers } from '../src/service/handlers';
+import { handlers, registries } from '../src/service/handlers';
+import { servedVersions } from '../src/versions';
 import { loadSpec } from './support/contracts';
 import { arrayAt, objectAt } from './support/document-edits';
 import { runContract, type ContractOptions, type ContractResult } from '@spec-first/toolchain';
@@ -40,7 +41,8 @@ async function serve(options: Parameters<typeof startTestApp>[0] = {}, front?: R
   if (front) app = express().use(front).use(t.app);
   const listening = await listenOnFreePort(app);
   close = listening.close; // closes every connection: a planted hang must not hold the close
-  const key = (await t.issueKey('enterprise', { requestsPerMinute: 100_000, requestsPerDay: 10_000_000 })).replace(/^Bearer /, '');
+  // A staff key, as CI's: the writes only staff may make (updatePet, completing orders) are fuzzed through to their success.
+  const key = (await t.issueKey('enterprise', { requestsPerMinute: 100_000, requestsPerDay: 10_000_000, role: 'staff' })).replace(/^Bearer /, '');
   return { baseUrl: `${listening.url}/v1`, key, origin: listening.url };
 }
 
@@ -178,16 +180,38 @@ describe('the healthy server', () => {
   });
 });
 
-describe('v2 (openapi/v2/openapi.yaml: v1.1 without getPet)', () => {
-  it('the healthy server passes under /v2, every operation of v2 and only those', async () => {
+describe('v2 (openapi/v2/openapi.yaml: adoption, conditional requests)', () => {
+  it('the healthy server passes under /v2, every operation of v2 and only those, conditional requests included', async () => {
     const target = await serve();
     const result = await fuzz({ baseUrl: `${target.origin}/v2`, key: target.key }, { specFile: V2_SPEC_FILE });
     expect(failures(result)).toEqual([]);
     expect(result.stoppedReason).toBeUndefined();
-    expect(new Set(result.cases.map((c) => c.operationId))).toEqual(new Set(['createPet', 'exportPets', 'listPets', 'listStoreOrders']));
+    expect(new Set(result.cases.map((c) => c.operationId))).toEqual(
+      new Set(['createPet', 'exportPets', 'getPet', 'updatePet', 'listPets', 'listStoreOrders', 'placeOrder', 'getOrder', 'updateOrder']),
+    );
+    // The conditional sequences ran: 428 and 412 for both writes, 304 for both reads; and writes with the current tag succeeded.
+    const conditional = result.cases.filter((c) => c.kind === 'stateful' && /If-(None-)?Match/.test(c.label) && c.outcome === 'passed');
+    for (const operation of ['updatePet', 'updateOrder']) {
+      expect(
+        conditional
+          .filter((c) => c.operationId === operation)
+          .map((c) => c.status)
+          .sort(),
+      ).toEqual([412, 428]);
+    }
+    for (const operation of ['getPet', 'getOrder']) {
+      expect(conditional.filter((c) => c.operationId === operation && c.label.startsWith('If-None-Match')).map((c) => c.status)).toEqual([304, 304]);
+    }
+    for (const operation of ['updatePet', 'updateOrder', 'placeOrder']) {
+      expect(result.cases.some((c) => c.operationId === operation && c.kind === 'positive' && c.status !== undefined && c.status < 300)).toBe(true);
+    }
     expect(result.cases.every((c) => c.request.url === '' || c.request.url.startsWith(`${target.origin}/v2/`))).toBe(true);
   });
 });
+
+/** The served versions, with some of v2's handlers replaced (a planted fault). */
+const withV2Handlers = async (replaced: Partial<typeof registries.v2>) =>
+  (await servedVersions(undefined)).map((version) => (version.name === 'v2' ? { ...version, handlers: { ...version.handlers, ...replaced } } : version));
 
 describe('each planted fault is reported by the right check', () => {
   it('a response missing a required field: response_schema_conformance', async () => {
@@ -199,6 +223,25 @@ describe('each planted fault is reported by the right check', () => {
     };
     const result = await fuzz(await serve({ handlers: { ...handlers, getPet } }));
     expectReported(result, 'response_schema_conformance', 'getPet');
+  });
+
+  it('a refused conditional write that changed the pet all the same: conditional_requests', async () => {
+    const updatePet: typeof registries.v2.updatePet = async (request, context) => {
+      const current = await context.pets.getVersioned(request.params.petId);
+      if (current) await context.pets.update(request.params.petId, { name: 'overwritten' }, current.version);
+      return registries.v2.updatePet(request, context);
+    };
+    const target = await serve({ versions: await withV2Handlers({ updatePet }) });
+    const result = await fuzz({ baseUrl: `${target.origin}/v2`, key: target.key }, { specFile: V2_SPEC_FILE, operations: ['createPet', 'updatePet'] });
+    expectReported(result, 'conditional_requests', 'getPet', /the ETag is unchanged/);
+  });
+
+  it('a read whose version changes on every read (no 304 ever): conditional_requests', async () => {
+    let reads = 0;
+    const getPet: typeof registries.v2.getPet = async (...args) => ({ ...(await registries.v2.getPet(...args)), etag: String(++reads) });
+    const target = await serve({ versions: await withV2Handlers({ getPet }) });
+    const result = await fuzz({ baseUrl: `${target.origin}/v2`, key: target.key }, { specFile: V2_SPEC_FILE, operations: ['createPet', 'getPet'] });
+    expectReported(result, 'conditional_requests', 'getPet', /304/);
   });
 
   it('an extra property (additionalProperties: false): response_schema_conformance', async () => {

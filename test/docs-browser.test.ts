@@ -162,9 +162,9 @@ describeInBrowser('/docs in Chromium', () => {
 
   it('the version selector shows v2 (no getPet, this server at /v2) and "Try it out" works there too', async () => {
     const versions = page.locator('.topbar select');
-    expect(await versions.locator('option').allTextContents()).toEqual(['v1 (1.2.0)', 'v2 (2.2.0)']);
-    await versions.selectOption({ label: 'v2 (2.2.0)' });
-    await page.locator('.info .title', { hasText: '2.2.0' }).waitFor();
+    expect(await versions.locator('option').allTextContents()).toEqual(['v1 (1.2.0)', 'v2 (2.3.0)']);
+    await versions.selectOption({ label: 'v2 (2.3.0)' });
+    await page.locator('.info .title', { hasText: '2.3.0' }).waitFor();
     await page.locator('.opblock').first().waitFor();
     expect(await page.locator('.opblock').evaluateAll((blocks) => blocks.map((block) => block.id))).toEqual([
       'operations-pets-listPets',

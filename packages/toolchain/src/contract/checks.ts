@@ -286,7 +286,16 @@ export function checkOutcome(test: Case, response: HttpResponse, resourceMayBeMi
   if (response.status >= 500) return []; // already not_a_server_error
   if (test.kind === 'positive') {
     const declared2xx = Object.keys(operation.responses).filter((status) => /^2/.test(status));
-    const refusals = [...STATE_REFUSALS, ...(tagUnknown ? CONDITION_REFUSALS : [])].filter((status) => status in operation.responses);
+    const sent = (name: string) =>
+      operation.parameters.some((p) => p.in === 'header' && p.name.toLowerCase() === name && test.input.params[p.name] !== undefined);
+    const refusals = [
+      ...STATE_REFUSALS,
+      ...(tagUnknown ? CONDITION_REFUSALS : []),
+      // A tag the client holds may be the current one: then the read is a 304 (RFC 9110 13.1.2).
+      ...(sent('if-none-match') ? ['304'] : []),
+      // A key the run sent before with another request (draft-ietf-httpapi-idempotency-key-header: 422).
+      ...(sent('idempotency-key') ? ['422'] : []),
+    ].filter((status) => status in operation.responses);
     // The server refuses NUL and unpaired surrogates in JSON bodies whatever the schema allows (a rule of its own, documented): a 400 then.
     const refusedText = response.status === 400 && operation.body?.kind === 'json' && holdsRefusedText(test.input.body);
     const ok =

@@ -226,15 +226,16 @@ export async function runContract(options: ContractOptions): Promise<ContractRes
           });
           continue;
         }
-        const { request, resourceMayBeMissing } = requestFor(withReferences(test, index), index, known, target);
+        const sent = withReferences(test, index);
+        const { request, resourceMayBeMissing } = requestFor(sent, index, known, target);
         // A positive write under If-Match carries the current tag of its target, read just before (when the contract says where).
         const tagUnknown = test.kind === 'positive' && conditionalFacts(operation).ifMatch && !(await withCurrentTag(operation, request));
-        const response = await exchange(operation, test.kind, test.label, request, (answer) => checkOutcome(test, answer, resourceMayBeMissing, tagUnknown));
+        const response = await exchange(operation, test.kind, test.label, request, (answer) => checkOutcome(sent, answer, resourceMayBeMissing, tagUnknown));
         // A mock's example (npm run mock) is not stored data: nothing to read back.
         if (!response || test.kind !== 'positive' || response.status >= 300 || response.headers['x-mock'] !== undefined) continue;
         const body = parseJson(response);
         if (!operation.parameters.some((p) => p.in === 'path')) known.record(operation.path, body);
-        if (item) await readBack(operation, item, test, body, index);
+        if (item) await readBack(operation, item, sent, body, index);
       }
       if (runnable.length === cases.length) await checkConditions(operation, cases);
     }
@@ -256,8 +257,9 @@ export async function runContract(options: ContractOptions): Promise<ContractRes
   }
 
   /** The item read of a write's target (same path, GET) that declares its ETag, when there is one. */
-  const tagReaderOf = (operation: Operation): Operation | undefined =>
-    contract.operations.find((candidate) => candidate.method === 'GET' && candidate.path === operation.path && readsTag(candidate));
+  function tagReaderOf(operation: Operation): Operation | undefined {
+    return contract.operations.find((candidate) => candidate.method === 'GET' && candidate.path === operation.path && readsTag(candidate));
+  }
 
   /** The current ETag of the resource at `url`, read with the item operation; undefined when it cannot be read. */
   async function currentTag(reader: Operation, url: string, label: string): Promise<string | undefined> {
