@@ -25,6 +25,7 @@ const API_SUITES = [
   'hostile-streams',
   'security-schemes',
   'adoption',
+  'adoption-crash',
 ];
 const POSTGRES_ONLY = ['multi-instance', 'postgres-fault'];
 /**

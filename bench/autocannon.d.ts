@@ -15,6 +15,15 @@ declare module 'autocannon' {
       /** Seconds before a request counts as a timeout. */
       timeout?: number;
       pipelining?: number;
+      /** The requests each connection sends in turn; `setupRequest` may rewrite each one as it is built (a new body per request). */
+      requests?: RequestOptions[];
+    }
+    interface RequestOptions {
+      method?: Options['method'];
+      path?: string;
+      headers?: Record<string, string>;
+      body?: string;
+      setupRequest?: (request: RequestOptions, context: Record<string, unknown>) => RequestOptions | null;
     }
     interface Histogram {
       average: number;

@@ -47,3 +47,51 @@ export function seedPets(file: string, count: number): number {
   }
   return performance.now() - started;
 }
+
+/**
+ * Inserts `count` pets numbered from `first`, every one `available`, for the
+ * placeOrder scenario to order one each (the pets 1..N of `seedPets` are a
+ * mix of statuses, and the other scenarios read them).
+ */
+export function seedOrderablePets(file: string, first: number, count: number): number {
+  const started = performance.now();
+  const db = new BetterSqlite3(file);
+  try {
+    db.pragma('synchronous = OFF');
+    const insert = db.prepare("INSERT INTO pets (id, name, category_id, status, created_at) VALUES (?, ?, ?, 'available', ?)");
+    const createdAt = '2026-01-01T00:00:00.000Z';
+    db.transaction(() => {
+      for (let id = first; id < first + count; id++) insert.run(id, petAt(id).name, petAt(id).categoryId, createdAt);
+    })();
+    db.pragma('wal_checkpoint(TRUNCATE)');
+  } finally {
+    db.close();
+  }
+  return performance.now() - started;
+}
+
+/**
+ * Undoes the orders placed on pets first..first+count-1: every pet of the
+ * range `available` again as seeded (status, status_source, version), their
+ * orders deleted. The bench calls it between two loads of the placeOrder scenario,
+ * while the servers that share the file are idle, so every load starts from
+ * the same table and every request finds its pet available. A checkout whose
+ * schema predates versions (`--before`) has no `orders` table: nothing to undo.
+ */
+export function resetOrders(file: string, first: number, count: number): void {
+  const db = new BetterSqlite3(file);
+  try {
+    db.pragma('busy_timeout = 5000');
+    const hasOrders = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'orders'").get() !== undefined;
+    if (!hasOrders) return;
+    const last = first + count - 1;
+    db.transaction(() => {
+      db.prepare(
+        "UPDATE pets SET status = 'available', status_source = 'direct', version = 1 WHERE id BETWEEN ? AND ? AND (status <> 'available' OR version <> 1)",
+      ).run(first, last);
+      db.prepare('DELETE FROM orders WHERE pet_id BETWEEN ? AND ?').run(first, last);
+    })();
+  } finally {
+    db.close();
+  }
+}

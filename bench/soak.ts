@@ -5,15 +5,19 @@
  * mode, as `npm start` runs it: the access log on, appended to a file; a
  * METRICS_TOKEN so its heap can be read) under mixed load for `--duration`
  * seconds (default 10 minutes): list, create, get, invalid requests
- * (400/401/404), and a Free key sent past its limit (429, then
- * key_temporarily_banned). `--rate max` (the default) is saturation: every
+ * (400/401/404), a Free key sent past its limit (429, then
+ * key_temporarily_banned), and adoption (v2): orders placed, read, cancelled
+ * by their customer and completed by staff, under If-Match. After the run the
+ * adoption invariant is checked over the whole database (as
+ * `npm run check:adoption` does): every pet agrees with its orders. `--rate max` (the default) is saturation: every
  * connection sends its next request as soon as the last is answered; a number
  * paces them. Every `--check-every`-th response is checked against the
  * contract. Reports the server's RSS (peak and per interval), its V8 heap
  * every second (the lowest reading of an interval is the heap after its
- * garbage collections: flat when nothing grows), the 5xx count, and p50 / p99
- * latency per interval, in bench/results/soak.{json,md}. Exits 1 on any 5xx,
- * contract failure, transport error or a server that died.
+ * garbage collections: flat when nothing grows), the 5xx count, p50 / p99
+ * latency per interval, and the invariant's violations, in
+ * bench/results/soak.{json,md}. Exits 1 on any 5xx, contract failure,
+ * transport error, invariant violation or a server that died.
  *
  * DATABASE_URL / REDIS_URL from the environment are used when set (each run
  * in a fresh PostgreSQL schema and Redis prefix); otherwise a temp SQLite file.
@@ -86,6 +90,9 @@ async function main(): Promise<void> {
   const enterpriseKey = (await issueApiKey(storage.apiKeys, { plan: 'enterprise', requestsPerMinute: 1_000_000, requestsPerDay: 100_000_000, label: 'soak' }))
     .key;
   const free = (await issueApiKey(storage.apiKeys, { plan: 'free', label: 'soak free' })).key;
+  const staffKey = (
+    await issueApiKey(storage.apiKeys, { plan: 'enterprise', role: 'staff', requestsPerMinute: 1_000_000, requestsPerDay: 100_000_000, label: 'soak staff' })
+  ).key;
   await storage.close();
 
   // As `npm start` runs in production: NODE_ENV=production and nothing else, the log appended to a file.
@@ -105,10 +112,17 @@ async function main(): Promise<void> {
     return bytes !== undefined && Number.isFinite(bytes) ? bytes / 2 ** 20 : undefined;
   };
   const agent = new http.Agent({ keepAlive: true, maxSockets: CONCURRENCY });
-  const send = (method: string, url: string, key: string | undefined, body?: string, contentType = 'application/json'): Promise<Observed> =>
+  const send = (
+    method: string,
+    url: string,
+    key: string | undefined,
+    body?: string,
+    contentType = 'application/json',
+    extra: Record<string, string> = {},
+  ): Promise<Observed> =>
     new Promise((resolve, reject) => {
       const started = performance.now();
-      const headers: Record<string, string | number> = key ? { Authorization: `Bearer ${key}` } : {};
+      const headers: Record<string, string | number> = { ...(key ? { Authorization: `Bearer ${key}` } : {}), ...extra };
       if (body !== undefined) Object.assign(headers, { 'Content-Type': contentType, 'Content-Length': Buffer.byteLength(body) });
       const req = http.request(`${server.baseUrl}${url}`, { method, agent, headers }, (res) => {
         let text = '';
@@ -122,22 +136,38 @@ async function main(): Promise<void> {
     });
 
   const ids: number[] = [];
+  /** Orders placed and not yet closed by the soak: each is closed by one request at most (so a 409 or 412 there is a fault). */
+  const placed: number[] = [];
+  const orders: number[] = [];
   const pick = <T>(items: T[]): T => items[Math.floor(Math.random() * items.length)]!;
-  /** One request of the mix: weights 35 list, 20 get, 20 create, 15 invalid, 10 free key (429s). */
+  const take = (items: number[]): number | undefined => (items.length ? items.splice(Math.floor(Math.random() * items.length), 1)[0] : undefined);
+  /** Adoption (v2): place an order for a pet (available or not: 201 or 409), read one, cancel one (its customer) or complete one (staff), under If-Match. */
+  const adoption = (roll: number): Promise<Observed> => {
+    const close = roll < 3 ? 'cancelled' : roll < 5 ? 'completed' : undefined;
+    const orderId = close ? take(placed) : undefined;
+    if (close && orderId !== undefined) {
+      const key = close === 'completed' ? staffKey : enterpriseKey;
+      return send('PATCH', `/v2/store/orders/${orderId}`, key, JSON.stringify({ status: close }), 'application/json', { 'If-Match': '"1"' });
+    }
+    if (roll < 7 && orders.length) return send('GET', `/v2/store/orders/${pick(orders)}`, enterpriseKey);
+    return send('POST', '/v2/store/orders', enterpriseKey, JSON.stringify({ petId: ids.length ? pick(ids) : 1 }));
+  };
+  /** One request of the mix: weights 30 list, 15 get, 15 create, 12 invalid, 8 free key (429s), 20 adoption. */
   const nextRequest = (): Promise<Observed> => {
     const roll = Math.random() * 100;
-    if (roll < 35)
+    if (roll >= 80) return adoption(roll - 80 < 20 ? ((roll - 80) * 10) / 20 : 0);
+    if (roll < 30)
       return send(
         'GET',
         `/v1/pets?limit=${1 + Math.floor(Math.random() * 100)}${Math.random() < 0.3 ? `&status=${pick(['available', 'pending', 'sold'])}` : ''}`,
         enterpriseKey,
       );
-    if (roll < 55)
+    if (roll < 45)
       return send('GET', `/v1/pets/${ids.length && Math.random() < 0.9 ? pick(ids) : 9_000_000 + Math.floor(Math.random() * 1000)}`, enterpriseKey);
-    if (roll < 75)
+    if (roll < 60)
       return send(
         'POST',
-        '/v1/pets',
+        Math.random() < 0.5 ? '/v1/pets' : '/v2/pets',
         enterpriseKey,
         JSON.stringify({
           name: `soak-${randomBytes(3).toString('hex')}`,
@@ -145,7 +175,7 @@ async function main(): Promise<void> {
           status: pick(['available', 'pending', 'sold']),
         }),
       );
-    if (roll < 90) {
+    if (roll < 72) {
       return pick([
         () => send('GET', '/v1/pets?limit=0', enterpriseKey),
         () => send('GET', '/v1/pets?limit=1&limit=2', enterpriseKey),
@@ -183,6 +213,7 @@ async function main(): Promise<void> {
   /** The first 20, for the report. */
   const contractFailures: string[] = [];
   const transportErrors: string[] = [];
+  const adoptionFaults: string[] = [];
 
   await sleep(1_000); // settle after start
   const rssStart = rssMb(server.pid)!;
@@ -214,7 +245,15 @@ async function main(): Promise<void> {
         bucket.statuses[observed.status] = (bucket.statuses[observed.status] ?? 0) + 1;
         total += 1;
         if (observed.status >= 500) serverErrors += 1;
-        if (observed.method === 'POST' && observed.status === 201) ids.push((JSON.parse(observed.text) as { id: number }).id);
+        if (observed.method === 'POST' && observed.status === 201) {
+          const { id } = JSON.parse(observed.text) as { id: number };
+          if (observed.url === '/v2/store/orders') {
+            placed.push(id);
+            orders.push(id);
+          } else ids.push(id);
+        }
+        // An order only the soak closes, once, with its current tag: anything but 200 is a fault.
+        if (observed.method === 'PATCH' && observed.status !== 200) adoptionFaults.push(`${observed.url} -> ${observed.status} ${observed.text.slice(0, 200)}`);
         if (total % CHECK_EVERY === 0 || observed.status >= 500) {
           try {
             let body: unknown;
@@ -253,6 +292,16 @@ async function main(): Promise<void> {
     if (line.includes('"msg":"request"') && !line.includes('"path":"/healthz"')) accessLines += 1;
   }
   rmSync(path.dirname(logFile), { recursive: true, force: true });
+  // The invariant over the whole database the server left (what `npm run check:adoption` checks).
+  const checked = await openStorage(env['DATABASE_URL']!);
+  const adoptionViolations = await checked.adoptionViolations();
+  const ordersByStatus = await Promise.all(
+    (['placed', 'completed', 'cancelled'] as const).map(async (status) => [
+      status,
+      (await checked.orders.list({ owner: undefined, status, limit: 1_000_000 })).length,
+    ]),
+  );
+  await checked.close();
 
   const intervals = buckets.map((bucket, index) => {
     const sorted = [...bucket.latencies].sort((a, b) => a - b);
@@ -292,12 +341,25 @@ async function main(): Promise<void> {
     rssMb: { start: Number(rssStart.toFixed(1)), end: Number(rssEnd.toFixed(1)), peak: rssPeak === undefined ? undefined : Number(rssPeak.toFixed(1)) },
     heapDriftMb,
     accessLines,
+    adoption: {
+      orders: Object.fromEntries(ordersByStatus),
+      faults: adoptionFaults.slice(0, 20),
+      faultCount: adoptionFaults.length,
+      invariantViolations: adoptionViolations.slice(0, 20),
+      invariantViolationCount: adoptionViolations.length,
+    },
     intervals,
   };
   writeFileSync(path.join(ROOT, 'bench/results/soak.json'), `${JSON.stringify(result, null, 2)}\n`);
   writeFileSync(path.join(ROOT, 'bench/results/soak.md'), renderMarkdown(result));
   console.log(renderMarkdown(result));
-  const failed = serverErrors > 0 || contractFailureCount > 0 || transportErrors.length > 0 || accessLines < total;
+  const failed =
+    serverErrors > 0 ||
+    contractFailureCount > 0 ||
+    transportErrors.length > 0 ||
+    accessLines < total ||
+    adoptionViolations.length > 0 ||
+    adoptionFaults.length > 0;
   process.exitCode = failed ? 1 : 0;
 }
 
@@ -313,6 +375,7 @@ function renderMarkdown(result: {
   rssMb: { start: number; end: number; peak: number | undefined };
   heapDriftMb: number | undefined;
   accessLines: number;
+  adoption: { orders: Record<string, unknown>; faults: string[]; faultCount: number; invariantViolations: string[]; invariantViolationCount: number };
   intervals: {
     fromSecond: number;
     requests: number;
@@ -337,6 +400,11 @@ function renderMarkdown(result: {
     `- server RSS: ${result.rssMb.start} MB at start, ${result.rssMb.end} MB at the end, peak ${result.rssMb.peak ?? 'n/a'} MB (VmHWM over the run; target ≤ 150 MB)`,
     `- heap after GC (the lowest of the interval's 1 s readings), from the second interval to the last: moved ${result.heapDriftMb ?? 'n/a'} MB (flat: within a few MB)`,
     `- access-log lines after SIGTERM: ${result.accessLines} for ${result.requests} responses${result.accessLines < result.requests ? ' (**lines lost**)' : ''}`,
+    `- adoption: orders ${Object.entries(result.adoption.orders)
+      .map(([status, count]) => `${status} ${count}`)
+      .join(
+        ', ',
+      )}; closing an order under If-Match refused: **${result.adoption.faultCount}**; adoption invariant over the database: **${result.adoption.invariantViolationCount}** violation(s)`,
     '',
     '| from (s) | requests | p50 ms | p99 ms | max ms | RSS MB (max) | heap after GC MB | heap max MB | statuses |',
     '|---:|---:|---:|---:|---:|---:|---:|---:|---|',
@@ -350,6 +418,10 @@ function renderMarkdown(result: {
     ),
     ...(result.contractFailures.length ? ['', '## Contract failures', '', ...result.contractFailures.map((failure) => `- ${failure.split('\n')[0]}`)] : []),
     ...(result.transportErrors.length ? ['', '## Transport errors', '', ...result.transportErrors.map((error) => `- ${error}`)] : []),
+    ...(result.adoption.faults.length ? ['', '## Adoption faults', '', ...result.adoption.faults.map((fault) => `- ${fault}`)] : []),
+    ...(result.adoption.invariantViolations.length
+      ? ['', '## Adoption invariant violations', '', ...result.adoption.invariantViolations.map((v) => `- ${v}`)]
+      : []),
   ];
   return `${lines.join('\n')}\n`;
 }

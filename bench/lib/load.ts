@@ -12,10 +12,43 @@ export interface Scenario {
   label: string;
   method: 'GET' | 'POST';
   path: string;
+  /** The body of every request (a `walk` gives each request its own instead). */
   body?: string;
   /** Status every response must have. */
   status: number;
+  /** A different body per request, for a write that succeeds once per resource (see `BodyWalk`). */
+  walk?: BodyWalk;
+  /**
+   * Undoes in a server's database what the scenario's requests changed; the
+   * phase calls it before each probe and each load of the scenario. A
+   * scenario with one is measured only on servers that have a database.
+   */
+  reset?: (databaseFile: string) => void;
+  /**
+   * Fields of the answer each server assigns itself (an id, a timestamp):
+   * compared by kind, not by value, when the servers' answers are checked
+   * to be the same. Any other field must be equal.
+   */
+  assigned?: Record<string, 'id' | 'date-time'>;
+  /** Headers its answer must carry, from the answer's body (e.g. a created resource's Location). */
+  headers?: (body: Record<string, unknown>) => Record<string, string>;
 }
+
+/**
+ * Request n's body is `prefix + (first + n mod count) + suffix`: ids walk
+ * first..first+count-1, one per request over every connection, then start
+ * again (where the answers turn into 409s, which the run reports).
+ */
+export interface BodyWalk {
+  prefix: string;
+  suffix: string;
+  first: number;
+  count: number;
+}
+
+/** The body a request sends: the scenario's, or request `n`'s of its walk. */
+export const bodyOf = (scenario: Scenario, n = 0): string | undefined =>
+  scenario.walk ? `${scenario.walk.prefix}${scenario.walk.first + (n % scenario.walk.count)}${scenario.walk.suffix}` : scenario.body;
 
 export const SCENARIOS = {
   list20: { id: 'list20', label: 'listPets limit=20', method: 'GET', path: '/v1/pets?limit=20', status: 200 },
@@ -28,27 +61,69 @@ export const SCENARIOS = {
     path: '/v1/pets',
     body: JSON.stringify({ name: 'Rex', categoryId: 1 }),
     status: 201,
+    assigned: { id: 'id' },
   },
 } satisfies Record<string, Scenario>;
 
+/**
+ * placeOrder (`POST /v2/store/orders`): each request orders another of the
+ * pets first..first+count-1, which the bench seeded available, so every
+ * request is the successful path (order placed, pet pending, 201) and none
+ * a 409 for a pet an earlier request took. `reset` makes them available
+ * again before each load (`resetOrders`), so each server starts from the
+ * same table; `count` must exceed what one load can send (`ORDERS_PER_SECOND_CEILING`).
+ */
+export function placeOrderScenario(orderable: { first: number; count: number }, reset: (databaseFile: string) => void): Scenario {
+  return {
+    id: 'placeOrder',
+    label: 'placeOrder POST /v2/store/orders',
+    method: 'POST',
+    path: '/v2/store/orders',
+    status: 201,
+    walk: { prefix: '{"petId":', suffix: '}', ...orderable },
+    reset,
+    assigned: { id: 'id', createdAt: 'date-time', updatedAt: 'date-time' },
+    headers: (order) => ({ location: `/v2/store/orders/${String(order.id)}`, etag: '"1"' }),
+  };
+}
+
+/**
+ * How many orders a second no server here comes near (one core places a few
+ * thousand): placeOrder's pets are this times the longest load, so a load
+ * never runs out of available pets. If one ever does, its requests meet
+ * pets it already took (409) and the run reports them as an error.
+ */
+export const ORDERS_PER_SECOND_CEILING = 25_000;
+
 export const requestHeaders = (key: string, scenario: Scenario): Record<string, string> => ({
   authorization: `Bearer ${key}`,
-  ...(scenario.body === undefined ? {} : { 'content-type': 'application/json' }),
+  ...(bodyOf(scenario) === undefined ? {} : { 'content-type': 'application/json' }),
 });
 
-/** One request, to check that a server answers a scenario as expected before loading it. */
+/**
+ * One request, to check that a server answers a scenario as expected before
+ * loading it: its status, the headers the scenario expects, its body
+ * (returned; a walk's first body is sent).
+ */
 export async function probe(server: ServerProcess, scenario: Scenario, key: string): Promise<unknown> {
+  const body = bodyOf(scenario);
   const response = await fetch(server.baseUrl + scenario.path, {
     method: scenario.method,
     headers: requestHeaders(key, scenario),
-    ...(scenario.body === undefined ? {} : { body: scenario.body }),
+    ...(body === undefined ? {} : { body }),
     signal: AbortSignal.timeout(5000),
   });
   const text = await response.text();
   if (response.status !== scenario.status) {
     throw new Error(`${server.spec.label}, ${scenario.label}: expected ${scenario.status}, got ${response.status}: ${text.slice(0, 300)}`);
   }
-  return JSON.parse(text);
+  const answer = JSON.parse(text) as unknown;
+  for (const [name, value] of Object.entries(scenario.headers?.(answer as Record<string, unknown>) ?? {})) {
+    if (response.headers.get(name) !== value) {
+      throw new Error(`${server.spec.label}, ${scenario.label}: expected ${name}: ${value}, got ${response.headers.get(name) ?? 'none'}`);
+    }
+  }
+  return answer;
 }
 
 /** Latencies of one load, in ms, at full resolution (autocannon's histogram keeps whole ms). */
@@ -171,17 +246,51 @@ export async function load(server: ServerProcess, scenario: Scenario, key: strin
 
 const wrkScripts = new Map<string, string>();
 
-/** wrk's Lua script for a scenario: method, headers and body, and a JSON summary at the end. */
+/**
+ * wrk's Lua script for a scenario: method, headers and body, and a JSON
+ * summary at the end. A walk builds each request in `request()` and counts
+ * the answers per status in `response()` (wrk itself counts only those
+ * outside 2xx/3xx, and a 409 must be told from a 201); other scenarios keep
+ * wrk's prebuilt request and leave answers unparsed, which is cheaper.
+ */
 function wrkScript(scenario: Scenario, key: string): string {
   const cacheKey = `${scenario.id}|${key}`;
   let file = wrkScripts.get(cacheKey);
   if (file) return file;
   const quote = (text: string): string => JSON.stringify(text); // a JSON string is a valid Lua string here (ASCII, no \u escapes)
+  const walk = scenario.walk;
   const lines = [
     `wrk.method = ${quote(scenario.method)}`,
     ...Object.entries(requestHeaders(key, scenario)).map(([name, value]) => `wrk.headers[${quote(name)}] = ${quote(value)}`),
-    ...(scenario.body === undefined ? [] : [`wrk.body = ${quote(scenario.body)}`]),
+    ...(scenario.body === undefined || walk ? [] : [`wrk.body = ${quote(scenario.body)}`]),
+    ...(walk
+      ? [
+          // One thread (-t1): its one Lua state numbers every request of every connection.
+          `local first, count, n = ${walk.first}, ${walk.count}, 0`,
+          'request = function()',
+          '  local id = first + n % count',
+          '  n = n + 1',
+          `  return wrk.format(nil, nil, nil, ${quote(walk.prefix)} .. string.format("%d", id) .. ${quote(walk.suffix)})`,
+          'end',
+          'statuses = {}',
+          'response = function(status, headers, body)',
+          '  statuses[status] = (statuses[status] or 0) + 1',
+          'end',
+          'local threads = {}',
+          'setup = function(thread) table.insert(threads, thread) end',
+        ]
+      : []),
     'done = function(summary, latency, requests)',
+    ...(walk
+      ? [
+          '  local total, counted = {}, {}',
+          '  for _, thread in ipairs(threads) do',
+          '    for status, number in pairs(thread:get("statuses")) do total[status] = (total[status] or 0) + number end',
+          '  end',
+          '  for status, number in pairs(total) do counted[#counted + 1] = string.format(\'"%d":%d\', status, number) end',
+          "  io.write('WRK_STATUSES {' .. table.concat(counted, ',') .. '}\\n')",
+        ]
+      : []),
     '  io.write(string.format(\'WRK_JSON {"requests":%d,"durationUs":%d,"connect":%d,"read":%d,"write":%d,"status":%d,"timeout":%d,"p50Us":%d,"p99Us":%d,"maxUs":%d}\\n\',',
     '    summary.requests, summary.duration, summary.errors.connect, summary.errors.read, summary.errors.write, summary.errors.status,',
     '    summary.errors.timeout, latency:percentile(50), latency:percentile(99), latency.max))',
@@ -211,6 +320,9 @@ async function loadWithWrk(server: ServerProcess, scenario: Scenario, key: strin
   const summary = JSON.parse(line.slice('WRK_JSON '.length)) as Record<string, number>;
   const wrongStatus = summary.status!;
   const socketErrors = summary.connect! + summary.read! + summary.write! + summary.timeout!;
+  // A walk's script counted every answer by status.
+  const statusLine = stdout.split('\n').find((text) => text.startsWith('WRK_STATUSES '));
+  const statuses = statusLine === undefined ? undefined : (JSON.parse(statusLine.slice('WRK_STATUSES '.length)) as Record<string, number>);
   return {
     rps: summary.requests! / (summary.durationUs! / 1e6),
     p50Ms: summary.p50Us! / 1000,
@@ -221,8 +333,8 @@ async function loadWithWrk(server: ServerProcess, scenario: Scenario, key: strin
     cpuUsPerRequest: undefined,
     errors: socketErrors,
     timeouts: summary.timeout!,
-    // wrk counts answers outside 2xx/3xx only; the probe before loading checked the exact status.
-    statusCodes: { [String(scenario.status)]: summary.requests! - wrongStatus, ...(wrongStatus ? { 'not 2xx/3xx': wrongStatus } : {}) },
+    // Without a walk, wrk counts answers outside 2xx/3xx only; the probe before loading checked the exact status.
+    statusCodes: statuses ?? { [String(scenario.status)]: summary.requests! - wrongStatus, ...(wrongStatus ? { 'not 2xx/3xx': wrongStatus } : {}) },
     seconds: summary.durationUs! / 1e6,
   };
 }
@@ -230,13 +342,19 @@ async function loadWithWrk(server: ServerProcess, scenario: Scenario, key: strin
 function loadWithAutocannon(server: ServerProcess, scenario: Scenario, key: string, seconds: number, connections: number): Promise<LoadResult> {
   const latencies = new Latencies();
   const memory = new PeakRss(server.pid);
+  // A walk numbers the requests of every connection together: each gets the next body.
+  let sent = 0;
   return new Promise((resolve, reject) => {
     const instance = autocannon(
       {
         url: server.baseUrl + scenario.path,
         method: scenario.method,
         headers: requestHeaders(key, scenario),
-        ...(scenario.body === undefined ? {} : { body: scenario.body }),
+        ...(scenario.walk
+          ? { requests: [{ method: scenario.method, path: scenario.path, setupRequest: (request) => ({ ...request, body: bodyOf(scenario, sent++)! }) }] }
+          : scenario.body === undefined
+            ? {}
+            : { body: scenario.body }),
         connections,
         duration: seconds,
         timeout: 10,

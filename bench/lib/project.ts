@@ -1,7 +1,7 @@
 /** The project's server as the benchmarks start it: its database (a key, seeded pets), its flags, its environment; and the baselines. */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { seedPets } from '../seed';
+import { seedOrderablePets, seedPets } from '../seed';
 import { ROOT, runCommand, type ServerSpec } from './processes';
 
 export interface ProjectDatabase {
@@ -9,17 +9,32 @@ export interface ProjectDatabase {
   databaseUrl: string;
   key: string;
   pets: number;
+  /** The pets placeOrder orders, one each: ids first..first+count-1, every one available (none when count is 0). */
+  orderable: { first: number; count: number };
   seedMs: number;
 }
 
 /**
  * A fresh SQLite file with an enterprise key whose limits are out of reach
  * (created, and the schema migrated, by the project's own keys CLI) and
- * `pets` pets inserted directly.
+ * `pets` pets inserted directly, then `orderable` available pets after them
+ * for placeOrder.
+ *
+ * The key is a customer's (`--role customer`, the CLI's default, named so a
+ * change of default cannot turn the bench into staff): placeOrder is a
+ * customer's operation, and staff keys see and do more per request.
  */
-export async function prepareProjectDatabase(directory: string, name: string, pets: number, projectRoot = ROOT): Promise<ProjectDatabase> {
+export async function prepareProjectDatabase(
+  directory: string,
+  name: string,
+  pets: number,
+  projectRoot = ROOT,
+  orderable = 0,
+): Promise<ProjectDatabase> {
   const file = path.join(directory, `${name}.db`);
   const databaseUrl = `sqlite:${file}`;
+  // An older checkout (--before) may predate roles: its CLI would refuse the option, and its keys have no role.
+  const knowsRoles = /--role\b/.test(readFileSync(path.join(projectRoot, 'scripts/keys.ts'), 'utf8'));
   const stdout = await runCommand(
     process.execPath,
     [
@@ -33,6 +48,7 @@ export async function prepareProjectDatabase(directory: string, name: string, pe
       '100000000',
       '--rpd',
       '2000000000',
+      ...(knowsRoles ? ['--role', 'customer'] : []),
       '--label',
       'bench',
     ],
@@ -40,8 +56,8 @@ export async function prepareProjectDatabase(directory: string, name: string, pe
   );
   const key = stdout.trim();
   if (!/^pas_[A-Za-z0-9_-]{43}$/.test(key)) throw new Error(`keys create printed no key: ${JSON.stringify(stdout)}`);
-  const seedMs = seedPets(file, pets);
-  return { file, databaseUrl, key, pets, seedMs };
+  const seedMs = seedPets(file, pets) + (orderable > 0 ? seedOrderablePets(file, pets + 1, orderable) : 0);
+  return { file, databaseUrl, key, pets, orderable: { first: pets + 1, count: orderable }, seedMs };
 }
 
 /**

@@ -97,6 +97,16 @@ export function runKeysCli(args: string[], env: Record<string, string>): { statu
   return { status: result.status, stdout: result.stdout, stderr: result.stderr };
 }
 
+/** Runs the adoption invariant check (npm run check:adoption) to completion. */
+export function runAdoptionCheck(env: Record<string, string>): { status: number | null; stdout: string; stderr: string } {
+  const result = spawnSync(process.execPath, [...TSX, path.join(PROJECT_ROOT, 'scripts/check-adoption.ts')], {
+    cwd: PROJECT_ROOT,
+    env: childEnv(env),
+    encoding: 'utf8',
+  });
+  return { status: result.status, stdout: result.stdout, stderr: result.stderr };
+}
+
 /** Runs the keys CLI without blocking this process (the test can act while it runs); resolves when it exits. */
 export function runKeysCliAsync(args: string[], env: Record<string, string>): Promise<{ status: number | null; stdout: string; stderr: string }> {
   const child = spawn(process.execPath, [...TSX, path.join(PROJECT_ROOT, 'scripts/keys.ts'), ...args], {

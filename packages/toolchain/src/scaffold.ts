@@ -6,7 +6,8 @@
  * compiles whatever the operation declares), and rewrites the registries
  * `<handlers>/index.ts`: one per version, each listing exactly that
  * version's operations. Never overwrites a handler. A handler file serves
- * every version that has its operationId.
+ * every version that has its operationId, or the versions its type names
+ * (`Handler<'x', 'v2'>`): the others keep a stub for it.
  * Run `npm run generate` too: the registries are typed from `generated/`.
  */
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -49,14 +50,28 @@ const stubLine = (operationId: string): string => {
   return line.length <= 160 ? line : `export const ${operationId} = notImplementedHandler(\n  '${operationId}',\n);`;
 };
 
-const registry = (versions: readonly ScaffoldVersion[]): string => {
+/**
+ * The versions a handler file says it serves, by its type (`Handler<'x', 'v2'>`;
+ * `Handler<'x'>` is v1's); undefined when it names none (a stub serves them all).
+ * A version that has the operation but is not named keeps a stub: the
+ * operation can change between versions (implemented in v2, still 501 in v1).
+ */
+function declaredVersions(source: string, operationId: string): Set<string> | undefined {
+  const match = new RegExp(`Handler<\\s*'${operationId}'\\s*(?:,\\s*([^>]+))?>`).exec(source);
+  if (!match) return undefined;
+  return new Set(match[1] === undefined ? ['v1'] : [...match[1].matchAll(/'([^']+)'/g)].map((version) => version[1]!));
+}
+
+const registry = (versions: readonly ScaffoldVersion[], served: ReadonlyMap<string, Set<string> | undefined>): string => {
   const all = [...new Set(versions.flatMap((version) => version.operationIds))].sort();
+  const stubbedSomewhere = versions.some((version) => version.operationIds.some((id) => served.get(id)?.has(version.name) === false));
+  const entry = (id: string, version: string): string => (served.get(id)?.has(version) === false ? `  ${id}: notImplementedHandler('${id}'),` : `  ${id},`);
   const blocks = versions.map(
     (version) => `/** ${version.document} */
 export const ${version.name} = {
 ${[...version.operationIds]
   .sort()
-  .map((id) => `  ${id},`)
+  .map((id) => entry(id, version.name))
   .join('\n')}
 } satisfies HandlerRegistry<'${version.name}'>;
 `,
@@ -70,7 +85,7 @@ ${[...version.operationIds]
  *
  * @example const registry: HandlerRegistry<'${versions[0]!.name}'> = { ...handlers, ${all[0]}: notImplementedHandler('${all[0]}') };
  */
-import type { HandlerRegistry } from './types';
+${stubbedSomewhere ? "import { notImplementedHandler, type HandlerRegistry } from './types';" : "import type { HandlerRegistry } from './types';"}
 ${all.map((id) => `import { ${id} } from './${id}';`).join('\n')}
 
 ${blocks.join('\n')}
@@ -104,9 +119,10 @@ export function scaffold(dir: string, versions: readonly ScaffoldVersion[]): str
     writeFileSync(file, stub(operationId, servedBy), { flag: 'wx' });
     created.push(operationId);
   }
+  const served = new Map(all.map((operationId) => [operationId, declaredVersions(readFileSync(path.join(dir, `${operationId}.ts`), 'utf8'), operationId)]));
   // Written only when it changes: a watcher (npm run dev) sees no change otherwise.
   const index = path.join(dir, 'index.ts');
-  const contents = registry(versions);
+  const contents = registry(versions, served);
   if (!existsSync(index) || readFileSync(index, 'utf8') !== contents) writeFileSync(index, contents);
   return created;
 }
