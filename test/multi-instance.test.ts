@@ -1,10 +1,12 @@
 import pg from 'pg';
 import { Redis } from 'ioredis';
 import { keyChangesChannel } from '../src/service/shared-state';
+import { openStorage } from '../src/service/storage';
+import { issueApiKey } from '../src/service/keys';
 import { FIXED_SETTINGS } from '../src/config';
 
 const KEY_CACHE_TTL_MS = FIXED_SETTINGS.keyCacheTtlMs;
-import { runKeysCli, runKeysCliAsync, startServer, type RunningServer } from './support/processes';
+import { runAdoptionCheck, runKeysCli, runKeysCliAsync, startServer, type RunningServer } from './support/processes';
 import { isolatedPostgresUrl, isolationName, REDIS_URL } from './support/backend';
 
 /**
@@ -55,6 +57,42 @@ it('a Free key gets exactly 60 requests per minute in total across both instance
     expect(res.status).toBe(429);
     expect(((await res.json()) as { code: string }).code).toBe('key_temporarily_banned');
   }
+});
+
+it('fifty customers ordering one pet at once through both instances: one 201 and 49 × 409; two staff with one If-Match: one 200, one 412', async () => {
+  // Fifty customer keys, issued straight into the database (fifty CLI runs would take a minute).
+  const storage = await openStorage(env.DATABASE_URL);
+  const keys: string[] = [];
+  try {
+    for (let i = 0; i < 50; i++)
+      keys.push((await issueApiKey(storage.apiKeys, { plan: 'enterprise', requestsPerMinute: 100_000, requestsPerDay: 10_000_000 })).key);
+  } finally {
+    await storage.close();
+  }
+  const staff = createKey('--plan', 'enterprise', '--rpm', '100000', '--rpd', '10000000', '--role', 'staff');
+  const { id: petId } = (await (
+    await call(servers[0]!, staff, '/v2/pets', { method: 'POST', body: JSON.stringify({ name: 'Rex', categoryId: 1 }) })
+  ).json()) as {
+    id: number;
+  };
+  const answers = await Promise.all(
+    keys.map((key, index) => call(servers[index % 2]!, key, '/v2/store/orders', { method: 'POST', body: JSON.stringify({ petId }) })),
+  );
+  expect(answers.map((answer) => answer.status).sort()).toEqual([201, ...Array(49).fill(409)]);
+  const { id: other } = (await (
+    await call(servers[1]!, staff, '/v2/pets', { method: 'POST', body: JSON.stringify({ name: 'Max', categoryId: 1 }) })
+  ).json()) as {
+    id: number;
+  };
+  const patch = (server: RunningServer, name: string) =>
+    fetch(`${server.url}/v2/pets/${other}`, {
+      method: 'PATCH',
+      headers: { Authorization: `Bearer ${staff}`, 'Content-Type': 'application/merge-patch+json', 'If-Match': '"1"' },
+      body: JSON.stringify({ name }),
+    });
+  const both = await Promise.all([patch(servers[0]!, 'A'), patch(servers[1]!, 'B')]);
+  expect(both.map((answer) => answer.status).sort()).toEqual([200, 412]);
+  expect(runAdoptionCheck(env).status).toBe(0);
 });
 
 it('pets created on one instance are listed by the other', async () => {

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
-import { runKeysCli, runServerToExit, startServer, type RunningServer } from './support/processes';
+import { runAdoptionCheck, runKeysCli, runServerToExit, startServer, type RunningServer } from './support/processes';
 import { tempDir } from './support/paths';
 import { checkedFetch } from './support/http';
 import { FIXED_SETTINGS } from '../src/config';
@@ -88,6 +88,22 @@ it(`a Free key gets exactly 60 of 70 requests, whichever of ${WORKERS} workers s
   }
   // Each worker drained and said so before the primary exited.
   expect(server.output().match(/"msg":"stopped"/g)).toHaveLength(WORKERS + 1);
+});
+
+it(`fifty orders for one pet at once, served by ${WORKERS} workers: one 201, 49 × 409, and the pet is pending`, async () => {
+  const { env } = database();
+  const key = runKeysCli(['create', '--plan', 'enterprise', '--rpm', '100000', '--rpd', '10000000'], env).stdout.trim();
+  const server = await startWorkers(env);
+  try {
+    const { id: petId } = (await send(server, key, { method: 'POST', path: '/v2/pets', body: { name: 'Rex', categoryId: 1 } })).body as { id: number };
+    const answers = await Promise.all(Array.from({ length: 50 }, () => send(server, key, { method: 'POST', path: '/v2/store/orders', body: { petId } })));
+    expect(answers.map((answer) => answer.status).sort()).toEqual([201, ...Array(49).fill(409)]);
+    expect(servingPids(server, '/v2/store/orders').size).toBe(WORKERS);
+    expect(((await send(server, key, { path: `/v2/pets/${petId}` })).body as { status: string }).status).toBe('pending');
+  } finally {
+    await server.stop('SIGTERM');
+  }
+  expect(runAdoptionCheck(env).status).toBe(0);
 });
 
 it('a revoked key is refused by every worker within the key cache time, as with one process', async () => {
