@@ -1,7 +1,7 @@
 /** The benchmark's report: its tables (text and markdown) and the targets it checks. */
 import type { OpenLoopResult } from './open-loop';
 import { maxOf, median } from './lib';
-import type { Cell, PhaseResult } from './phase';
+import { shareOf, type Cell, type PhaseResult } from './phase';
 
 export const fmt = (value: number | undefined, digits = 0): string =>
   value === undefined || !Number.isFinite(value) ? 'n/a' : value.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
@@ -36,11 +36,20 @@ export interface Target {
   pass: boolean | undefined;
 }
 
+/**
+ * One table per scenario, a row per server that served it (the baselines
+ * serve no write that needs a database). A scenario with a walk (placeOrder)
+ * also shows each server's answers: the 201s, the 409s (pets found taken) and
+ * any other status, over every round.
+ */
 export function comparisonTables(phase: PhaseResult): Array<{ title: string; text: string; markdown: string }> {
   return phase.scenarios.map((scenario) => {
     const project = cellOf(phase, 'project', scenario.id);
-    const rows = phase.servers.map(({ id, label }) => {
-      const cell = cellOf(phase, id, scenario.id)!;
+    const served = phase.servers.flatMap(({ id, label }) => {
+      const cell = cellOf(phase, id, scenario.id);
+      return cell ? [{ id, label, cell }] : [];
+    });
+    const rows = served.map(({ id, label, cell }) => {
       const isProject = id === 'project';
       return [
         label,
@@ -52,13 +61,37 @@ export function comparisonTables(phase: PhaseResult): Array<{ title: string; tex
         cell.loopDelayP99Ms === undefined ? '' : `${fmt(cell.loopDelayP99Ms, 1)} / ${fmt(cell.loopDelayMaxMs, 1)}`,
         fmt(cell.peakRssMb, 1),
         isProject ? '' : times(ratio(project?.rps, cell.rps)),
+        ...(scenario.walk ? [answersCell(cell, scenario.status)] : []),
       ];
     });
     return {
       title: scenario.label,
-      ...table(['server', 'req/s (median)', 'req/s range', 'p50 ms', 'p99 ms', 'CPU µs/req', 'loop delay p99 / max ms', 'peak RSS MB', 'project/this'], rows),
+      ...table(
+        [
+          'server',
+          'req/s (median)',
+          'req/s range',
+          'p50 ms',
+          'p99 ms',
+          'CPU µs/req',
+          'loop delay p99 / max ms',
+          'peak RSS MB',
+          'project/this',
+          ...(scenario.walk ? [`answers: ${scenario.status} / 409 / other (${scenario.status} share)`] : []),
+        ],
+        rows,
+      ),
     };
   });
+}
+
+/** A cell's answers: `12,345 / 0 / 0 (100.0 %)`. */
+function answersCell(cell: Cell, expected: number): string {
+  const count = (status: string): number => cell.statusCodes[status] ?? 0;
+  const other = Object.entries(cell.statusCodes)
+    .filter(([status]) => status !== String(expected) && status !== '409')
+    .reduce((sum, [, number]) => sum + number, 0);
+  return `${fmt(count(String(expected)))} / ${fmt(count('409'))} / ${fmt(other)} (${fmt(shareOf(cell.statusCodes, expected) * 100, 1)} %)`;
 }
 
 /**
@@ -176,7 +209,8 @@ export function targetsOf(
     measured: times(vsB),
     pass: vsB === undefined ? undefined : vsB >= 0.5,
   });
-  for (const scenario of compare.scenarios) {
+  // The naive stack serves from memory: no write that needs a database (placeOrder).
+  for (const scenario of compare.scenarios.filter((candidate) => candidate.reset === undefined)) {
     const vsNaive = ratio(project(scenario.id)?.rps, cellOf(compare, 'naive', scenario.id)?.rps);
     targets.push({
       target: `${scenario.label}: project ≥ 1.0 × naive (req/s)`,

@@ -16,8 +16,14 @@
  *           installed by the bench when missing)
  *   project dist/src/server.js as `npm start` runs it in production: NODE_ENV=production
  *           and nothing else (access log on, to a file): auth, rate limits
- *           (enterprise key), validation, SQLite; again with its log to a
- *           pipe, and with LOG_LEVEL=warn (no access log)
+ *           (an enterprise-plan customer key), validation, SQLite; again with
+ *           its log to a pipe, and with LOG_LEVEL=warn (no access log)
+ *
+ * Scenarios: listPets (limit 20 and 100), getPet, createPet on every server;
+ * placeOrder (POST /v2/store/orders) on the servers with a database (the
+ * project and the peers): each request orders another pet of a range seeded
+ * available, restored before each load, so every answer is a 201 (the
+ * answers per status are reported, and any other is an error).
  *
  * Every server runs in its own child process on a free 127.0.0.1 port;
  * autocannon loads it from this process. After a probe (same JSON from every
@@ -43,6 +49,8 @@
  *                                            with every server pinned to CPU 0; else autocannon in this process)
  *   --servers LIST          BENCH_SERVERS    the comparison's servers, comma-separated (default all: A,B,naive,project,
  *                                            project-pipe,project-warn,eov-peer,fastify-peer); e.g. project,eov-peer,fastify-peer
+ *   --scenarios LIST        BENCH_SCENARIOS  the comparison's scenarios, comma-separated (default all: list20,list100,get,
+ *                                            create,placeOrder); e.g. placeOrder
  *   --no-open-loop          BENCH_OPEN_LOOP=0 skip the latency at 50 % of capacity (open loop) after the comparison
  *   --before DIR            BENCH_BEFORE     another checkout of the project, already built (npm run build):
  *                                            its server joins the comparison as "project before", so a
@@ -60,6 +68,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import {
+  ORDERS_PER_SECOND_CEILING,
   PEERS,
   ROOT,
   SCENARIOS,
@@ -75,6 +84,7 @@ import {
   maxOf,
   peerLogFile,
   peerSpec,
+  placeOrderScenario,
   prepareProjectDatabase,
   projectSpec,
   runCommand,
@@ -82,7 +92,7 @@ import {
   useServerNode,
   type PeerId,
 } from './lib';
-import { petsUpTo } from './seed';
+import { petsUpTo, resetOrders } from './seed';
 import { LAYER_NOTES, ledgerHeader, ledgerRows, runLedger, type LedgerResult } from './ledger';
 import { openLoop, openLoopTimes, type OpenLoopResult } from './open-loop';
 import { runPhase, startContender, type Contender, type PhaseResult } from './phase';
@@ -109,8 +119,26 @@ interface Options {
   workers: number;
   /** The comparison's servers (ids of COMPARISON_SERVERS), in their order. */
   servers: ComparisonServer[];
+  /** The comparison's scenarios (ids of COMPARISON_SCENARIOS), in their order. */
+  scenarios: ComparisonScenario[];
   /** The open loop (latency at 50 % of the project's capacity) after the comparison. */
   openLoop: boolean;
+}
+
+/** Every scenario the comparison can run, in its order. */
+const COMPARISON_SCENARIOS = ['list20', 'list100', 'get', 'create', 'placeOrder'] as const;
+type ComparisonScenario = (typeof COMPARISON_SCENARIOS)[number];
+
+/** The ids of `raw` (comma-separated) among `known`, in the order of `known`; all of them when `raw` is undefined. */
+function pick<T extends string>(what: string, raw: string | undefined, known: readonly T[]): T[] {
+  if (raw === undefined) return [...known];
+  const named = raw
+    .split(',')
+    .map((name) => name.trim())
+    .filter(Boolean);
+  const unknown = named.filter((name) => !(known as readonly string[]).includes(name));
+  if (unknown.length || named.length === 0) throw new Error(`--${what}: unknown ${unknown.join(', ') || '(none named)'}; choose among ${known.join(',')}`);
+  return known.filter((id) => named.includes(id));
 }
 
 /** Every server the comparison can run, in the order it starts them. */
@@ -139,6 +167,7 @@ function readOptions(argv: string[], env: NodeJS.ProcessEnv): Options {
       workers: { type: 'string' },
       'no-workers': { type: 'boolean' },
       servers: { type: 'string' },
+      scenarios: { type: 'string' },
       'no-open-loop': { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
@@ -169,18 +198,8 @@ function readOptions(argv: string[], env: NodeJS.ProcessEnv): Options {
     scale,
     build: !(values['no-build'] ?? env.BENCH_BUILD === '0'),
     workers: values['no-workers'] ? 0 : integer('BENCH_WORKERS', values.workers, env.BENCH_WORKERS, 2, 0),
-    servers: ((): ComparisonServer[] => {
-      const raw = values.servers ?? (env.BENCH_SERVERS || undefined);
-      if (raw === undefined) return [...COMPARISON_SERVERS];
-      const named = raw
-        .split(',')
-        .map((name) => name.trim())
-        .filter(Boolean);
-      const unknown = named.filter((name) => !(COMPARISON_SERVERS as readonly string[]).includes(name));
-      if (unknown.length || named.length === 0)
-        throw new Error(`--servers: unknown ${unknown.join(', ') || '(none named)'}; choose among ${COMPARISON_SERVERS.join(',')}`);
-      return COMPARISON_SERVERS.filter((id) => named.includes(id));
-    })(),
+    servers: pick('servers', values.servers ?? (env.BENCH_SERVERS || undefined), COMPARISON_SERVERS),
+    scenarios: pick('scenarios', values.scenarios ?? (env.BENCH_SCENARIOS || undefined), COMPARISON_SCENARIOS),
     openLoop: !(values['no-open-loop'] ?? env.BENCH_OPEN_LOOP === '0'),
     out: values.out ?? env.BENCH_OUT ?? (quick ? 'quick' : 'latest'),
     node: values.node ?? (env.BENCH_NODE || undefined),
@@ -209,10 +228,13 @@ async function main(): Promise<void> {
   const loadBefore = os.loadavg();
   const perPhase = (servers: number, scenarios: number): number => servers * scenarios * (options.warmup + options.rounds * (options.duration + 0.3));
   if (options.ledger === 'only') options.scale = [];
+  // placeOrder runs on the servers with a database only (not A, B, naive).
+  const withDatabase = options.servers.filter((id) => id !== 'A' && id !== 'B' && id !== 'naive').length + (options.before ? 1 : 0);
   const estimate =
     (options.ledger === 'only'
       ? 0
-      : perPhase(options.servers.length + (options.before ? 1 : 0), 4) +
+      : perPhase(options.servers.length + (options.before ? 1 : 0), options.scenarios.filter((id) => id !== 'placeOrder').length) +
+        perPhase(withDatabase, options.scenarios.includes('placeOrder') ? 1 : 0) +
         (options.openLoop ? 2 * (Math.max(10, options.warmup) + options.rounds * Math.max(10, 2 * options.duration)) : 0)) +
     (options.ledger === 'no'
       ? 0
@@ -250,13 +272,26 @@ async function main(): Promise<void> {
     }
     const petsFile = path.join(scratch, 'pets.json');
     writeFileSync(petsFile, JSON.stringify(petsUpTo(options.pets)));
-    const database = await prepareProjectDatabase(scratch, 'compare', options.pets);
+    // placeOrder orders one available pet per request: enough of them for the longest load at a rate no server here reaches.
+    const orderable =
+      options.ledger === 'only' || !options.scenarios.includes('placeOrder')
+        ? 0
+        : Math.ceil(Math.max(options.duration, options.warmup) * ORDERS_PER_SECOND_CEILING);
+    const database = await prepareProjectDatabase(scratch, 'compare', options.pets, ROOT, orderable);
     setup.compareSeedMs = Math.round(database.seedMs);
+    setup.orderablePets = database.orderable;
+    const { first, count } = database.orderable;
+    const placeOrder = placeOrderScenario(database.orderable, (file) => resetOrders(file, first, count));
 
     /** The other checkout's server, on a database of its own (its schema may be older), with the same pets. */
     const startBefore = async (root: string): Promise<Awaited<ReturnType<typeof startContender>>> => {
-      const own = await prepareProjectDatabase(scratch, 'compare-before', options.pets, root);
-      return startContender(projectSpec('project-before', 'project before', own, undefined, root), own.key);
+      const own = await prepareProjectDatabase(scratch, 'compare-before', options.pets, root, orderable);
+      // A checkout from before adoption orders has no placeOrder to measure.
+      const ordersBefore = readFileSync(path.join(root, 'openapi/v2/openapi.yaml'), 'utf8').includes('operationId: placeOrder');
+      return startContender(projectSpec('project-before', 'project before', own, undefined, root), own.key, {
+        database: own.file,
+        ...(ordersBefore ? {} : { skips: [placeOrder.id] }),
+      });
     };
     if (options.ledger !== 'only') {
       console.log(`\ncomparison: starting ${options.servers.join(', ')}${options.before ? ', project before' : ''}`);
@@ -265,14 +300,18 @@ async function main(): Promise<void> {
         B: () => startContender(baselineSpec('B', 'B express', 'express-plain.mjs', petsFile), database.key),
         naive: () => startContender(baselineSpec('naive', 'naive stack', 'naive.mjs', petsFile), database.key),
         // As shipped: NODE_ENV=production and nothing else, the access log appended to a file.
-        project: () => startContender(projectSpec('project', 'project', database), database.key),
+        project: () => startContender(projectSpec('project', 'project', database), database.key, { database: database.file }),
         'project-pipe': () =>
-          startContender(projectSpec('project-pipe', 'project, log to a pipe', database, undefined, undefined, { stdout: 'drained-pipe' }), database.key),
+          startContender(projectSpec('project-pipe', 'project, log to a pipe', database, undefined, undefined, { stdout: 'drained-pipe' }), database.key, {
+            database: database.file,
+          }),
         'project-warn': () =>
-          startContender(projectSpec('project-warn', 'project, LOG_LEVEL=warn', database, undefined, undefined, { env: { LOG_LEVEL: 'warn' } }), database.key),
+          startContender(projectSpec('project-warn', 'project, LOG_LEVEL=warn', database, undefined, undefined, { env: { LOG_LEVEL: 'warn' } }), database.key, {
+            database: database.file,
+          }),
         // The peers, on the project's database (the same pets, the same key).
-        'eov-peer': () => startContender(peerSpec('eov-peer', database), database.key),
-        'fastify-peer': () => startContender(peerSpec('fastify-peer', database), database.key),
+        'eov-peer': () => startContender(peerSpec('eov-peer', database), database.key, { database: database.file }),
+        'fastify-peer': () => startContender(peerSpec('fastify-peer', database), database.key, { database: database.file }),
       };
       // Each peer's packages from its own lockfile, when missing (a clean clone, CI), before any server starts.
       for (const id of options.servers) if (id in PEERS) await installPeer(id as PeerId);
@@ -280,10 +319,22 @@ async function main(): Promise<void> {
       for (const id of options.servers) contenders.push(await starts[id]());
       if (options.before) contenders.push(await startBefore(options.before));
       try {
-        // Before any load: the peers send what the project sends on every answer, or they do less work.
-        for (const { server, key } of contenders)
-          if (server.spec.id in PEERS || server.spec.id === 'project') await assertPerRequestHeaders(server, SCENARIOS.list20, key);
-        compare = await runPhase('comparison', contenders, [SCENARIOS.list20, SCENARIOS.list100, SCENARIOS.get, SCENARIOS.create], options, errors);
+        // Before any load: the peers send what the project sends on every answer (a read and a write), or they do less work.
+        for (const { server, key } of contenders) {
+          if (!(server.spec.id in PEERS || server.spec.id === 'project')) continue;
+          await assertPerRequestHeaders(server, SCENARIOS.list20, key);
+          if (!options.scenarios.includes('placeOrder')) continue;
+          placeOrder.reset!(database.file);
+          await assertPerRequestHeaders(server, placeOrder, key);
+        }
+        const scenarios = { ...SCENARIOS, placeOrder };
+        compare = await runPhase(
+          'comparison',
+          contenders,
+          options.scenarios.map((id) => scenarios[id]),
+          options,
+          errors,
+        );
       } finally {
         for (const { server } of contenders) await server.stop();
       }
@@ -448,6 +499,7 @@ async function main(): Promise<void> {
     ['target (informational)', 'measured', 'result'],
     targets.map((target) => [target.target, target.measured, target.pass === undefined ? 'n/a' : target.pass ? 'pass' : 'MISS']),
   );
+  // Per scenario; a ratio is left out where either server did not serve it (the baselines and placeOrder).
   const ratios = compare
     ? Object.fromEntries(
         compare.scenarios.map((scenario) => [
@@ -517,7 +569,7 @@ async function main(): Promise<void> {
     '',
     `${settings}.`,
     '',
-    `Servers: **A** bare node:http, **B** plain Express 5 (res.json, defaults), **naive** Express + express-openapi-validator + helmet + express-rate-limit (defaults; limit raised), all three serving the same JSON from memory; **project** \`node ${SERVER_NODE_FLAGS.join(' ')} dist/src/server.js\` as \`npm start\` runs it in production (NODE_ENV=production and nothing else: the access log on at info, appended to a file; enterprise key, SQLite); **project, log to a pipe**: the same with stdout a pipe this process drains, as a container runtime does; **project, LOG_LEVEL=warn**: the same without the access log; **eov-peer** and **fastify-peer**: the same API and work on ${PEERS['eov-peer'].stack} and on ${PEERS['fastify-peer'].stack} (see "The project against its peers"). "project/this" is the project's median req/s divided by that server's. CPU µs/req: the server's CPU time (all its processes) per response. Loop delay: how late the server's event loop ran a 10 ms timer under the load (perf_hooks.monitorEventLoopDelay via its /metrics, less the 10 ms interval), p99 and max.`,
+    `Servers: **A** bare node:http, **B** plain Express 5 (res.json, defaults), **naive** Express + express-openapi-validator + helmet + express-rate-limit (defaults; limit raised), all three serving the same JSON from memory; **project** \`node ${SERVER_NODE_FLAGS.join(' ')} dist/src/server.js\` as \`npm start\` runs it in production (NODE_ENV=production and nothing else: the access log on at info, appended to a file; an enterprise-plan customer key, SQLite); **project, log to a pipe**: the same with stdout a pipe this process drains, as a container runtime does; **project, LOG_LEVEL=warn**: the same without the access log; **eov-peer** and **fastify-peer**: the same API and work on ${PEERS['eov-peer'].stack} and on ${PEERS['fastify-peer'].stack} (see "The project against its peers"). "project/this" is the project's median req/s divided by that server's. CPU µs/req: the server's CPU time (all its processes) per response. Loop delay: how late the server's event loop ran a 10 ms timer under the load (perf_hooks.monitorEventLoopDelay via its /metrics, less the 10 ms interval), p99 and max.`,
     '',
     ...(comparison.length ? ['## Comparison', ...comparison.flatMap((section) => ['', `### ${section.title}`, '', section.markdown])] : []),
     ...(peers
@@ -525,7 +577,7 @@ async function main(): Promise<void> {
           '',
           '## The project against its peers',
           '',
-          `The same API doing the same work per request (Bearer key looked up by SHA-256 in the same SQLite file, cached 2 s; a minute and a day rate-limit window per key with the plan's limits and their headers; validation from \`openapi/v1/openapi.yaml\`; helmet's headers; an access-log line per request to a file; the same JSON), built as each stack's docs show, each from its own package.json: **eov-peer** ${PEERS['eov-peer'].stack} (\`bench/servers/eov-peer\`), **fastify-peer** ${PEERS['fastify-peer'].stack} (\`bench/servers/fastify-peer\`). "project / peer" is the project's median req/s divided by the peer's: above 1, the project serves more on the same core.`,
+          `The same API doing the same work per request (Bearer key looked up by SHA-256 in the same SQLite file, cached 2 s; a minute and a day rate-limit window per key with the plan's limits and their headers; validation from \`openapi/v1/openapi.yaml\` and, for placeOrder, \`openapi/v2/openapi.yaml\`; helmet's headers; an access-log line per request to a file; the same JSON), built as each stack's docs show, each from its own package.json: **eov-peer** ${PEERS['eov-peer'].stack} (\`bench/servers/eov-peer\`), **fastify-peer** ${PEERS['fastify-peer'].stack} (\`bench/servers/fastify-peer\`). "project / peer" is the project's median req/s divided by the peer's: above 1, the project serves more on the same core.`,
           '',
           peers.markdown,
         ]

@@ -37,7 +37,12 @@ export interface Scenario {
 /**
  * Request n's body is `prefix + (first + n mod count) + suffix`: ids walk
  * first..first+count-1, one per request over every connection, then start
- * again (where the answers turn into 409s, which the run reports).
+ * again (where the answers would turn into 409s, which the run reports).
+ *
+ * n goes on from one load to the next (`walkPosition`), never back to 0: when
+ * a load ends, the server still answers the requests it had received, after
+ * the bench has restored the pets for the next load; those late orders take
+ * pets the next load, starting again at `first`, would meet as 409s.
  */
 export interface BodyWalk {
   prefix: string;
@@ -49,6 +54,9 @@ export interface BodyWalk {
 /** The body a request sends: the scenario's, or request `n`'s of its walk. */
 export const bodyOf = (scenario: Scenario, n = 0): string | undefined =>
   scenario.walk ? `${scenario.walk.prefix}${scenario.walk.first + (n % scenario.walk.count)}${scenario.walk.suffix}` : scenario.body;
+
+/** Per walk, the n of the next load's first request (see `BodyWalk`). */
+const walkPosition = new Map<BodyWalk, number>();
 
 export const SCENARIOS = {
   list20: { id: 'list20', label: 'listPets limit=20', method: 'GET', path: '/v1/pets?limit=20', status: 200 },
@@ -267,6 +275,8 @@ function wrkScript(scenario: Scenario, key: string): string {
       ? [
           // One thread (-t1): its one Lua state numbers every request of every connection.
           `local first, count, n = ${walk.first}, ${walk.count}, 0`,
+          // The walk's position: the script's argument (`wrk ... -- N`).
+          'init = function(args) n = tonumber(args[1]) or 0 end',
           'request = function()',
           '  local id = first + n % count',
           '  n = n + 1',
@@ -304,7 +314,18 @@ function wrkScript(scenario: Scenario, key: string): string {
 
 async function loadWithWrk(server: ServerProcess, scenario: Scenario, key: string, seconds: number, connections: number): Promise<LoadResult> {
   const memory = new PeakRss(server.pid);
-  const wrkArgs = ['-t1', `-c${connections}`, `-d${seconds}s`, '--timeout', '10s', '-s', wrkScript(scenario, key), server.baseUrl + scenario.path];
+  const start = scenario.walk ? (walkPosition.get(scenario.walk) ?? 0) : 0;
+  const wrkArgs = [
+    '-t1',
+    `-c${connections}`,
+    `-d${seconds}s`,
+    '--timeout',
+    '10s',
+    '-s',
+    wrkScript(scenario, key),
+    server.baseUrl + scenario.path,
+    ...(scenario.walk ? ['--', String(start)] : []),
+  ];
   let stdout: string;
   try {
     stdout = await runCommand(
@@ -320,6 +341,8 @@ async function loadWithWrk(server: ServerProcess, scenario: Scenario, key: strin
   const summary = JSON.parse(line.slice('WRK_JSON '.length)) as Record<string, number>;
   const wrongStatus = summary.status!;
   const socketErrors = summary.connect! + summary.read! + summary.write! + summary.timeout!;
+  // wrk tells the answers, not the requests sent: at most one more per connection was on its way (and a reconnection's).
+  if (scenario.walk) walkPosition.set(scenario.walk, start + summary.requests! + 2 * connections);
   // A walk's script counted every answer by status.
   const statusLine = stdout.split('\n').find((text) => text.startsWith('WRK_STATUSES '));
   const statuses = statusLine === undefined ? undefined : (JSON.parse(statusLine.slice('WRK_STATUSES '.length)) as Record<string, number>);
@@ -343,7 +366,7 @@ function loadWithAutocannon(server: ServerProcess, scenario: Scenario, key: stri
   const latencies = new Latencies();
   const memory = new PeakRss(server.pid);
   // A walk numbers the requests of every connection together: each gets the next body.
-  let sent = 0;
+  let sent = scenario.walk ? (walkPosition.get(scenario.walk) ?? 0) : 0;
   return new Promise((resolve, reject) => {
     const instance = autocannon(
       {
@@ -361,6 +384,7 @@ function loadWithAutocannon(server: ServerProcess, scenario: Scenario, key: stri
       },
       (error, result) => {
         const peakRssMb = memory.stop();
+        if (scenario.walk) walkPosition.set(scenario.walk, sent);
         if (error) return reject(error);
         const { p50, p99, max } = latencies.percentiles();
         resolve({

@@ -8,7 +8,7 @@
 import { createReadStream, existsSync, statSync } from 'node:fs';
 import path from 'node:path';
 import type { ProjectDatabase } from './project';
-import { requestHeaders, type Scenario } from './load';
+import { bodyOf, requestHeaders, type Scenario } from './load';
 import { ROOT, runCommand, type ServerProcess, type ServerSpec } from './processes';
 
 export const PEERS = {
@@ -73,10 +73,11 @@ const PER_REQUEST_HEADERS = [
  * than the project, and its figures would flatter it).
  */
 export async function assertPerRequestHeaders(server: ServerProcess, scenario: Scenario, key: string): Promise<void> {
+  const body = bodyOf(scenario);
   const response = await fetch(server.baseUrl + scenario.path, {
     method: scenario.method,
     headers: requestHeaders(key, scenario),
-    ...(scenario.body === undefined ? {} : { body: scenario.body }),
+    ...(body === undefined ? {} : { body }),
     signal: AbortSignal.timeout(5000),
   });
   await response.arrayBuffer();

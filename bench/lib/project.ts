@@ -24,13 +24,7 @@ export interface ProjectDatabase {
  * change of default cannot turn the bench into staff): placeOrder is a
  * customer's operation, and staff keys see and do more per request.
  */
-export async function prepareProjectDatabase(
-  directory: string,
-  name: string,
-  pets: number,
-  projectRoot = ROOT,
-  orderable = 0,
-): Promise<ProjectDatabase> {
+export async function prepareProjectDatabase(directory: string, name: string, pets: number, projectRoot = ROOT, orderable = 0): Promise<ProjectDatabase> {
   const file = path.join(directory, `${name}.db`);
   const databaseUrl = `sqlite:${file}`;
   // An older checkout (--before) may predate roles: its CLI would refuse the option, and its keys have no role.

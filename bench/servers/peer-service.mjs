@@ -16,7 +16,10 @@
 //   src/service/paging/page-cursors.ts signs it (a peer's cursor works on the
 //   project and back), issued cursors cached as there;
 // - the Deprecation / Sunset / Link headers of a deprecated operation, from its
-//   x-deprecated-at, x-sunset and x-successor extensions in the contract.
+//   x-deprecated-at, x-sunset and x-successor extensions in the contract;
+// - adoption orders (v2 placeOrder) as src/service/storage/kysely-storage.ts
+//   places them: in one transaction, the pet taken from `available` to
+//   `pending` by a compare-and-set, then the order inserted.
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -33,6 +36,9 @@ export const settings = {
   contract: process.env.OPENAPI_FILE ?? path.join(root, 'openapi/v1/openapi.yaml'),
   /** The base path of the contract's servers (its URLs end in /v1). */
   basePath: '/v1',
+  /** The v2 contract, for placeOrder (the peers serve no other v2 operation). */
+  v2Contract: path.join(root, 'openapi/v2/openapi.yaml'),
+  v2BasePath: '/v2',
 };
 
 function required(name) {
@@ -133,6 +139,38 @@ export function petStore(db) {
     get: (id) => statements.get.get(id),
     create: ({ name, categoryId, status = 'available' }) => statements.create.get(name, categoryId, status, new Date().toISOString()),
   };
+}
+
+// ---------------------------------------------------------------- orders
+
+/**
+ * Adoption orders on the project's tables (its migration 0006_adoption:
+ * `orders`, at most one `placed` order per pet by the partial unique index
+ * `orders_one_placed`). `place(petId, owner)` answers `{ outcome: 'placed',
+ * order }`, `{ outcome: 'not_available', status }` or `{ outcome: 'no_pet' }`,
+ * as the project's KyselyOrderRepository.place does.
+ */
+export function orderStore(db) {
+  const hasOrders = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'orders'").get() !== undefined;
+  if (!hasOrders) throw new Error('the database has no orders table: was it migrated by the project (npm run keys) at 0006_adoption or later?');
+  const statements = {
+    // The compare-and-set on the status is what lets one of many orders for a pet win: the others find it pending.
+    take: db.prepare("UPDATE pets SET status = 'pending', status_source = 'order', version = version + 1 WHERE id = ? AND status = 'available'"),
+    statusOf: db.prepare('SELECT status FROM pets WHERE id = ?'),
+    insert: db.prepare(
+      "INSERT INTO orders (pet_id, owner, status, created_at, updated_at, created_by_request) VALUES (?, ?, 'placed', ?, ?, NULL) RETURNING id, pet_id AS petId, status, created_at AS createdAt, updated_at AS updatedAt",
+    ),
+  };
+  // better-sqlite3's transaction function, as its docs show: BEGIN, the function, COMMIT (ROLLBACK if it throws).
+  const place = db.transaction((petId, owner) => {
+    if (statements.take.run(petId).changes === 0) {
+      const pet = statements.statusOf.get(petId);
+      return pet ? { outcome: 'not_available', status: pet.status } : { outcome: 'no_pet' };
+    }
+    const at = new Date().toISOString();
+    return { outcome: 'placed', order: statements.insert.get(petId, owner, at, at) };
+  });
+  return { place };
 }
 
 const TAG_BYTES = 16;

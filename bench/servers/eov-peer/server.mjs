@@ -10,10 +10,13 @@
 //                                              limits (express-rate-limit, its MemoryStore);
 //                                              without a valid key, per IP
 //   express.json()                             the body parser express-openapi-validator needs
-//   OpenApiValidator.middleware()              the contract openapi/v1/openapi.yaml:
-//                                              validateRequests, validateSecurity (its handler
-//                                              refuses a request without a caller: 401)
-//   routes, error handler                      better-sqlite3; the contract's Error object
+//   OpenApiValidator.middleware() x 2          the contracts openapi/v1/openapi.yaml and
+//                                              openapi/v2/openapi.yaml, one validator each (its
+//                                              guide "Multiple API specs"): validateRequests,
+//                                              validateSecurity (its handler refuses a request
+//                                              without a caller: 401)
+//   routes, error handler                      better-sqlite3 (placeOrder in a db.transaction);
+//                                              the contract's Error object
 //
 // Its packages come from bench/servers/eov-peer/node_modules only (its own
 // package.json, installed by the bench), never from the project's.
@@ -34,6 +37,7 @@ import {
   errorBody,
   keyCheck,
   openDatabase,
+  orderStore,
   petStore,
   settings,
   stopOnSignals,
@@ -52,6 +56,9 @@ assertOwnPackages(import.meta.url, (name) => import.meta.resolve(name), [
 const db = openDatabase(Database, settings.databaseFile);
 const authenticate = keyCheck(db);
 const pets = petStore(db);
+const orders = orderStore(db);
+/** Every path the API serves under: the v1 operations, and v2's placeOrder. */
+const API_PATHS = [settings.basePath, settings.v2BasePath];
 const PATHS = { listPets: '/pets', createPet: '/pets', getPet: '/pets/{petId}' };
 
 // pino's asynchronous file destination, as pino's docs show it; flushed when the server stops.
@@ -82,7 +89,7 @@ app.get('/healthz', (_req, res) => {
 });
 
 // Who is calling: a refusal is remembered, not answered yet, so the IP window counts it.
-app.use(settings.basePath, (req, _res, next) => {
+app.use(API_PATHS, (req, _res, next) => {
   const { caller, failure } = authenticate(req.headers.authorization);
   req.caller = caller;
   req.authFailure = failure;
@@ -98,8 +105,9 @@ const tooMany = (window) => (req) =>
     'rate_limited',
     `rate limit exceeded: the ${req.caller ? `API key's ${window} limit` : 'limit for requests without a valid API key'} is ${req[`rateLimit_${window}`].limit} requests`,
   );
+// One pair of limiters for both versions: a key's requests count together, as the project counts them.
 app.use(
-  settings.basePath,
+  API_PATHS,
   rateLimit({
     windowMs: 24 * 60 * 60 * 1000,
     limit: (req) => req.caller.perDay,
@@ -125,22 +133,32 @@ app.use(
 
 // express-openapi-validator parses no bodies itself.
 app.use(express.json({ limit: '1mb' }));
-app.use(
-  OpenApiValidator.middleware({
-    apiSpec: settings.contract,
-    validateRequests: true,
-    validateResponses: false,
-    validateSecurity: {
-      handlers: {
-        // The key was looked up above (before the rate limits, which count per caller).
-        bearerAuth(req) {
-          if (req.caller) return true;
-          throw Object.assign(new Error(req.authFailure), { status: 401 });
+// One validator per contract, as its guide to multiple API specs shows. The contracts' first
+// servers are a variable (`{base_url}`), from which the validator derives the base path `/`: each
+// would claim the other's paths (a 404), so each ignores the paths outside its version (its
+// `ignorePaths` option) and lets them through to the other.
+for (const [apiSpec, basePath] of [
+  [settings.contract, settings.basePath],
+  [settings.v2Contract, settings.v2BasePath],
+]) {
+  app.use(
+    OpenApiValidator.middleware({
+      apiSpec,
+      ignorePaths: (path) => !path.startsWith(`${basePath}/`),
+      validateRequests: true,
+      validateResponses: false,
+      validateSecurity: {
+        handlers: {
+          // The key was looked up above (before the rate limits, which count per caller).
+          bearerAuth(req) {
+            if (req.caller) return true;
+            throw Object.assign(new Error(req.authFailure), { status: 401 });
+          },
         },
       },
-    },
-  }),
-);
+    }),
+  );
+}
 
 const deprecated = new Map();
 /** Sets the deprecation headers of a deprecated operation (from its extensions in the contract). */
@@ -180,6 +198,21 @@ app.get(`${settings.basePath}/pets/:petId`, (req, res) => {
 });
 app.get(`${settings.basePath}/store/orders`, (_req, res) => {
   res.status(501).json(errorBody(501, 'not_implemented', 'listStoreOrders is declared in the contract but not implemented yet'));
+});
+// v2 placeOrder: the body validated by the v2 validator (NewOrder: petId only, no other property).
+app.post(`${settings.v2BasePath}/store/orders`, (req, res) => {
+  const { petId } = req.body;
+  const placement = orders.place(petId, req.caller.principal);
+  if (placement.outcome === 'placed') {
+    res
+      .status(201)
+      .set({ Location: `${settings.v2BasePath}/store/orders/${placement.order.id}`, ETag: '"1"' })
+      .json(placement.order);
+  } else if (placement.outcome === 'no_pet') {
+    res.status(404).json(errorBody(404, 'not_found', `pet ${petId} does not exist`));
+  } else {
+    res.status(409).json(errorBody(409, 'pet_not_available', `pet ${petId} is ${placement.status}, not available`));
+  }
 });
 app.use((_req, res) => {
   res.status(404).json(errorBody(404, 'not_found', 'no such route: see /docs for the API reference'));
