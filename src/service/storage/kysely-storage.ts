@@ -107,6 +107,7 @@ class KyselyPetRepository implements PetRepository {
       list: prepare(pets.where('id', '>', 0).orderBy('id').limit(pageLimit(1)), [0, 1]),
       listByStatus: prepare(pets.where('status', '=', 'available').where('id', '>', 0).orderBy('id').limit(pageLimit(1)), ['available', 0, 1]),
       get: prepare(pets.where('id', '=', 0), [0]),
+      getVersioned: prepare(db.selectFrom('pets').select([...PET_COLUMNS, 'version']).where('id', '=', 0), [0]),
       // `is not null` lets PostgreSQL use the partial unique index on the column.
       createdBy: prepare(pets.where('created_by_request', '=', -1).where('created_by_request', 'is not', null), [-1]),
       create: prepare(
@@ -136,11 +137,7 @@ class KyselyPetRepository implements PetRepository {
   }
 
   async getVersioned(id: number): Promise<VersionedPet | undefined> {
-    const row = await this.db
-      .selectFrom('pets')
-      .select([...PET_COLUMNS, 'version'])
-      .where('id', '=', id)
-      .executeTakeFirst();
+    const [row] = await this.run(this.queries.getVersioned(id));
     return row && { pet: { id: row.id, name: row.name, categoryId: row.categoryId, status: row.status }, version: row.version };
   }
 
