@@ -28,5 +28,8 @@ export const ENUM_COVERS_EVERY_CODE: [Exclude<EngineErrorCode | ServiceErrorCode
 
 /** Error bodies for the statuses handlers return themselves. */
 export const notFound = (message: string) => errorBody(404, 'not_found', message);
+/** A page cursor this server did not issue for this query (listPets, listStoreOrders). */
+export const cursorNotIssued = () =>
+  errorBody(400, 'invalid_request', 'query.cursor was not issued by this server for this limit and status: follow the Link header of the previous page');
 export const staffOnly = (message: string) => errorBody(403, 'staff_only', message);
 export const conflict = <C extends 'pet_not_available' | 'invalid_transition'>(code: C, message: string) => errorBody(409, code, message);

@@ -19,6 +19,11 @@ export async function rawRows(databaseUrl: string, table: string): Promise<Recor
       db.close();
     }
   }
+  return withPostgres(databaseUrl, async (client) => (await client.query(`select * from "${table}"`)).rows as Record<string, unknown>[]);
+}
+
+/** A `pg` client on a `postgres://...[?schema=NAME]` URL, its search path the schema a test app was given. */
+async function withPostgres<T>(databaseUrl: string, work: (client: pg.Client) => Promise<T>): Promise<T> {
   const url = new URL(databaseUrl);
   const schema = url.searchParams.get('schema');
   url.searchParams.delete('schema');
@@ -26,7 +31,8 @@ export async function rawRows(databaseUrl: string, table: string): Promise<Recor
   const client = new pg.Client({ connectionString: url.toString() });
   await client.connect();
   try {
-    return (await client.query(`select * from ${schema ? `"${schema}".` : ''}"${table}"`)).rows as Record<string, unknown>[];
+    if (schema) await client.query(`set search_path to "${schema}"`);
+    return await work(client);
   } finally {
     await client.end();
   }
@@ -53,20 +59,11 @@ export async function rawExecute(databaseUrl: string, statement: string, paramet
     }
     return;
   }
-  const url = new URL(databaseUrl);
-  const schema = url.searchParams.get('schema');
-  url.searchParams.delete('schema');
-  if (schema !== null && !/^[a-z_][a-z0-9_]*$/.test(schema)) throw new Error(`not a plain schema name: ${schema}`);
-  const client = new pg.Client({ connectionString: url.toString() });
-  await client.connect();
-  try {
-    if (schema) await client.query(`set search_path to "${schema}"`);
-    let index = 0;
-    await client.query(
+  let index = 0;
+  await withPostgres(databaseUrl, (client) =>
+    client.query(
       statement.replace(/\?/g, () => `$${++index}`),
       parameters,
-    );
-  } finally {
-    await client.end();
-  }
+    ),
+  );
 }

@@ -1,19 +1,10 @@
 import type { Handler } from './types';
-import { errorBody } from '@spec-first/engine';
+import { cursorNotIssued } from '../errors';
 
 export const listPets: Handler<'listPets', 'v1' | 'v2'> = async ({ query }, { pets, pages }) => {
   const { limit, status, cursor } = query;
   const after = cursor === undefined ? 0 : pages.open(cursor, { limit, status });
-  if (after === undefined) {
-    return {
-      status: 400,
-      body: errorBody(
-        400,
-        'invalid_request',
-        'query.cursor was not issued by this server for this limit and status: follow the Link header of the previous page',
-      ),
-    };
-  }
+  if (after === undefined) return { status: 400, body: cursorNotIssued() };
   // One more than asked: whether a next page exists, without counting.
   const found = await pets.list({ limit: limit + 1, status, after });
   if (found.length <= limit) return { status: 200, body: found };

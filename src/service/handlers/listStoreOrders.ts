@@ -1,21 +1,12 @@
 import type { Handler } from './types';
-import { errorBody } from '@spec-first/engine';
+import { cursorNotIssued } from '../errors';
 import { orderView } from '../adoption';
 
 /** A customer's own orders, or every order for staff, a page at a time (as listPets pages). */
 export const listStoreOrders: Handler<'listStoreOrders', 'v2'> = async ({ query }, { orders, pages, caller }) => {
   const { limit, status, cursor } = query;
   const after = cursor === undefined ? 0 : pages.open(cursor, { limit, status });
-  if (after === undefined) {
-    return {
-      status: 400,
-      body: errorBody(
-        400,
-        'invalid_request',
-        'query.cursor was not issued by this server for this limit and status: follow the Link header of the previous page',
-      ),
-    };
-  }
+  if (after === undefined) return { status: 400, body: cursorNotIssued() };
   const owner = caller.role === 'staff' ? undefined : caller.principal;
   // One more than asked: whether a next page exists, without counting.
   const found = await orders.list({ owner, status, limit: limit + 1, after });

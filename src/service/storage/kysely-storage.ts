@@ -107,7 +107,13 @@ class KyselyPetRepository implements PetRepository {
       list: prepare(pets.where('id', '>', 0).orderBy('id').limit(pageLimit(1)), [0, 1]),
       listByStatus: prepare(pets.where('status', '=', 'available').where('id', '>', 0).orderBy('id').limit(pageLimit(1)), ['available', 0, 1]),
       get: prepare(pets.where('id', '=', 0), [0]),
-      getVersioned: prepare(db.selectFrom('pets').select([...PET_COLUMNS, 'version']).where('id', '=', 0), [0]),
+      getVersioned: prepare(
+        db
+          .selectFrom('pets')
+          .select([...PET_COLUMNS, 'version'])
+          .where('id', '=', 0),
+        [0],
+      ),
       // `is not null` lets PostgreSQL use the partial unique index on the column.
       createdBy: prepare(pets.where('created_by_request', '=', -1).where('created_by_request', 'is not', null), [-1]),
       create: prepare(
