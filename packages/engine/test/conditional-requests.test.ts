@@ -81,6 +81,8 @@ interface Stored {
   version: number;
 }
 const store = new Map<number, Stored>();
+/** Whether getNote gives its version (a handler may not). */
+let versioned = true;
 const tick = () => new Promise((resolve) => setTimeout(resolve, 5));
 
 /** A write as a store writes it: check the version read, then compare-and-set, and check again when someone else won. */
@@ -101,7 +103,8 @@ const handlers = {
   getNote: async ({ params }: { params: { noteId: number } }) => {
     const found = store.get(params.noteId);
     if (!found) return { status: 404, body: { code: 'not_found', message: `note ${params.noteId} does not exist`, status: 404 } };
-    return { status: 200, body: { id: params.noteId, text: found.text }, etag: String(found.version) };
+    const body = { id: params.noteId, text: found.text };
+    return versioned ? { status: 200, body, etag: String(found.version) } : { status: 200, body };
   },
   updateNote: async ({ params, body, conditions }: { params: { noteId: number }; body: { text: string }; conditions: Conditions }) =>
     write(params.noteId, body.text, conditions),
@@ -159,6 +162,16 @@ describe('ETag and If-None-Match on a read that declares 304', () => {
   it('answers 200 when If-None-Match names another version', async () => {
     const res = await get({ 'If-None-Match': '"2", W/"3"' }).expect(200);
     expect(res.body).toEqual({ id: 1, text: 'first' });
+  });
+
+  it('a read whose handler gives no version answers in full, whatever If-None-Match says', async () => {
+    versioned = false;
+    try {
+      const res = await get({ 'If-None-Match': '"1"' }).expect(200);
+      expect(res.headers.etag).toBeUndefined();
+    } finally {
+      versioned = true;
+    }
   });
 
   it('refuses a malformed If-None-Match: 400', async () => {

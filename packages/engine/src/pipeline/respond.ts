@@ -224,7 +224,8 @@ function conditionalAnswer(
   const succeeded = answer.status >= 200 && answer.status < 300;
   if (!succeeded) return answer.etag === undefined ? answer : { ...answer, etag: undefined };
   if (answer.etag === undefined) {
-    if (conditions?.present && !conditions.checked) {
+    // A read without a version answers in full (nothing to compare); a write must have checked before it wrote.
+    if (conditions?.present && !conditions.checked && !isSafeMethod(method)) {
       throw new Error(`${method} answered ${answer.status} with no etag and without checking If-Match / If-None-Match (request.conditions.check)`);
     }
     return answer;
