@@ -333,7 +333,7 @@ describe('against the database of a running server', () => {
     const rotated = runKeysCli(['rotate', String(id)], env);
     expect(rotated.status).toBe(0);
     expect(rotated.stdout).toMatch(new RegExp(`^${KEY.source}\\n$`)); // printed once, alone
-    expect(rotated.stderr).toMatch(new RegExp(`^rotated key ${id} \\(free, to rotate\\): the old secret is refused within 2 s`));
+    expect(rotated.stderr).toMatch(new RegExp(`^rotated key ${id} \\(free, customer, to rotate\\): the old secret is refused within 2 s`));
     const fresh = rotated.stdout.trim();
     expect(fresh).not.toBe(old);
     let remaining = NaN;

@@ -57,6 +57,12 @@ function baseParams(operation: Operation): Record<string, unknown> {
   );
 }
 
+/** A body's base value; a stream of items gets one (an empty stream is no body at all). */
+function baseBody(body: NonNullable<Operation['body']>): unknown {
+  const value = baseValue(body.schema);
+  return body.kind === 'items' && Array.isArray(value) && value.length === 0 ? [baseValue(body.schema.items ?? {})] : value;
+}
+
 /** Text with an unpaired UTF-16 surrogate: no URL, header or cookie can carry it (it has no UTF-8). */
 const unpaired = (value: unknown): boolean =>
   !everyString(value, (text) => !/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/.test(text));
@@ -98,7 +104,7 @@ function positiveCases(operation: Operation, seed: number, maxExamples: number):
   const cases: Case[] = [];
   // A required parameter only the server can fill: no request can be made up that must succeed.
   if (operation.parameters.some((parameter) => parameter.required && parameter.issuedByServer)) return cases;
-  const body = operation.body ? baseValue(operation.body.schema) : undefined;
+  const body = operation.body ? baseBody(operation.body) : undefined;
   const positive = (label: string, input: Partial<RequestInput>, usesKnownIds = true): Case => ({
     operation,
     kind: 'positive',
@@ -144,7 +150,12 @@ function positiveCases(operation: Operation, seed: number, maxExamples: number):
   );
   const arbitrary = fc.record({
     params: paramsArbitrary,
-    body: operation.body?.kind === 'json' ? arbitraryFor(operation.body.schema) : fc.constant(body),
+    body:
+      operation.body?.kind === 'json'
+        ? arbitraryFor(operation.body.schema)
+        : operation.body?.kind === 'items'
+          ? arbitraryFor(operation.body.schema).map((items) => (Array.isArray(items) && items.length === 0 ? body : items))
+          : fc.constant(body),
   });
   fc.sample(arbitrary, { seed, numRuns: maxExamples }).forEach((sample, index) => {
     // A parameter value no request can carry (an unpaired surrogate in a URL) makes no case.
@@ -160,7 +171,7 @@ function positiveCases(operation: Operation, seed: number, maxExamples: number):
 
 function negativeCases(operation: Operation): Case[] {
   const cases: Case[] = [];
-  const body = operation.body ? baseValue(operation.body.schema) : undefined;
+  const body = operation.body ? baseBody(operation.body) : undefined;
   const negative = (label: string, input: Partial<RequestInput>, expectedStatuses = REJECTION_STATUSES): Case => ({
     operation,
     kind: 'negative',
@@ -199,7 +210,7 @@ function negativeCases(operation: Operation): Case[] {
   }
   if (operation.body) {
     const json = operation.body.kind === 'json';
-    if (json) {
+    if (json || operation.body.kind === 'items') {
       for (const violation of violations(operation.body.schema)) cases.push(negative(`body: ${violation.label}`, { body: violation.value }));
       cases.push(negative('body: malformed JSON', { rawBody: '{"name": "unterminated', contentType: operation.body.mediaType }));
     }
@@ -219,7 +230,7 @@ function authCases(operation: Operation): Case[] {
     operation,
     kind: 'auth',
     label,
-    input: { params: baseParams(operation), ...(operation.body && { body: baseValue(operation.body.schema) }), auth: mode },
+    input: { params: baseParams(operation), ...(operation.body && { body: baseBody(operation.body) }), auth: mode },
     usesKnownIds: true,
     expectedStatuses: [401],
   });

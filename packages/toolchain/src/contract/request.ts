@@ -153,8 +153,13 @@ export function buildRequest(operation: Operation, input: RequestInput, target: 
 }
 
 /** A body value in its media type's form. */
-function encodeBody({ kind, schema }: NonNullable<Operation['body']>, value: unknown): HttpRequest['body'] {
+function encodeBody({ kind, schema, mediaType }: NonNullable<Operation['body']>, value: unknown): HttpRequest['body'] {
   if (kind === 'json') return JSON.stringify(value);
+  if (kind === 'items') {
+    // One JSON value per line (a JSON text sequence: each after RS); a value that is not a list is sent as one item.
+    const separator = mediaType.split(';')[0]!.trim().toLowerCase() === 'application/json-seq' ? '\x1e' : '';
+    return (Array.isArray(value) ? value : [value]).map((item) => `${separator}${JSON.stringify(item)}\n`).join('');
+  }
   if (kind === 'text') return asText(value);
   if (kind === 'binary') return PNG_1X1;
   const fields = value !== null && typeof value === 'object' ? Object.entries(value) : [];

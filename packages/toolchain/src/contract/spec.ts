@@ -77,7 +77,11 @@ export interface Operation {
   secured: boolean;
 }
 
-export type BodyKind = 'json' | 'form' | 'multipart' | 'text' | 'binary';
+/** How a body is written: `items` is a stream of JSON values (JSON Lines, JSON text sequences), its schema the array they form. */
+export type BodyKind = 'json' | 'items' | 'form' | 'multipart' | 'text' | 'binary';
+
+/** The sequential JSON media types a request body is sent in as items. */
+export const ITEM_MEDIA_TYPES = ['application/jsonl', 'application/x-ndjson', 'application/x-jsonlines', 'application/jsonlines', 'application/json-seq'];
 
 /** A security scheme, as a client presents credentials for it. */
 export interface SecurityScheme {
@@ -244,6 +248,7 @@ const isJson = (mediaType: string): boolean => /^application\/(.+\+)?json$/i.tes
 function bodyKindOf(mediaType: string): BodyKind | 'xml' {
   const essence = mediaType.split(';')[0]!.trim().toLowerCase();
   if (isJson(essence)) return 'json';
+  if (ITEM_MEDIA_TYPES.includes(essence)) return 'items';
   if (/[/+]xml$/.test(essence)) return 'xml';
   if (essence === 'application/x-www-form-urlencoded') return 'form';
   if (essence === 'multipart/form-data') return 'multipart';
@@ -350,7 +355,11 @@ export function contractOf(parsed: unknown, basePath?: string): Contract {
             mediaTypes: Object.keys(raw.requestBody!.content),
             mediaType: chosen[0],
             kind: bodyKindOf(chosen[0]) as BodyKind,
-            schema: directional(chosen[1]?.schema ?? {}, 'readOnly'),
+            // A stream's items (3.2 `itemSchema`) are generated as the list they form.
+            schema: directional(
+              chosen[1]?.itemSchema !== undefined ? ({ type: 'array', items: chosen[1].itemSchema } as Schema) : (chosen[1]?.schema ?? {}),
+              'readOnly',
+            ),
           },
         }),
         responses,
