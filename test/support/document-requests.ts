@@ -294,9 +294,14 @@ export function present(
   return true;
 }
 
-/** The request body of a media type: JSON text, a form, multipart FormData, bytes or text. */
-export function bodyFor(mediaType: string, schema: Schema | undefined): { body: RequestBody; contentType?: string } {
+/** The request body of a media type: JSON text, JSON items (one per line), a form, multipart FormData, bytes or text. */
+export function bodyFor(mediaType: string, schema: Schema | undefined, itemSchema?: Schema): { body: RequestBody; contentType?: string } {
   const essence = mediaType.split(';')[0]!.trim().toLowerCase();
+  if (ITEM_MEDIA_TYPES.has(essence)) {
+    // A stream of items (3.2 `itemSchema`, or a 3.1 array schema): one sample item, as a line (after RS in a JSON text sequence).
+    const item = sampleOf(itemSchema ?? (schema?.['items'] as Schema | undefined) ?? schema);
+    return { body: `${essence === 'application/json-seq' ? '\x1e' : ''}${JSON.stringify(item)}\n`, contentType: essence };
+  }
   const value = sampleOf(schema);
   if (essence === 'application/json' || essence.endsWith('+json')) return { body: JSON.stringify(value), contentType: mediaType };
   if (essence === 'application/x-www-form-urlencoded') {
@@ -320,6 +325,8 @@ export function bodyFor(mediaType: string, schema: Schema | undefined): { body: 
   if (essence.startsWith('text/')) return { body: typeof value === 'string' ? value : JSON.stringify(value), contentType: mediaType };
   return { body: new Blob([PNG_1X1]), contentType: essence.includes('*') ? 'application/octet-stream' : essence };
 }
+
+const ITEM_MEDIA_TYPES = new Set(['application/jsonl', 'application/x-ndjson', 'application/x-jsonlines', 'application/jsonlines', 'application/json-seq']);
 
 const PNG_1X1 = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==', 'base64');
 
@@ -380,7 +387,7 @@ export function validRequest(
   };
   const content = Object.entries(op.operation['requestBody']?.['content'] ?? {}).find(([mediaType]) => servedMediaType(mediaType));
   if (content) {
-    const { body, contentType } = bodyFor(content[0], content[1]['schema']);
+    const { body, contentType } = bodyFor(content[0], content[1]['schema'], content[1]['itemSchema'] as Schema | undefined);
     request.body = body;
     if (contentType) request.headers['content-type'] = contentType;
   }
