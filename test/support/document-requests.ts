@@ -294,6 +294,15 @@ export function present(
   return true;
 }
 
+/** A schema that is a local `$ref` (`#/components/...`), as the reference names it: the bundler leaves 3.2's `itemSchema` unresolved. */
+function localTarget(document: Document, schema: Schema | undefined): Schema | undefined {
+  const ref = schema?.['$ref'];
+  if (typeof ref !== 'string' || !ref.startsWith('#/')) return schema;
+  let node: unknown = document;
+  for (const part of ref.slice(2).split('/')) node = (node as Record<string, unknown> | undefined)?.[part.replace(/~1/g, '/').replace(/~0/g, '~')];
+  return node as Schema | undefined;
+}
+
 /** The request body of a media type: JSON text, JSON items (one per line), a form, multipart FormData, bytes or text. */
 export function bodyFor(mediaType: string, schema: Schema | undefined, itemSchema?: Schema): { body: RequestBody; contentType?: string } {
   const essence = mediaType.split(';')[0]!.trim().toLowerCase();
@@ -387,7 +396,7 @@ export function validRequest(
   };
   const content = Object.entries(op.operation['requestBody']?.['content'] ?? {}).find(([mediaType]) => servedMediaType(mediaType));
   if (content) {
-    const { body, contentType } = bodyFor(content[0], content[1]['schema'], content[1]['itemSchema'] as Schema | undefined);
+    const { body, contentType } = bodyFor(content[0], content[1]['schema'], localTarget(document, content[1]['itemSchema'] as Schema | undefined));
     request.body = body;
     if (contentType) request.headers['content-type'] = contentType;
   }
