@@ -237,8 +237,10 @@ describe('updatePet', () => {
     await patchPet(staff, petId, { status: 'available' }, { 'If-Match': sold }).expect(409);
   });
 
-  it('staff may set a status directly (no order): a pet set sold cannot be ordered', async () => {
+  it('staff may set a status directly (no order): a pet set sold cannot be ordered; only an order makes a pet pending (409)', async () => {
     const petId = await newPet();
+    expect((await patchPet(staff, petId, { status: 'pending' }, { 'If-Match': '"1"' }).expect(409)).body.code).toBe('invalid_transition');
+    expect(await petOf(petId)).toBe('available');
     await patchPet(staff, petId, { status: 'sold' }, { 'If-Match': '"1"' }).expect(200);
     await place(customer, petId).expect(409);
   });

@@ -89,12 +89,15 @@ export interface paths {
         head?: never;
         /**
          * Change an animal (staff)
-         * @description Staff only (a customer key gets 403 `staff_only`). The body is a JSON
+         * @description Staff only (a customer key gets 403 `staff_only`, once it sends
+         *     `If-Match`: the precondition is checked first, so without it the
+         *     answer is 428 whoever asks). The body is a JSON
          *     Merge Patch (RFC 7396) of `name`, `categoryId` and `status`: the
          *     members it has replace the animal's, the others stay (none may be
          *     `null`: every field of an animal is required). `If-Match` with the
          *     animal's current `ETag` is required. A status change while the animal
-         *     has a `placed` or `completed` order is a 409 `invalid_transition`.
+         *     has a `placed` or `completed` order is a 409 `invalid_transition`,
+         *     as is setting `pending` (only an order makes an animal pending).
          */
         patch: operations["updatePet"];
         trace?: never;
@@ -159,7 +162,8 @@ export interface paths {
          *     animal is `available` again) or to `completed` (staff only, else 403
          *     `staff_only`: the animal is `sold`). Any other change is a 409
          *     `invalid_transition`. `If-Match` with the order's current `ETag` is
-         *     required (428 without it, 412 with a stale one; nothing changes).
+         *     required (428 without it, before any other check; 412 with a stale
+         *     one; nothing changes).
          */
         patch: operations["updateOrder"];
         trace?: never;

@@ -83,6 +83,8 @@ interface Stored {
 const store = new Map<number, Stored>();
 /** Whether getNote gives its version (a handler may not). */
 let versioned = true;
+/** Whether getNote checks the conditions itself, as a write does (a read may). */
+let checking = false;
 const tick = () => new Promise((resolve) => setTimeout(resolve, 5));
 
 /** A write as a store writes it: check the version read, then compare-and-set, and check again when someone else won. */
@@ -100,9 +102,10 @@ async function write(id: number, text: string, conditions: Conditions) {
 }
 
 const handlers = {
-  getNote: async ({ params }: { params: { noteId: number } }) => {
+  getNote: async ({ params, conditions }: { params: { noteId: number }; conditions: Conditions }) => {
     const found = store.get(params.noteId);
     if (!found) return { status: 404, body: { code: 'not_found', message: `note ${params.noteId} does not exist`, status: 404 } };
+    if (checking) conditions.check(String(found.version));
     const body = { id: params.noteId, text: found.text };
     return versioned ? { status: 200, body, etag: String(found.version) } : { status: 200, body };
   },
@@ -156,6 +159,16 @@ describe('ETag and If-None-Match on a read that declares 304', () => {
       expect([value, res.status]).toEqual([value, 304]);
       expect(res.headers.etag).toBe('"1"');
       expect(res.text ?? '').toBe('');
+    }
+  });
+
+  it('a read whose handler checks the conditions itself still answers 304 for a matching If-None-Match, never 412', async () => {
+    checking = true;
+    try {
+      await get({ 'If-None-Match': '"1"' }).expect(304);
+      await get({ 'If-None-Match': '"0"' }).expect(200);
+    } finally {
+      checking = false;
     }
   });
 

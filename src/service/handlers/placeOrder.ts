@@ -41,7 +41,11 @@ async function placed(orders: OrderRepository, petId: number, owner: string, req
       return { status: 201, body: orderView(placement.order) };
     case 'no_pet':
       return { status: 404, body: notFound(`pet ${petId} does not exist`) };
-    case 'not_available':
+    case 'not_available': {
+      // A retry that took over a claim whose first attempt was still placing: that order is this request's.
+      const own = request === undefined ? undefined : await orders.createdBy(request);
+      if (own) return { status: 201, body: orderView(own) };
       return { status: 409, body: conflict('pet_not_available', `pet ${petId} is ${placement.status}, not available`) };
+    }
   }
 }

@@ -17,6 +17,13 @@ export const updatePet: Handler<'updatePet', 'v2'> = async ({ params, body, cond
     const current = await pets.getVersioned(params.petId);
     if (!current) return missing;
     conditions.check(String(current.version));
+    // Pending means "one placed order": only an order makes a pet pending.
+    if (body.status === 'pending' && current.pet.status !== 'pending') {
+      return {
+        status: 409,
+        body: conflict('invalid_transition', `pet ${params.petId} cannot be set pending: a pet is pending while an order for it is placed`),
+      };
+    }
     const result = await pets.update(params.petId, body, current.version);
     if (result.outcome === 'updated') return { status: 200, body: result.pet.pet, etag: String(result.pet.version) };
     if (result.outcome === 'missing') return missing;

@@ -74,6 +74,8 @@ export class RequestConditions implements Preconditions {
   constructor(
     readonly ifMatch: TagCondition | undefined,
     readonly ifNoneMatch: TagCondition | undefined,
+    /** GET or HEAD: a matching If-None-Match is a 304 after the handler answered, never a 412 (RFC 9110 13.1.2). */
+    private readonly read = false,
   ) {}
 
   get present(): boolean {
@@ -89,7 +91,7 @@ export class RequestConditions implements Preconditions {
         tag,
       );
     }
-    if (this.ifNoneMatch !== undefined && conditionMatches(this.ifNoneMatch, tag, weakMatch)) {
+    if (!this.read && this.ifNoneMatch !== undefined && conditionMatches(this.ifNoneMatch, tag, weakMatch)) {
       throw preconditionFailed(
         this.ifNoneMatch === '*' ? 'If-None-Match: * and the resource exists' : `If-None-Match names the current version ${formatTag(tag!)}`,
         tag,
@@ -112,8 +114,11 @@ export class RequestConditions implements Preconditions {
 
 const SAFE_METHODS = new Set(['get', 'head', 'options', 'trace', 'query']);
 
-/** Whether a method only reads (a 304 applies; a write needs its conditions checked before it writes). */
+/** Whether a method only reads (a write needs its conditions checked before it writes). */
 export const isSafeMethod = (method: string): boolean => SAFE_METHODS.has(method.toLowerCase());
+
+/** GET and HEAD: the only methods a matching If-None-Match answers 304 (RFC 9110 13.1.2); others get 412. */
+export const isRetrieval = (method: string): boolean => /^(get|head)$/i.test(method);
 
 /**
  * Reads the declared condition headers of a request: a malformed one is a
@@ -131,7 +136,7 @@ export function readConditions(facts: ConditionalFacts, method: string, header: 
     }
     return condition;
   };
-  const conditions = new RequestConditions(parse('If-Match', facts.ifMatch), parse('If-None-Match', facts.ifNoneMatch));
+  const conditions = new RequestConditions(parse('If-Match', facts.ifMatch), parse('If-None-Match', facts.ifNoneMatch), isRetrieval(method));
   if (facts.requiresCondition && !conditions.present && !isSafeMethod(method)) {
     const names = [facts.ifMatch && 'If-Match', facts.ifNoneMatch && 'If-None-Match'].filter(Boolean).join(' or ') || 'If-Match';
     throw new ApiError(428, 'precondition_required', `this request must be conditional: send ${names} with the ETag of the version you read`);

@@ -14,7 +14,15 @@ import { isItemSource, sendItems, sequentialFormat, type ItemSource } from '../r
 import type { SchemaValidator } from '../contract/schemas';
 import type { Stage } from '../stage/stage';
 import { contextOf, type OutgoingResponse, type StreamRecord } from '../context/request-context';
-import { isSafeMethod, NO_PRECONDITIONS, tagOf, type ConditionalFacts, type Preconditions, type RequestConditions } from '../conditions/preconditions';
+import {
+  isRetrieval,
+  isSafeMethod,
+  NO_PRECONDITIONS,
+  tagOf,
+  type ConditionalFacts,
+  type Preconditions,
+  type RequestConditions,
+} from '../conditions/preconditions';
 import { formatTag } from '../conditions/entity-tags';
 import { asErrorBody } from '../errors/api-error';
 import { sendError } from '../response/send-error';
@@ -232,9 +240,9 @@ function conditionalAnswer(
   }
   const tag = tagOf(answer.etag);
   const headers = facts?.etagStatuses.has(answer.status) ? { ...answer.headers, ETag: formatTag(tag) } : answer.headers;
-  if (conditions !== undefined && isSafeMethod(method)) {
+  if (conditions !== undefined && isRetrieval(method)) {
     if (conditions.notModified(tag) && facts?.notModified) return { status: 304, headers };
-  } else if (conditions?.present && !conditions.checked) {
+  } else if (conditions?.present && !conditions.checked && !isSafeMethod(method)) {
     throw new Error(`${method} answered ${answer.status} without checking If-Match / If-None-Match (request.conditions.check)`);
   }
   return { ...answer, headers };

@@ -271,17 +271,23 @@ function covers(declared: string, received: string): boolean {
  * an expected 4xx for a negative or auth case.
  */
 /**
- * Refusals a request valid against the schemas may still get, by the state of
- * what it names or the caller's role, when the operation declares them: 403
- * (the caller may not), 404 (a resource its body names does not exist), 409
- * (the resource's state forbids it). A 400 or 422 is never one: valid data
- * must be accepted.
+ * Refusals a request valid against the schemas may still get, when the
+ * operation declares them: 403 (the caller's role may not), and, for a
+ * request that names a resource (an item path, or a body property named as
+ * an item path's parameter), 404 (it does not exist) and 409 (its state
+ * forbids it). A 400 or 422 is never one: valid data must be accepted.
  */
-const STATE_REFUSALS = ['403', '404', '409'];
+const ROLE_REFUSALS = ['403'];
+const STATE_REFUSALS = ['404', '409'];
 /** Refusals of a conditional write whose current tag the fuzzer could not read (it sent none, or one from the schema). */
 const CONDITION_REFUSALS = ['412', '428'];
 
-export function checkOutcome(test: Case, response: HttpResponse, resourceMayBeMissing: boolean, tagUnknown = false): CheckFailure[] {
+export function checkOutcome(
+  test: Case,
+  response: HttpResponse,
+  resourceMayBeMissing: boolean,
+  { tagUnknown = false, namesResource = false }: { tagUnknown?: boolean; namesResource?: boolean } = {},
+): CheckFailure[] {
   const { operation } = test;
   if (response.status >= 500) return []; // already not_a_server_error
   if (test.kind === 'positive') {
@@ -289,7 +295,8 @@ export function checkOutcome(test: Case, response: HttpResponse, resourceMayBeMi
     const sent = (name: string) =>
       operation.parameters.some((p) => p.in === 'header' && p.name.toLowerCase() === name && test.input.params[p.name] !== undefined);
     const refusals = [
-      ...STATE_REFUSALS,
+      ...ROLE_REFUSALS,
+      ...(namesResource ? STATE_REFUSALS : []),
       ...(tagUnknown ? CONDITION_REFUSALS : []),
       // A tag the client holds may be the current one: then the read is a 304 (RFC 9110 13.1.2).
       ...(sent('if-none-match') ? ['304'] : []),

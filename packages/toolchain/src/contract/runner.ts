@@ -230,7 +230,10 @@ export async function runContract(options: ContractOptions): Promise<ContractRes
         const { request, resourceMayBeMissing } = requestFor(sent, index, known, target);
         // A positive write under If-Match carries the current tag of its target, read just before (when the contract says where).
         const tagUnknown = test.kind === 'positive' && conditionalFacts(operation).ifMatch && !(await withCurrentTag(operation, request));
-        const response = await exchange(operation, test.kind, test.label, request, (answer) => checkOutcome(sent, answer, resourceMayBeMissing, tagUnknown));
+        const namesResource = operation.parameters.some((p) => p.in === 'path') || namesReference(sent.input.body);
+        const response = await exchange(operation, test.kind, test.label, request, (answer) =>
+          checkOutcome(sent, answer, resourceMayBeMissing, { tagUnknown, namesResource }),
+        );
         // A mock's example (npm run mock) is not stored data: nothing to read back.
         if (!response || test.kind !== 'positive' || response.status >= 300 || response.headers['x-mock'] !== undefined) continue;
         const body = parseJson(response);
@@ -242,6 +245,11 @@ export async function runContract(options: ContractOptions): Promise<ContractRes
   } catch (error) {
     if (!(error instanceof RunStopped)) throw error;
     stoppedReason = error.message;
+  }
+
+  /** Whether a body names a resource by a property named as an item path's parameter (`petId`). */
+  function namesReference(body: unknown): boolean {
+    return body !== null && typeof body === 'object' && !Array.isArray(body) && Object.keys(body).some((name) => references.has(name));
   }
 
   /** A positive case whose body names a resource by a known id, every other case (the rest keep their generated values). */
