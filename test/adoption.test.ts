@@ -5,7 +5,8 @@
  * contract by the test client. The invariant of adoption-invariant.ts is
  * checked after the races.
  */
-import { startTestApp, type TestApp } from './support/test-app';
+import { appOn, startTestApp, type TestApp } from './support/test-app';
+import type { Storage } from '../src/service/storage';
 import { rawExecute } from './support/raw-rows';
 
 let t: TestApp;
@@ -88,6 +89,29 @@ describe('placeOrder', () => {
           .expect(422)
       ).body.code,
     ).toBe('idempotency_key_reused');
+  });
+
+  it('a retry that took over a claim its first attempt had already placed under answers that order, not 409', async () => {
+    // The first attempt's transaction commits while the retry, holding the claim, places: the retry finds the pet pending.
+    const firstAttemptCommitsMeanwhile: Storage = {
+      ...t.storage,
+      orders: {
+        ...t.storage.orders,
+        place: async (petId, owner, options) => {
+          await t.storage.orders.place(petId, owner, options);
+          return t.storage.orders.place(petId, owner, options);
+        },
+      },
+    };
+    const racing = await appOn(firstAttemptCommitsMeanwhile);
+    try {
+      const petId = await newPet();
+      const res = await racing.api.post('/v2/store/orders').set({ Authorization: customer, 'Idempotency-Key': 'taken-over' }).send({ petId }).expect(201);
+      expect(res.body).toMatchObject({ petId, status: 'placed' });
+      expect((await place(customer, petId).set('Idempotency-Key', 'taken-over').expect(201)).body).toEqual(res.body);
+    } finally {
+      await racing.close();
+    }
   });
 
   it('fifty customers ordering one pet at once, through two instances: exactly one 201 and 49 × 409', async () => {

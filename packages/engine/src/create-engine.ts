@@ -2,7 +2,7 @@ import path from 'node:path';
 import express, { type Express, type Request, type RequestHandler } from 'express';
 import helmet from 'helmet';
 import { deref } from './contract/refs';
-import type { OpenApiDocument } from './contract/document';
+import type { OpenApiDocument, SpecOperation } from './contract/document';
 import { loadContract } from './contract/load';
 import { responseConformance, type Violation } from './contract/response-conformance';
 import { schemaValidator, type SchemaValidator } from './contract/schemas';
@@ -14,7 +14,7 @@ import { buildOperationMocks, type OperationMock } from './mock/mock-responses';
 import { buildStatefulMocks, type StatefulOperation } from './mock/stateful-mock';
 import { listOperations } from './contract/document';
 import { errorMapper, unknownRoute, type EngineLogger } from './pipeline/error-response';
-import { conditionalFacts, readConditions } from './conditions/preconditions';
+import { conditionalFacts, readConditions, type ConditionalFacts } from './conditions/preconditions';
 import { declaresProblems } from './errors/problem-details';
 import { loggedPath } from './pipeline/logged-path';
 import { assemblePipeline, routeOf } from './pipeline/operation-pipeline';
@@ -223,10 +223,11 @@ export async function createEngine<Caller extends Principal = Principal>(options
   const hooks = options.hooks ?? {};
   const streams = { ...STREAM_DEFAULTS, ...options.streams };
   const mocks = options.mock ? new Map(documents.map((entry) => [entry.name, documentMocks(entry, options.mock === 'stateful', warnings)])) : undefined;
+  const problemApis = problemDocuments(apis);
 
   const shutdown = new AbortController();
   const operationOf = operationResolver(apis, Object.keys(options.routes ?? {}));
-  const phases = requestPhases({ options, documents, apis, mocks, keys, streams, hooks, logger, now, operationOf, shutdown: shutdown.signal });
+  const phases = requestPhases({ options, documents, apis, mocks, problemApis, keys, streams, hooks, logger, now, operationOf, shutdown: shutdown.signal });
 
   const app = express();
   app.disable('x-powered-by');
@@ -248,7 +249,6 @@ export async function createEngine<Caller extends Principal = Principal>(options
   // The documents and /docs count in the rate limit's window of a request without a key.
   mountDocs(app, apis, options.rateLimit && asMiddleware(options.rateLimit));
   app.use(unknownRoute);
-  const problemApis = problemDocuments(apis);
   app.use(
     errorMapper(logger, operationOf, now, (req) => {
       const version = contextOf(req).apiVersion;
@@ -274,6 +274,8 @@ interface PhaseParts<Caller extends Principal> {
   documents: ReadonlyArray<EngineDocument & { document: OpenApiDocument }>;
   apis: readonly ServedApi[];
   mocks: ReadonlyMap<string, DocumentMocks> | undefined;
+  /** The served versions whose documents declare problem details. */
+  problemApis: ReadonlySet<string>;
   keys: TokenSettings['keys'] | undefined;
   streams: StreamOptions;
   hooks: EngineHooks;
@@ -285,7 +287,7 @@ interface PhaseParts<Caller extends Principal> {
 
 /** Every phase of pipeline/phases.ts: the engine's stages, the user's parts plugged in where they go. */
 function requestPhases<Caller extends Principal>(parts: PhaseParts<Caller>): PhaseImplementations {
-  const { options, documents, apis, mocks, keys, streams, hooks, logger, now, operationOf, shutdown } = parts;
+  const { options, documents, apis, mocks, problemApis, keys, streams, hooks, logger, now, operationOf, shutdown } = parts;
   const { acceptAnyIssuerAndAudience: _any, jwksUrl: _url, ...claims } = options.tokens ?? {};
   const verifyToken = keys ? tokenVerifier({ ...claims, keys }) : undefined;
   const check: CredentialCheck = {
@@ -315,7 +317,12 @@ function requestPhases<Caller extends Principal>(parts: PhaseParts<Caller>): Pha
   );
   const streamSettings = new Map(apis.map((api) => [api.name, streamSettingsOf(api, streams, hooks, shutdown)]));
   const queryKeys = new Map(apis.map((api) => [api.name, apiKeyQueryNames(api.contract)]));
-  const problemApis = problemDocuments(apis);
+  // Read by two phases (preconditions, serialize): once per operation.
+  const facts = new Map<SpecOperation, ConditionalFacts | undefined>();
+  const conditionsOf = (op: SpecOperation, api: ServedApi): ConditionalFacts | undefined => {
+    if (!facts.has(op)) facts.set(op, conditionalFacts(api.contract, op));
+    return facts.get(op);
+  };
   const clientOf = options.streamClient ?? ((req: Request) => contextOf(req).caller?.principal ?? req.ip ?? 'unknown');
 
   return {
@@ -345,10 +352,10 @@ function requestPhases<Caller extends Principal>(parts: PhaseParts<Caller>): Pha
     validate: (op, api) => op && validations.get(api.name)!.body(op),
     negotiate: (op, api) => op && negotiation(representations(api.contract, op)),
     preconditions: (op, api) => {
-      const facts = op && conditionalFacts(api.contract, op);
-      if (!facts) return undefined;
+      const declared = op && conditionsOf(op, api);
+      if (!declared) return undefined;
       return (req) => {
-        contextOf(req).conditions = readConditions(facts, req.method, (name) => req.get(name));
+        contextOf(req).conditions = readConditions(declared, req.method, (name) => req.get(name));
       };
     },
     'stream-admission': streamAdmission({
@@ -373,7 +380,7 @@ function requestPhases<Caller extends Principal>(parts: PhaseParts<Caller>): Pha
       serializeStage(representations(api.contract, op), {
         validateResponses: options.validateResponses === true,
         streams: streamSettings.get(api.name)!,
-        conditional: conditionalFacts(api.contract, op),
+        conditional: conditionsOf(op, api),
         problems: problemApis.has(api.name),
       }),
   };

@@ -1,10 +1,6 @@
 import type { Handler } from './types';
-import { ApiError } from '@spec-first/engine';
-import { canSee, closingRefusal, orderView } from '../adoption';
+import { canSee, compareAndSet, orderView, roleRefusal, stateRefusal } from '../adoption';
 import { notFound } from '../errors';
-
-/** Tries before giving up on an order that keeps changing under `If-Match: *`. */
-const ATTEMPTS = 10;
 
 /**
  * Cancels or completes a placed order, if it is still the version `If-Match`
@@ -13,18 +9,16 @@ const ATTEMPTS = 10;
  * other gets 412. Checked in RFC 9110's order: whether the caller may (404,
  * 403), then the precondition (412), then the state (409).
  */
-export const updateOrder: Handler<'updateOrder', 'v2'> = async ({ params, body, conditions }, { orders, caller }) => {
-  for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
+export const updateOrder: Handler<'updateOrder', 'v2'> = async ({ params, body, conditions }, { orders, caller }) =>
+  compareAndSet(`order ${params.orderId}`, async () => {
     const order = await orders.get(params.orderId);
     if (!order || !canSee(caller, order)) return { status: 404, body: notFound(`order ${params.orderId} does not exist`) };
-    const refusal = body.status === 'completed' && caller.role !== 'staff' ? closingRefusal(caller, order, body.status) : undefined;
-    if (refusal) return refusal;
+    const refused = roleRefusal(caller, body.status);
+    if (refused) return refused;
     conditions.check(String(order.version));
-    const state = closingRefusal(caller, order, body.status);
-    if (state) return state;
+    const moved = stateRefusal(order, body.status);
+    if (moved) return moved;
     const closed = await orders.close(order.id, body.status, order.version);
-    if (closed) return { status: 200, body: orderView(closed), etag: String(closed.version) };
-    // It changed since it was read. Checked again, a tag that named the old version is a 412 now.
-  }
-  throw new ApiError(412, 'precondition_failed', `order ${params.orderId} kept changing: read it again, then retry`);
-};
+    // Undefined: it changed since it was read, and is read and checked again.
+    return closed && { status: 200, body: orderView(closed), etag: String(closed.version) };
+  });

@@ -144,7 +144,7 @@ class KyselyPetRepository implements PetRepository {
 
   async getVersioned(id: number): Promise<VersionedPet | undefined> {
     const [row] = await this.run(this.queries.getVersioned(id));
-    return row && { pet: { id: row.id, name: row.name, categoryId: row.categoryId, status: row.status }, version: row.version };
+    return row && versioned(row);
   }
 
   async update(id: number, changes: PetChanges, version: number): Promise<PetUpdate> {
@@ -177,11 +177,14 @@ class KyselyPetRepository implements PetRepository {
       )
       .returning([...PET_COLUMNS, 'version'])
       .executeTakeFirst();
-    if (row) return { outcome: 'updated', pet: { pet: { id: row.id, name: row.name, categoryId: row.categoryId, status: row.status }, version: row.version } };
+    if (row) return { outcome: 'updated', pet: versioned(row) };
     const now = await this.getVersioned(id);
     return { outcome: now === undefined ? 'missing' : now.version !== version ? 'stale' : 'has_orders' };
   }
 }
+
+/** A pet row with its version column, as a pet and its version. */
+const versioned = ({ version, ...pet }: Pet & { version: number }): VersionedPet => ({ pet, version });
 
 /** Selected under the service's names, so a row is an OrderRecord as it comes. */
 const ORDER_COLUMNS = ['id', 'pet_id as petId', 'status', 'created_at as createdAt', 'updated_at as updatedAt', 'owner', 'version'] as const;

@@ -229,22 +229,16 @@ function conditionalAnswer(
   conditions: RequestConditions | undefined,
   facts: ConditionalFacts | undefined,
 ): OutgoingResponse {
-  const succeeded = answer.status >= 200 && answer.status < 300;
-  if (!succeeded) return answer.etag === undefined ? answer : { ...answer, etag: undefined };
-  if (answer.etag === undefined) {
-    // A read without a version answers in full (nothing to compare); a write must have checked before it wrote.
-    if (conditions?.present && !conditions.checked && !isSafeMethod(method)) {
-      throw new Error(`${method} answered ${answer.status} with no etag and without checking If-Match / If-None-Match (request.conditions.check)`);
-    }
-    return answer;
-  }
-  const tag = tagOf(answer.etag);
-  const headers = facts?.etagStatuses.has(answer.status) ? { ...answer.headers, ETag: formatTag(tag) } : answer.headers;
-  if (conditions !== undefined && isRetrieval(method)) {
-    if (conditions.notModified(tag) && facts?.notModified) return { status: 304, headers };
-  } else if (conditions?.present && !conditions.checked && !isSafeMethod(method)) {
+  if (answer.status < 200 || answer.status >= 300) return answer;
+  if (conditions?.present && !conditions.checked && !isSafeMethod(method)) {
     throw new Error(`${method} answered ${answer.status} without checking If-Match / If-None-Match (request.conditions.check)`);
   }
+  // A read without a version answers in full: there is nothing to compare.
+  if (answer.etag === undefined) return answer;
+  const tag = tagOf(answer.etag);
+  const headers = facts?.etagStatuses.has(answer.status) ? { ...answer.headers, ETag: formatTag(tag) } : answer.headers;
+  // notModified first: it also evaluates a read's If-Match (412).
+  if (conditions !== undefined && isRetrieval(method) && conditions.notModified(tag) && facts?.notModified) return { status: 304, headers };
   return { ...answer, headers };
 }
 
